@@ -1,0 +1,71 @@
+import { create } from "@bufbuild/protobuf";
+import { ArtifactSchema, type Artifact, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { canTransition, isTerminal, stateName } from "./task-state.js";
+import { IllegalTransitionError, InvalidChangeError, type TaskChange } from "./task-repository.js";
+
+/**
+ * The one guard every repository applies before a write: checks `change` against the
+ * task's current state and applies it to `task` in place. Throws, and leaves `task`
+ * untouched, when the change breaks the rules. Storage-agnostic so that every
+ * implementation enforces exactly the same machine.
+ */
+export function applyChange(task: Task, change: TaskChange): void {
+  const from = task.status?.state;
+  if (from === undefined) throw new InvalidChangeError(task.id, "stored task has no status");
+  switch (change.kind) {
+    case "status": {
+      const to = change.status.state;
+      if (!canTransition(from, to)) {
+        const why = isTerminal(from) ? `${stateName(from)} is terminal; the task never changes again` : `${stateName(from)} -> ${stateName(to)} is not a legal transition`;
+        throw new IllegalTransitionError(task.id, from, to, why);
+      }
+      task.status = change.status;
+      if (change.status.message) task.history.push(change.status.message);
+      return;
+    }
+    case "artifact": {
+      refuseIfTerminal(task, "an artifact update");
+      checkArtifact(task.id, change.artifact);
+      mergeArtifact(task, change.artifact, change.append);
+      return;
+    }
+    case "history": {
+      refuseIfTerminal(task, "a message");
+      task.history.push(change.message);
+      return;
+    }
+  }
+}
+
+function refuseIfTerminal(task: Task, what: string): void {
+  const state = task.status!.state;
+  if (isTerminal(state)) {
+    throw new IllegalTransitionError(task.id, state, undefined, `${stateName(state)} is terminal; ${what} is refused`);
+  }
+}
+
+function checkArtifact(taskId: string, artifact: Artifact): void {
+  if (artifact.artifactId === "") throw new InvalidChangeError(taskId, "artifact has no artifact_id");
+  if (artifact.parts.length === 0) throw new InvalidChangeError(taskId, `artifact ${artifact.artifactId} has no parts`);
+  artifact.parts.forEach((part, i) => {
+    if (part.content.case === undefined) throw new InvalidChangeError(taskId, `artifact ${artifact.artifactId} part ${i} has no content`);
+  });
+}
+
+/** append=false replaces an artifact of the same id (A-17); append=true extends it, or starts it. */
+function mergeArtifact(task: Task, artifact: Artifact, append: boolean): void {
+  const index = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
+  if (index < 0) {
+    task.artifacts.push(artifact);
+  } else if (!append) {
+    task.artifacts[index] = artifact;
+  } else {
+    const existing = task.artifacts[index]!;
+    task.artifacts[index] = create(ArtifactSchema, {
+      ...existing,
+      parts: [...existing.parts, ...artifact.parts],
+      metadata: artifact.metadata ?? existing.metadata,
+      extensions: [...new Set([...existing.extensions, ...artifact.extensions])],
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import type { Artifact, Message, Task, TaskState, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+
+/**
+ * Who a task belongs to: tenant and authenticated principal together (ruling A-22).
+ * A task stored under one scope does not exist under any other.
+ */
+export interface TaskScope {
+  readonly tenant: string;
+  readonly principal: string;
+}
+
+/** A task as stored, with the version that guards the next write (compare-and-set). */
+export interface StoredTask {
+  readonly task: Task;
+  readonly version: number;
+}
+
+/**
+ * One guarded write. The repository applies it atomically or refuses it whole.
+ * - status: a transition of the state machine (WORKING -> WORKING allowed for progress);
+ *   `status.timestamp` is set by the caller and kept as given; a `status.message` is
+ *   also appended to the task's history.
+ * - artifact: append=false adds the artifact or replaces the one with the same id (A-17);
+ *   append=true adds its parts to the artifact with the same id, or starts it.
+ *   Refused on a terminal task, or when the artifact has no id or no parts.
+ * - history: appends a message (the client's follow-up) without changing state.
+ *   Refused on a terminal task.
+ */
+export type TaskChange =
+  | { readonly kind: "status"; readonly status: TaskStatus }
+  | { readonly kind: "artifact"; readonly artifact: Artifact; readonly append: boolean; readonly lastChunk: boolean }
+  | { readonly kind: "history"; readonly message: Message };
+
+/** Keyset position in the ListTasks order: status timestamp newest first, then task id descending. */
+export interface ListCursor {
+  /** Status timestamp in microseconds since the epoch. */
+  readonly statusMicros: number;
+  readonly taskId: string;
+}
+
+export interface TaskQuery {
+  readonly contextId?: string;
+  /** Current state; undefined = any. */
+  readonly state?: TaskState;
+  /** Keep tasks whose status timestamp is >= this (microseconds, inclusive). */
+  readonly statusMicrosAtLeast?: number;
+  /** 1..100, already validated. */
+  readonly pageSize: number;
+  /** Start strictly after this position. */
+  readonly after?: ListCursor;
+  /** undefined = all history; 0 = none; N = the N most recent messages. */
+  readonly historyLength?: number;
+  readonly includeArtifacts: boolean;
+}
+
+export interface TaskPage {
+  readonly tasks: Task[];
+  /** Position of the last task returned when more tasks follow; undefined on the last page. */
+  readonly next?: ListCursor;
+  /** Number of tasks matching the filters, before pagination. */
+  readonly totalSize: number;
+}
+
+export interface ReadOptions {
+  /** undefined = all history; 0 = none; N = the N most recent messages. */
+  readonly historyLength?: number;
+}
+
+/**
+ * Storage for tasks, their history and artifacts, where every write is a guarded
+ * transition. Implementations: src/storage/memory, src/storage/sqlite. Both must pass
+ * test/storage/task-repository.contract.ts.
+ *
+ * Failure modes of writes (thrown, nothing applied):
+ * - TaskNotFoundError: no such task in this scope;
+ * - VersionConflictError: `expectedVersion` is not the stored version (another writer won);
+ * - IllegalTransitionError: the state machine forbids it, or the task is terminal;
+ * - InvalidChangeError: the change itself is malformed.
+ */
+export interface TaskRepository {
+  /** Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists. */
+  create(scope: TaskScope, task: Task): Promise<StoredTask>;
+  get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined>;
+  /** Applies one change if the stored version is `expectedVersion`; returns the new version. */
+  update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number>;
+  list(scope: TaskScope, query: TaskQuery): Promise<TaskPage>;
+  /** Tasks in SUBMITTED or WORKING, in every scope: what a restart must settle. */
+  listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>>;
+  /** Removes terminal tasks whose status timestamp is older than the given time; returns how many. */
+  purgeTerminalBefore(statusMicros: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class VersionConflictError extends Error {
+  constructor(readonly taskId: string, readonly expected: number, readonly actual: number) {
+    super(`task ${taskId} is at version ${actual}, not ${expected}`);
+    this.name = "VersionConflictError";
+  }
+}
+
+export class IllegalTransitionError extends Error {
+  constructor(readonly taskId: string, readonly from: TaskState, readonly to: TaskState | undefined, detail: string) {
+    super(`task ${taskId}: ${detail}`);
+    this.name = "IllegalTransitionError";
+  }
+}
+
+export class InvalidChangeError extends Error {
+  constructor(readonly taskId: string, detail: string) {
+    super(`task ${taskId}: ${detail}`);
+    this.name = "InvalidChangeError";
+  }
+}
+
+export class DuplicateTaskError extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} already exists`);
+    this.name = "DuplicateTaskError";
+  }
+}
