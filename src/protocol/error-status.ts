@@ -1,0 +1,105 @@
+/**
+ * The one place where failures become gRPC statuses (R-ERR-1..7).
+ *
+ * Every status carries a standard `google.rpc.Status` in the `grpc-status-details-bin`
+ * trailer (R-ERR-2), with typed `Any` details (R-ERR-6):
+ * - A2A errors: ErrorInfo{reason, domain "a2a-protocol.org", snake_case metadata} (R-ERR-3, A-23);
+ * - request validation: BadRequest with one field violation per bad field (R-SEND-8, R-ERR-5);
+ * - anything unexpected: INTERNAL with a correlation id only; the cause goes to the log, never
+ *   to the client (R-ERR-5, R-SEC-6).
+ */
+import * as grpc from "@grpc/grpc-js";
+import { randomUUID } from "node:crypto";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { anyPack, type Any } from "@bufbuild/protobuf/wkt";
+import { StatusSchema } from "../../gen/es/google/rpc/status_pb.js";
+import {
+  BadRequestSchema,
+  ErrorInfoSchema,
+  RequestInfoSchema,
+} from "../../gen/es/google/rpc/error_details_pb.js";
+import { A2AError, ContentTypeNotSupportedError, InvalidRequestError, type FieldViolation } from "../lifecycle/errors.js";
+
+/** ErrorInfo.domain of every A2A-specific error (§10.6). */
+export const A2A_ERROR_DOMAIN = "a2a-protocol.org";
+
+/** The trailer that carries the serialized google.rpc.Status. */
+export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
+
+export interface GrpcErrorStatus {
+  code: grpc.status;
+  details: string;
+  metadata: grpc.Metadata;
+}
+
+export type ErrorLogger = (correlationId: string, error: unknown) => void;
+
+const CODE_BY_KIND: Record<A2AError["kind"], grpc.status> = {
+  not_found: grpc.status.NOT_FOUND,
+  failed_precondition: grpc.status.FAILED_PRECONDITION,
+  invalid_argument: grpc.status.INVALID_ARGUMENT,
+  internal: grpc.status.INTERNAL,
+};
+
+/**
+ * A status the edge decides itself (UNAUTHENTICATED, PERMISSION_DENIED, UNAVAILABLE, ...).
+ * Only instances of this class pass through unchanged: an arbitrary error that happens to
+ * have a numeric `code` might come from a library and must not leak its message.
+ */
+export class GrpcStatusError extends Error {
+  constructor(
+    readonly code: grpc.status,
+    message: string,
+    readonly details: readonly Any[] = [],
+  ) {
+    super(message);
+    this.name = "GrpcStatusError";
+  }
+}
+
+export function toGrpcStatus(error: unknown, log: ErrorLogger): GrpcErrorStatus {
+  if (error instanceof A2AError) return fromA2AError(error);
+  if (error instanceof InvalidRequestError) {
+    return build(grpc.status.INVALID_ARGUMENT, error.message, [badRequest(error.violations)]);
+  }
+  if (error instanceof GrpcStatusError) return build(error.code, error.message, [...error.details]);
+  return internal(error, log);
+}
+
+function fromA2AError(error: A2AError): GrpcErrorStatus {
+  const details = [
+    anyPack(
+      ErrorInfoSchema,
+      create(ErrorInfoSchema, { reason: error.reason, domain: A2A_ERROR_DOMAIN, metadata: { ...error.metadata } }),
+    ),
+  ];
+  // The offending part is a request field: say which one the standard way too.
+  if (error instanceof ContentTypeNotSupportedError && error.metadata.field) {
+    details.push(badRequest([{ field: error.metadata.field, description: error.message }]));
+  }
+  return build(CODE_BY_KIND[error.kind], error.message, details);
+}
+
+function internal(error: unknown, log: ErrorLogger): GrpcErrorStatus {
+  const id = randomUUID();
+  log(id, error);
+  return build(grpc.status.INTERNAL, `internal error (correlation id ${id})`, [
+    anyPack(RequestInfoSchema, create(RequestInfoSchema, { requestId: id })),
+  ]);
+}
+
+function badRequest(violations: readonly FieldViolation[]): Any {
+  return anyPack(
+    BadRequestSchema,
+    create(BadRequestSchema, {
+      fieldViolations: violations.map((v) => ({ field: v.field, description: v.description })),
+    }),
+  );
+}
+
+function build(code: grpc.status, message: string, details: Any[]): GrpcErrorStatus {
+  const metadata = new grpc.Metadata();
+  const status = create(StatusSchema, { code, message, details });
+  metadata.set(STATUS_DETAILS_KEY, Buffer.from(toBinary(StatusSchema, status)));
+  return { code, details: message, metadata };
+}
