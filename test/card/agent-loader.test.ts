@@ -7,6 +7,12 @@ const fixtures = resolve("test/card/fixtures");
 const fixture = (name: string) => relative(process.cwd(), join(fixtures, name));
 
 describe("agent loader", () => {
+  test.each([undefined, "", "  "])("no module path (%p) loads the built-in demo agent", async (path) => {
+    const agent = await loadAgent(path);
+    expect(typeof agent.execute).toBe("function");
+    expect(agent.card?.skills?.length).toBeGreaterThan(0);
+  });
+
   test("loads a plain object default export, path relative to the working directory", async () => {
     const agent = await loadAgent(fixture("object-agent.mjs"));
     expect(agent.card?.name).toBe("Object agent");
