@@ -1,5 +1,5 @@
-import type { JsonObject } from "@bufbuild/protobuf";
-import type { AgentCard, AgentExtension, Artifact, Message, Part, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
+import type { AgentCard, AgentExtension, Artifact, Message, PartSchema, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskScope } from "./task-repository.js";
 
 /**
@@ -24,7 +24,7 @@ export interface Agent {
    * Called when a client cancels a task that is not running right now (interrupted).
    * A running task is canceled through `ctx.signal` instead. Optional.
    */
-  cancel?(task: Task, caller: Caller): Promise<void>;
+  cancel?(task: Task, caller: Caller, metadata: JsonObject | undefined): Promise<void>;
   /**
    * Tasks left SUBMITTED or WORKING by a restart are failed, unless the agent declares it
    * can resume them: then `resume` is called with a context for the task. Optional.
@@ -44,8 +44,8 @@ export type AgentCardContribution = Partial<Pick<AgentCard,
   readonly acceptedInputMediaTypes?: readonly string[];
 };
 
-/** Loose part input: a string is a text part. */
-export type PartInput = string | Partial<Part>;
+/** A string is a text part; otherwise the fields of a Part (`{ content: { case: "data", value: {...} }, mediaType }`). */
+export type PartInput = string | MessageInitShape<typeof PartSchema>;
 export type MessageInput = string | PartInput[];
 
 export interface ArtifactInput {

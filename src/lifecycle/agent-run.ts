@@ -1,0 +1,206 @@
+import { randomUUID } from "node:crypto";
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import {
+  ArtifactSchema,
+  MessageSchema,
+  PartSchema,
+  Role,
+  TaskSchema,
+  TaskState,
+  TaskStatusSchema,
+  type Message,
+  type Part,
+  type Task,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { AgentContext, ArtifactInput, Caller, MessageInput, PartInput } from "./agent.js";
+import type { StatusClock } from "./clock.js";
+import { isSettled, isTerminal, stateName } from "./task-state.js";
+import type { TaskWriter } from "./task-writer.js";
+
+/** What the service provides to a run: how to create and write its task. */
+export interface RunHost {
+  readonly clock: StatusClock;
+  /** Stores a new task and returns its writer; the run's `onCreate` observers run before "created" is published. */
+  createTask(run: AgentRun, task: Task): Promise<TaskWriter>;
+}
+
+export type RunOutcome = { kind: "message"; message: Message } | { kind: "task"; writer: TaskWriter } | { kind: "nothing" };
+
+/** Thrown to an agent that uses the context against the rules; the run logs it. */
+export class AgentMisuseError extends Error {
+  override name = "AgentMisuseError";
+}
+
+/**
+ * One execution of the agent for one incoming message: the AgentContext the agent sees.
+ * It turns the agent's calls into guarded task writes, creates the task on the first task
+ * update of a new turn, and resolves `outcome` with the first answer (a message or the task).
+ */
+export class AgentRun implements AgentContext {
+  readonly activated = new Set<string>();
+  /** Called with the writer of a new task before its "created" event is published. */
+  readonly onCreate: Array<(writer: TaskWriter) => void> = [];
+  private writer: TaskWriter | undefined;
+  private answered: "message" | "task" | undefined;
+  private resolveOutcome!: (outcome: RunOutcome) => void;
+  readonly outcome = new Promise<RunOutcome>((resolve) => (this.resolveOutcome = resolve));
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly host: RunHost,
+    readonly message: Message,
+    readonly task: Task | undefined,
+    readonly contextId: string,
+    readonly referenceTasks: readonly Task[],
+    readonly caller: Caller,
+    readonly requestedExtensions: readonly string[],
+    readonly requestMetadata: JsonObject | undefined,
+    existingWriter?: TaskWriter,
+  ) {
+    if (existingWriter) this.adopt(existingWriter);
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get taskId(): string | undefined {
+    return this.writer?.taskId;
+  }
+
+  get taskWriter(): TaskWriter | undefined {
+    return this.writer;
+  }
+
+  /** Stops the agent: cancel, or shutdown. */
+  stop(reason: string): void {
+    this.abort.abort(new Error(reason));
+  }
+
+  activateExtension(uri: string): void {
+    this.activated.add(uri);
+  }
+
+  async reply(content: MessageInput, options?: { metadata?: JsonObject }): Promise<void> {
+    if (this.answered) {
+      throw new AgentMisuseError(this.answered === "task" ? "reply() after the task was started: send task updates instead" : "reply() was already called");
+    }
+    const message = this.agentMessage(content, undefined);
+    if (options?.metadata) message.metadata = options.metadata;
+    this.answered = "message";
+    this.resolveOutcome({ kind: "message", message });
+  }
+
+  working(message?: MessageInput): Promise<void> {
+    return this.status(TaskState.WORKING, message);
+  }
+  complete(message?: MessageInput): Promise<void> {
+    return this.status(TaskState.COMPLETED, message);
+  }
+  fail(message?: MessageInput): Promise<void> {
+    return this.status(TaskState.FAILED, message);
+  }
+  reject(message?: MessageInput): Promise<void> {
+    return this.status(TaskState.REJECTED, message);
+  }
+  requireInput(message: MessageInput): Promise<void> {
+    return this.status(TaskState.INPUT_REQUIRED, message);
+  }
+  requireAuth(message: MessageInput): Promise<void> {
+    return this.status(TaskState.AUTH_REQUIRED, message);
+  }
+
+  async artifact(input: ArtifactInput, options?: { append?: boolean; lastChunk?: boolean }): Promise<void> {
+    const writer = await this.ensureTask();
+    const artifact = create(ArtifactSchema, {
+      artifactId: input.artifactId ?? randomUUID(),
+      name: input.name ?? "",
+      description: input.description ?? "",
+      parts: input.parts.map(toPart),
+      metadata: input.metadata,
+      extensions: input.extensions ?? [],
+    });
+    await writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false });
+  }
+
+  /** A status change made by the service itself (failure, cancel): no agent misuse checks. */
+  async settle(state: TaskState, text: string): Promise<void> {
+    const writer = await this.ensureTask();
+    if (isTerminal(writer.state)) return;
+    await writer.write({ kind: "status", status: this.statusOf(state, text, writer.taskId) });
+  }
+
+  /** The state of this run's task, if it has one. */
+  get taskState(): TaskState | undefined {
+    return this.writer?.state;
+  }
+
+  get hasAnswered(): boolean {
+    return this.answered !== undefined;
+  }
+
+  /** The agent ended without answering: the caller gets InvalidAgentResponse. */
+  finishWithoutAnswer(): void {
+    this.resolveOutcome({ kind: "nothing" });
+  }
+
+  private async status(state: TaskState, content: MessageInput | undefined): Promise<void> {
+    const writer = await this.ensureTask();
+    await writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) });
+  }
+
+  private statusOf(state: TaskState, content: MessageInput | undefined, taskId: string) {
+    return create(TaskStatusSchema, {
+      state,
+      message: content === undefined ? undefined : this.agentMessage(content, taskId),
+      timestamp: this.host.clock.now(),
+    });
+  }
+
+  private creating: Promise<TaskWriter> | undefined;
+
+  private ensureTask(): Promise<TaskWriter> {
+    if (this.writer) return Promise.resolve(this.writer);
+    if (this.answered === "message") return Promise.reject(new AgentMisuseError("task update after reply(): a message-only answer has no task"));
+    this.creating ??= this.createTask();
+    return this.creating;
+  }
+
+  private async createTask(): Promise<TaskWriter> {
+    const taskId = randomUUID();
+    this.message.taskId = taskId;
+    this.message.contextId = this.contextId;
+    const task = create(TaskSchema, {
+      id: taskId,
+      contextId: this.contextId,
+      status: { state: TaskState.SUBMITTED, timestamp: this.host.clock.now() },
+      history: [this.message],
+    });
+    const writer = await this.host.createTask(this, task);
+    this.adopt(writer);
+    return writer;
+  }
+
+  private adopt(writer: TaskWriter): void {
+    this.writer = writer;
+    this.answered = "task";
+    this.resolveOutcome({ kind: "task", writer });
+  }
+
+  /** Agent-authored messages get a server-made id and carry context and task ids (R-SEND-13, R-SEND-14). */
+  private agentMessage(content: MessageInput, taskId: string | undefined): Message {
+    const parts = typeof content === "string" ? [toPart(content)] : content.map(toPart);
+    if (parts.length === 0) throw new AgentMisuseError("an agent message needs at least one part");
+    return create(MessageSchema, { messageId: randomUUID(), contextId: this.contextId, taskId: taskId ?? "", role: Role.AGENT, parts });
+  }
+}
+
+function toPart(input: PartInput): Part {
+  return typeof input === "string" ? create(PartSchema, { content: { case: "text", value: input } }) : create(PartSchema, input);
+}
+
+export function describeState(state: TaskState | undefined): string {
+  return state === undefined ? "no task" : stateName(state);
+}
+
+export { isSettled };

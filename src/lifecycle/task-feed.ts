@@ -1,0 +1,116 @@
+import { create } from "@bufbuild/protobuf";
+import { StreamResponseSchema, TaskState, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { EventHub } from "../events/event-hub.js";
+import type { TaskEvent } from "../events/task-event.js";
+import { withHistoryLength } from "./task-view.js";
+import { isTerminal } from "./task-state.js";
+import type { StoredTask } from "./task-repository.js";
+
+/** Where a stream's responses go; the protocol edge implements it with flow control. */
+export interface StreamSink {
+  next(response: StreamResponse): void;
+  /** The stream is complete (ruling A-2); no more `next` calls follow. */
+  end(): void;
+}
+
+/** A stream closes after the event that makes its task terminal or INPUT_REQUIRED; it stays open through AUTH_REQUIRED (A-2). */
+export function closesStream(state: TaskState): boolean {
+  return isTerminal(state) || state === TaskState.INPUT_REQUIRED;
+}
+
+/**
+ * One stream's view of one task: the task first, then its status and artifact updates, in
+ * version order with no gap and no duplicate, until the closing rule ends it. Events that
+ * arrive while the snapshot is being read are held, then those the snapshot already holds
+ * are dropped.
+ */
+export class TaskFeed {
+  private unsubscribe: (() => void) | undefined;
+  private held: TaskEvent[] | undefined;
+  private lastVersion = 0;
+  private ended = false;
+
+  constructor(
+    private readonly hub: EventHub,
+    private readonly sink: StreamSink,
+    private readonly historyLength: number | undefined,
+  ) {}
+
+  /** For a task about to be created: its "created" event is the snapshot. */
+  attachAtCreation(taskId: string): void {
+    this.unsubscribe = this.hub.subscribe(taskId, (event) => this.deliver(event));
+  }
+
+  /** For an existing task: subscribe, read the snapshot, send it, then what followed it. */
+  async attachWithSnapshot(taskId: string, read: () => Promise<StoredTask | undefined>): Promise<StoredTask | undefined> {
+    this.held = [];
+    this.unsubscribe = this.hub.subscribe(taskId, (event) => (this.held ? this.held.push(event) : this.deliver(event)));
+    let stored: StoredTask | undefined;
+    try {
+      stored = await read();
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+    if (!stored) {
+      this.close();
+      return undefined;
+    }
+    const held = this.held;
+    this.held = undefined;
+    this.sendTask(stored.task, stored.version);
+    if (isTerminal(stored.task.status!.state)) this.finish();
+    for (const event of held) this.deliver(event);
+    return stored;
+  }
+
+  /** Sends a bare message (a message-only answer) and ends. */
+  sendMessageAndEnd(response: StreamResponse): void {
+    if (this.ended) return;
+    this.sink.next(response);
+    this.finish();
+  }
+
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.held = undefined;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  private deliver(event: TaskEvent): void {
+    if (this.ended || event.version <= this.lastVersion) return;
+    this.lastVersion = event.version;
+    switch (event.kind) {
+      case "created":
+        this.sendTask(event.task, event.version);
+        return;
+      case "status":
+        this.sink.next(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: event.taskId, contextId: event.contextId, status: event.status } } }));
+        if (closesStream(event.status.state)) this.finish();
+        return;
+      case "artifact":
+        this.sink.next(create(StreamResponseSchema, {
+          payload: { case: "artifactUpdate", value: { taskId: event.taskId, contextId: event.contextId, artifact: event.artifact, append: event.append, lastChunk: event.lastChunk } },
+        }));
+        return;
+      case "history":
+        return; // history has no stream event of its own; the task snapshot carries it
+    }
+  }
+
+  private sendTask(task: Task, version: number): void {
+    this.lastVersion = Math.max(this.lastVersion, version);
+    this.sink.next(create(StreamResponseSchema, { payload: { case: "task", value: withHistoryLength(task, this.historyLength) } }));
+  }
+
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.close();
+    this.sink.end();
+  }
+}

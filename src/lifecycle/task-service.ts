@@ -1,0 +1,451 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { randomUUID } from "node:crypto";
+import {
+  ListTasksResponseSchema,
+  MessageSchema,
+  Role,
+  TaskStatusSchema,
+  type TaskStatus,
+  SendMessageResponseSchema,
+  StreamResponseSchema,
+  TaskState,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type SendMessageResponse,
+  type Task,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { EventHub } from "../events/event-hub.js";
+import type { Agent, Caller } from "./agent.js";
+import { AgentRun, type RunHost } from "./agent-run.js";
+import { StatusClock, microsAtLeast } from "./clock.js";
+import {
+  ContentTypeNotSupportedError,
+  InvalidAgentResponseError,
+  InvalidRequestError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from "./errors.js";
+import type { CoreLogger } from "./logger.js";
+import { acceptsMediaType, partMediaType } from "./media-types.js";
+import type { PageTokenCodec } from "./page-token.js";
+import { TaskFeed, type StreamSink } from "./task-feed.js";
+import { IllegalTransitionError, type StoredTask, type TaskRepository } from "./task-repository.js";
+import { isSettled, isTerminal, stateName } from "./task-state.js";
+import { withHistoryLength } from "./task-view.js";
+import { TaskWriter } from "./task-writer.js";
+
+/** Who is calling and with which extensions; built by the protocol edge for every request. */
+export interface RequestContext {
+  readonly caller: Caller;
+  readonly requestedExtensions: readonly string[];
+  /** Extensions the agent used while answering; the edge echoes them (R-EXT-5). */
+  readonly activatedExtensions: Set<string>;
+  /** Aborted when the client goes away: a blocking wait stops waiting (the task goes on). */
+  readonly signal?: AbortSignal;
+}
+
+export interface TaskServiceOptions {
+  readonly repository: TaskRepository;
+  readonly hub: EventHub;
+  readonly agent: Agent;
+  readonly pageTokens: PageTokenCodec;
+  readonly logger: CoreLogger;
+  readonly clock?: StatusClock;
+  /** Media types accepted in incoming parts (R-SEND-9); empty = anything. */
+  readonly acceptedInputMediaTypes?: readonly string[];
+  /** How long an agent's cancel() hook may take before the task is canceled anyway. */
+  readonly cancelHookTimeoutMs?: number;
+}
+
+export interface StreamHandle {
+  /** The client went away: stop delivering. The task is not affected (R-STREAM-9). */
+  close(): void;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+
+/**
+ * The task lifecycle behind the RPCs: it starts agent runs, owns every write to a task while
+ * this process works on it, answers blocking, non-blocking and streaming callers from the
+ * same events, and enforces the protocol rules that need stored state (existence, terminal
+ * tasks, context ids, cancelation). It knows nothing of gRPC.
+ */
+export class TaskService implements RunHost {
+  readonly clock: StatusClock;
+  private readonly writers = new Map<string, TaskWriter>();
+  private readonly runs = new Map<string, AgentRun>();
+  private readonly liveRuns = new Set<Promise<void>>();
+  private readonly activeRuns = new Set<AgentRun>();
+  private shuttingDown = false;
+
+  constructor(private readonly options: TaskServiceOptions) {
+    this.clock = options.clock ?? new StatusClock();
+  }
+
+  private get repository(): TaskRepository {
+    return this.options.repository;
+  }
+
+  async sendMessage(rc: RequestContext, request: SendMessageRequest): Promise<SendMessageResponse> {
+    const run = await this.startRun(rc, request);
+    const outcome = await run.outcome;
+    this.collectExtensions(rc, run);
+    if (outcome.kind === "nothing") throw agentGaveNoAnswer();
+    if (outcome.kind === "message") return create(SendMessageResponseSchema, { payload: { case: "message", value: outcome.message } });
+    const writer = outcome.writer;
+    if (!request.configuration?.returnImmediately) await this.waitUntilSettled(writer, rc.signal);
+    this.collectExtensions(rc, run);
+    const stored = await this.repository.get(rc.caller, writer.taskId, { historyLength: request.configuration?.historyLength });
+    if (!stored) throw new TaskNotFoundError(writer.taskId);
+    return create(SendMessageResponseSchema, { payload: { case: "task", value: stored.task } });
+  }
+
+  /**
+   * Starts a streaming answer. Resolves once the first event went to `sink`; rejects (with
+   * nothing sent) when the request is refused, so the edge can end the call with its status.
+   */
+  async sendStreamingMessage(rc: RequestContext, request: SendMessageRequest, sink: StreamSink): Promise<StreamHandle> {
+    const feed = new TaskFeed(this.options.hub, sink, request.configuration?.historyLength);
+    const run = await this.startRun(rc, request, (prepared) => {
+      if (prepared.existing) return feed.attachWithSnapshot(prepared.existing.taskId, () => this.repository.get(rc.caller, prepared.existing!.taskId));
+      prepared.run.onCreate.push((writer) => feed.attachAtCreation(writer.taskId));
+      return Promise.resolve(undefined);
+    });
+    const outcome = await run.outcome;
+    this.collectExtensions(rc, run);
+    if (outcome.kind === "nothing") {
+      feed.close();
+      throw agentGaveNoAnswer();
+    }
+    if (outcome.kind === "message") feed.sendMessageAndEnd(create(StreamResponseSchema, { payload: { case: "message", value: outcome.message } }));
+    return { close: () => feed.close() };
+  }
+
+  async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink): Promise<StreamHandle> {
+    const current = await this.requireTask(rc.caller, taskId, 0);
+    refuseTerminal(current.task, "subscribe to");
+    const feed = new TaskFeed(this.options.hub, sink, undefined);
+    const stored = await feed.attachWithSnapshot(taskId, () => this.repository.get(rc.caller, taskId));
+    if (!stored) throw new TaskNotFoundError(taskId);
+    return { close: () => feed.close() };
+  }
+
+  async getTask(rc: RequestContext, taskId: string, historyLength: number | undefined): Promise<Task> {
+    return (await this.requireTask(rc.caller, taskId, historyLength)).task;
+  }
+
+  async listTasks(rc: RequestContext, request: ListTasksRequest): Promise<ListTasksResponse> {
+    const statusMicrosAtLeast = request.statusTimestampAfter ? microsAtLeast(request.statusTimestampAfter) : undefined;
+    const state = request.status === TaskState.UNSPECIFIED ? undefined : request.status;
+    const contextId = request.contextId === "" ? undefined : request.contextId;
+    const filters = JSON.stringify([contextId ?? null, state ?? null, statusMicrosAtLeast ?? null]);
+    const after = request.pageToken === "" ? undefined : this.options.pageTokens.decode(request.pageToken, filters);
+    const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
+    const page = await this.repository.list(rc.caller, {
+      contextId,
+      state,
+      statusMicrosAtLeast,
+      pageSize,
+      after,
+      historyLength: request.historyLength,
+      includeArtifacts: request.includeArtifacts ?? false,
+    });
+    return create(ListTasksResponseSchema, {
+      tasks: page.tasks,
+      nextPageToken: page.next ? this.options.pageTokens.encode(page.next, filters) : "",
+      pageSize,
+      totalSize: page.totalSize,
+    });
+  }
+
+  /** R-CANCEL / A-4: CANCELED is idempotent; other terminal states are not cancelable. */
+  async cancelTask(rc: RequestContext, taskId: string, metadata: JsonObject | undefined): Promise<Task> {
+    const stored = await this.requireTask(rc.caller, taskId, undefined);
+    const state = stored.task.status!.state;
+    if (state === TaskState.CANCELED) return stored.task;
+    if (isTerminal(state)) throw new TaskNotCancelableError(taskId, stateName(state));
+    this.runs.get(taskId)?.stop("the task was canceled");
+    await this.runCancelHook(stored.task, rc.caller, metadata);
+    const writer = this.writerFor(rc.caller, stored);
+    try {
+      await writer.write({ kind: "status", status: this.serverStatus(TaskState.CANCELED, undefined, stored.task) });
+    } catch (error) {
+      if (!(error instanceof IllegalTransitionError)) throw error;
+      // The task settled first (the agent finished, or another cancel won): answer from what it is now.
+      const now = await this.requireTask(rc.caller, taskId, undefined);
+      const nowState = now.task.status!.state;
+      if (nowState === TaskState.CANCELED) return now.task;
+      throw new TaskNotCancelableError(taskId, stateName(nowState));
+    }
+    return (await this.requireTask(rc.caller, taskId, undefined)).task;
+  }
+
+  /**
+   * Restart semantics: tasks left SUBMITTED or WORKING by a previous process are resumed when the
+   * agent can resume, otherwise failed with a status message that says the server restarted.
+   */
+  async recoverInterruptedWork(): Promise<{ resumed: number; failed: number }> {
+    const active = await this.repository.listActive();
+    let resumed = 0;
+    let failed = 0;
+    for (const { scope, task } of active) {
+      const writer = this.writerFor(scope, task);
+      if (this.options.agent.resume) {
+        const run = new AgentRun(this, lastUserMessage(task.task), task.task, task.task.contextId, [], scope, [], undefined, writer);
+        this.launch(run, true);
+        resumed++;
+        continue;
+      }
+      await writer
+        .write({ kind: "status", status: this.serverStatus(TaskState.FAILED, "the server restarted while this task was running; send the request again to start a new task", task.task) })
+        .then(() => failed++, (error) => this.options.logger.warn({ err: error, task_id: task.task.id }, "could not settle a task left running by a restart"));
+    }
+    return { resumed, failed };
+  }
+
+  /** Stops every agent run. Tasks still running are failed, unless the agent can resume them after a restart. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.shuttingDown = true;
+    for (const run of this.activeRuns) run.stop("the server is shutting down");
+    const all = Promise.allSettled([...this.liveRuns]);
+    await Promise.race([all, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    if (this.options.agent.resume) return;
+    await Promise.allSettled(
+      [...this.activeRuns].map((run) => run.settle(TaskState.FAILED, "the server shut down before the task finished; send the request again")),
+    );
+  }
+
+  /** Runs in flight; for tests and metrics. */
+  get runningCount(): number {
+    return this.activeRuns.size;
+  }
+
+  // RunHost: called by a run on its first task update.
+  async createTask(run: AgentRun, task: Task): Promise<TaskWriter> {
+    const stored = await this.repository.create(run.caller, task);
+    const writer = this.writerFor(run.caller, stored);
+    this.runs.set(task.id, run);
+    for (const observe of run.onCreate) observe(writer);
+    this.options.hub.publish({ kind: "created", version: stored.version, taskId: task.id, contextId: task.contextId, task: stored.task });
+    return writer;
+  }
+
+  private async startRun(
+    rc: RequestContext,
+    request: SendMessageRequest,
+    beforeAgent?: (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>,
+  ): Promise<AgentRun> {
+    if (this.shuttingDown) throw new UnsupportedOperationError("the server is shutting down; try again on another instance");
+    const message = request.message!;
+    this.checkMediaTypes(message);
+    const referenceTasks = await this.referencedTasks(rc.caller, message);
+    if (message.taskId === "") {
+      const contextId = message.contextId === "" ? randomUUID() : message.contextId;
+      message.contextId = contextId;
+      const run = new AgentRun(this, message, undefined, contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata);
+      await beforeAgent?.({ run });
+      this.launch(run, false);
+      return run;
+    }
+    return this.continueTask(rc, request, message, referenceTasks, beforeAgent);
+  }
+
+  /** A follow-up on an existing task (R-SEND-10..12, R-CTX-4, R-CTX-5). */
+  private async continueTask(
+    rc: RequestContext,
+    request: SendMessageRequest,
+    message: Message,
+    referenceTasks: Task[],
+    beforeAgent?: (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>,
+  ): Promise<AgentRun> {
+    const taskId = message.taskId;
+    if (this.runs.has(taskId)) {
+      await this.requireTask(rc.caller, taskId, 0); // unknown to this caller stays NOT_FOUND
+      throw new UnsupportedOperationError(`task ${taskId} is still being worked on; send a follow-up when it asks for input`, { task_id: taskId });
+    }
+    const stored = await this.requireTask(rc.caller, taskId, undefined);
+    const task = stored.task;
+    if (message.contextId !== "" && message.contextId !== task.contextId) {
+      throw InvalidRequestError.field("message.context_id", `does not match the context of task ${taskId} (${task.contextId}); leave it empty or send the task's context id`);
+    }
+    refuseTerminal(task, "send a message to");
+    const state = task.status!.state;
+    if (!isSettled(state) || this.runs.has(taskId)) {
+      throw new UnsupportedOperationError(`task ${taskId} is ${stateName(state)}; send a follow-up when it asks for input`, { task_id: taskId });
+    }
+    message.contextId = task.contextId;
+    const writer = this.writerFor(rc.caller, stored);
+    const run = new AgentRun(this, message, task, task.contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata, writer);
+    this.runs.set(taskId, run); // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
+    try {
+      await writer.write({ kind: "history", message });
+      await writer.write({ kind: "status", status: this.serverStatus(TaskState.WORKING, undefined, task) });
+      task.history.push(message);
+      await beforeAgent?.({ run, existing: writer });
+    } catch (error) {
+      this.runs.delete(taskId);
+      throw error;
+    }
+    this.launch(run, false);
+    return run;
+  }
+
+  private launch(run: AgentRun, resume: boolean): void {
+    this.activeRuns.add(run);
+    const done = this.execute(run, resume).finally(() => {
+      this.activeRuns.delete(run);
+      this.liveRuns.delete(done);
+      const taskId = run.taskId;
+      if (taskId !== undefined && this.runs.get(taskId) === run) this.runs.delete(taskId);
+      if (taskId !== undefined) this.dropWriterIfIdle(taskId);
+    });
+    this.liveRuns.add(done);
+  }
+
+  private async execute(run: AgentRun, resume: boolean): Promise<void> {
+    const agent = this.options.agent;
+    let failure: unknown;
+    try {
+      await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+    } catch (error) {
+      failure = error ?? new Error("the agent threw without an error");
+    }
+    try {
+      await this.finishRun(run, failure);
+    } catch (error) {
+      this.options.logger.error({ err: error, task_id: run.taskId }, "could not settle the task after the agent ended");
+    }
+  }
+
+  /** After the agent returned or threw: make sure the task is left consistent and settled. */
+  private async finishRun(run: AgentRun, failure: unknown): Promise<void> {
+    const log = this.options.logger;
+    if (failure !== undefined) log.warn({ err: failure, task_id: run.taskId, context_id: run.contextId }, "the agent failed");
+    if (!run.hasAnswered) {
+      if (failure === undefined) return run.finishWithoutAnswer();
+      return run.settle(TaskState.FAILED, `the agent failed: ${describeError(failure)}`);
+    }
+    const state = run.taskState;
+    if (state === undefined || isTerminal(state)) return;
+    if (this.shuttingDown && run.signal.aborted) return; // shutdown() decides
+    if (failure !== undefined) return run.settle(TaskState.FAILED, `the agent failed: ${describeError(failure)}`);
+    if (!isSettled(state)) return run.settle(TaskState.FAILED, "the agent stopped without finishing the task");
+  }
+
+  private async waitUntilSettled(writer: TaskWriter, signal: AbortSignal | undefined): Promise<void> {
+    if (isSettled(writer.state)) return;
+    await new Promise<void>((resolve, reject) => {
+      const unsubscribe = this.options.hub.subscribe(writer.taskId, (event) => {
+        if (event.kind === "status" && isSettled(event.status.state)) finish();
+      });
+      const onAbort = () => {
+        finish();
+        reject(signal!.reason ?? new Error("the client went away"));
+      };
+      const finish = () => {
+        unsubscribe();
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (isSettled(writer.state)) finish();
+    });
+  }
+
+  private writerFor(scope: Caller, stored: StoredTask): TaskWriter {
+    const existing = this.writers.get(stored.task.id);
+    if (existing) return existing;
+    const writer = new TaskWriter(this.repository, this.options.hub, scope, stored.task.id, stored.task.contextId, stored.version, stored.task.status!.state, (w) =>
+      this.dropWriterIfIdle(w.taskId),
+    );
+    this.writers.set(stored.task.id, writer);
+    return writer;
+  }
+
+  private dropWriterIfIdle(taskId: string): void {
+    const writer = this.writers.get(taskId);
+    if (writer?.idle && !this.runs.has(taskId)) this.writers.delete(taskId);
+  }
+
+  private async requireTask(scope: Caller, taskId: string, historyLength: number | undefined): Promise<StoredTask> {
+    const stored = await this.repository.get(scope, taskId, { historyLength });
+    if (!stored) throw new TaskNotFoundError(taskId);
+    return stored;
+  }
+
+  private async runCancelHook(task: Task, caller: Caller, metadata: JsonObject | undefined): Promise<void> {
+    const hook = this.options.agent.cancel;
+    if (!hook) return;
+    const timeout = this.options.cancelHookTimeoutMs ?? 5000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([hook.call(this.options.agent, task, caller, metadata), new Promise((resolve) => (timer = setTimeout(resolve, timeout)))]);
+    } catch (error) {
+      this.options.logger.warn({ err: error, task_id: task.id }, "the agent's cancel hook failed; canceling anyway");
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async referencedTasks(scope: Caller, message: Message): Promise<Task[]> {
+    const found: Task[] = [];
+    for (const id of new Set(message.referenceTaskIds)) {
+      const stored = await this.repository.get(scope, id);
+      if (stored) found.push(stored.task); // ids the caller cannot see are left out, as if unknown
+    }
+    return found;
+  }
+
+  private checkMediaTypes(message: Message): void {
+    const accepted = this.options.acceptedInputMediaTypes ?? [];
+    if (accepted.length === 0) return;
+    message.parts.forEach((part, index) => {
+      const mediaType = partMediaType(part);
+      if (mediaType !== undefined && !acceptsMediaType(accepted, mediaType)) {
+        throw new ContentTypeNotSupportedError(mediaType, `message.parts[${index}].media_type`, accepted);
+      }
+    });
+  }
+
+  /** A status the service itself sets (resume, restart, cancel), with an optional agent-role explanation. */
+  private serverStatus(state: TaskState, text: string | undefined, task: Task): TaskStatus {
+    const message =
+      text === undefined
+        ? undefined
+        : create(MessageSchema, { messageId: randomUUID(), contextId: task.contextId, taskId: task.id, role: Role.AGENT, parts: [{ content: { case: "text", value: text } }] });
+    return create(TaskStatusSchema, { state, timestamp: this.clock.now(), message });
+  }
+
+  private collectExtensions(rc: RequestContext, run: AgentRun): void {
+    for (const uri of run.activated) rc.activatedExtensions.add(uri);
+  }
+}
+
+function refuseTerminal(task: Task, action: string): void {
+  const state = task.status!.state;
+  if (isTerminal(state)) {
+    throw new UnsupportedOperationError(`task ${task.id} is ${stateName(state)}: a finished task never changes; cannot ${action} it. Start a new task in the same context instead.`, {
+      task_id: task.id,
+      state: stateName(state),
+    });
+  }
+}
+
+function agentGaveNoAnswer(): InvalidAgentResponseError {
+  return new InvalidAgentResponseError("the agent ended without answering: it sent neither a message nor a task");
+}
+
+function lastUserMessage(task: Task): Message {
+  for (let i = task.history.length - 1; i >= 0; i--) if (task.history[i]!.role === Role.USER) return task.history[i]!;
+  return task.history[task.history.length - 1]!;
+}
+
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+export { withHistoryLength };
