@@ -1,0 +1,180 @@
+import type { Database } from "better-sqlite3";
+import { SqliteStoreError } from "./sqlite-store-error.js";
+
+/**
+ * Schema migrations, versioned with `PRAGMA user_version`. Each step runs once, in order,
+ * inside the same transaction as the version bump, so a crash mid-upgrade leaves the
+ * previous version intact. Never edit a released step: add a new one.
+ *
+ * Design (for 1M+ tasks, nothing held in memory, ListTasks cost independent of the count):
+ * - `tasks` keeps one row per task with the columns ListTasks filters and sorts on; the task
+ *   itself is a protobuf blob WITHOUT history and artifacts, so a status write rewrites a
+ *   small blob and a list page that leaves artifacts out never decodes them.
+ * - `history` holds one row per message, so `history_length = N` reads only the last N rows
+ *   and appending a message never rewrites the earlier ones.
+ * - Scopes (tenant + principal) are interned in `scopes`, so every index entry carries an
+ *   integer instead of two strings.
+ * - One index per ListTasks access path, each ending in (status_micros, id) so that a page is
+ *   a keyset range scan in ListTasks order (newest first = the index read backwards):
+ *   no filter, context filter, state filter. Context + state uses the context index.
+ * - Partial indexes find the active tasks (restart settlement) and old terminal tasks
+ *   (retention) without scanning everything.
+ * - (v2) Per-scope and per-context counters, kept by triggers in the same transaction as the
+ *   write, make `total_size` a lookup instead of a COUNT over up to every task.
+ *
+ * State numbers are the proto's TaskState values, written out because a migration must not
+ * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
+ * CANCELED=5 REJECTED=7.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "tasks, history and scopes with the ListTasks indexes",
+    sql: `
+      CREATE TABLE scopes (
+        scope_id  INTEGER PRIMARY KEY,
+        tenant    TEXT NOT NULL,
+        principal TEXT NOT NULL,
+        UNIQUE (tenant, principal)
+      );
+      CREATE TABLE tasks (
+        pk            INTEGER PRIMARY KEY,
+        id            TEXT NOT NULL UNIQUE,
+        scope_id      INTEGER NOT NULL REFERENCES scopes (scope_id),
+        context_id    TEXT NOT NULL,
+        state         INTEGER NOT NULL,
+        status_micros INTEGER NOT NULL,
+        version       INTEGER NOT NULL,
+        history_len   INTEGER NOT NULL,
+        task          BLOB NOT NULL, -- lf.a2a.v1.Task without history and artifacts
+        artifacts     BLOB           -- lf.a2a.v1.Task holding only the artifacts; NULL = none
+      );
+      CREATE INDEX tasks_by_status  ON tasks (scope_id, status_micros, id);
+      CREATE INDEX tasks_by_context ON tasks (scope_id, context_id, status_micros, id);
+      CREATE INDEX tasks_by_state   ON tasks (scope_id, state, status_micros, id);
+      CREATE INDEX tasks_active     ON tasks (state) WHERE state IN (1, 2);
+      CREATE INDEX tasks_terminal   ON tasks (status_micros) WHERE state IN (3, 4, 5, 7);
+      -- A rowid table: messages can be kilobytes, too large for WITHOUT ROWID to pay off.
+      CREATE TABLE history (
+        task_pk INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+        seq     INTEGER NOT NULL,
+        message BLOB NOT NULL, -- lf.a2a.v1.Message
+        UNIQUE (task_pk, seq)
+      );
+    `,
+  },
+  {
+    version: 2,
+    description: "counters for ListTasks total_size, and a key/value meta table",
+    sql: `
+      CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+      CREATE TABLE scope_counts (
+        scope_id INTEGER NOT NULL,
+        state    INTEGER NOT NULL,
+        n        INTEGER NOT NULL,
+        PRIMARY KEY (scope_id, state)
+      ) WITHOUT ROWID;
+      CREATE TABLE context_counts (
+        scope_id   INTEGER NOT NULL,
+        context_id TEXT NOT NULL,
+        state      INTEGER NOT NULL,
+        n          INTEGER NOT NULL,
+        PRIMARY KEY (scope_id, context_id, state)
+      ) WITHOUT ROWID;
+      INSERT INTO scope_counts SELECT scope_id, state, count(*) FROM tasks GROUP BY scope_id, state;
+      INSERT INTO context_counts SELECT scope_id, context_id, state, count(*) FROM tasks GROUP BY scope_id, context_id, state;
+      CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+        INSERT INTO scope_counts VALUES (new.scope_id, new.state, 1)
+          ON CONFLICT DO UPDATE SET n = n + 1;
+        INSERT INTO context_counts VALUES (new.scope_id, new.context_id, new.state, 1)
+          ON CONFLICT DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+        UPDATE scope_counts SET n = n - 1 WHERE scope_id = old.scope_id AND state = old.state;
+        UPDATE context_counts SET n = n - 1
+          WHERE scope_id = old.scope_id AND context_id = old.context_id AND state = old.state;
+        DELETE FROM context_counts
+          WHERE scope_id = old.scope_id AND context_id = old.context_id AND state = old.state AND n <= 0;
+      END;
+      CREATE TRIGGER tasks_count_state AFTER UPDATE OF state ON tasks WHEN old.state <> new.state BEGIN
+        UPDATE scope_counts SET n = n - 1 WHERE scope_id = old.scope_id AND state = old.state;
+        INSERT INTO scope_counts VALUES (new.scope_id, new.state, 1)
+          ON CONFLICT DO UPDATE SET n = n + 1;
+        UPDATE context_counts SET n = n - 1
+          WHERE scope_id = old.scope_id AND context_id = old.context_id AND state = old.state;
+        DELETE FROM context_counts
+          WHERE scope_id = old.scope_id AND context_id = old.context_id AND state = old.state AND n <= 0;
+        INSERT INTO context_counts VALUES (new.scope_id, new.context_id, new.state, 1)
+          ON CONFLICT DO UPDATE SET n = n + 1;
+      END;
+    `,
+  },
+];
+
+/** The schema version this code writes and understands. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** `PRAGMA application_id` of a task database ("A2AT"), so a foreign SQLite file is recognised. */
+export const APPLICATION_ID = 0x41324154;
+
+/**
+ * Refuses, before anything is written, a database this code must not touch: one from a
+ * newer version, or another application's SQLite file. Works on a read-only connection.
+ */
+export function checkSchema(db: Database, file: string): { version: number } {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  const appId = db.pragma("application_id", { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new SqliteStoreError(
+      file,
+      `schema version ${version} is newer than this server understands (${SCHEMA_VERSION}); ` +
+        `run a newer server, or restore a backup; the file was not modified`,
+    );
+  }
+  if (appId !== 0 && appId !== APPLICATION_ID) {
+    throw new SqliteStoreError(file, `belongs to another application (application_id ${appId}); the file was not modified`);
+  }
+  if (version === 0) {
+    const objects = db.prepare("SELECT count(*) FROM sqlite_schema").pluck().get() as number;
+    if (objects > 0) {
+      throw new SqliteStoreError(
+        file,
+        `is a SQLite database with ${objects} schema objects but no task-store schema version; ` +
+          `refusing to add tables to a database that is not ours; the file was not modified`,
+      );
+    }
+  }
+  return { version };
+}
+
+/**
+ * Brings the schema up to `target` (default: the newest). Each step commits with its new
+ * `user_version`; the version is re-read inside the transaction so two processes starting
+ * at once do not both apply a step.
+ */
+export function migrate(db: Database, file: string, target = SCHEMA_VERSION): { from: number; to: number } {
+  const from = db.pragma("user_version", { simple: true }) as number;
+  for (const step of MIGRATIONS) {
+    if (step.version > target) break;
+    db.transaction(() => {
+      const current = db.pragma("user_version", { simple: true }) as number;
+      if (current >= step.version) return;
+      if (current !== step.version - 1) {
+        throw new SqliteStoreError(file, `schema version ${current} cannot be upgraded by step ${step.version}`);
+      }
+      db.exec(step.sql);
+      db.pragma(`application_id = ${APPLICATION_ID}`);
+      db.pragma(`user_version = ${step.version}`);
+    }).immediate();
+  }
+  return { from, to: db.pragma("user_version", { simple: true }) as number };
+}

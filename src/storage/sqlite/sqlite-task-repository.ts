@@ -1,0 +1,442 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import Database, { type Database as Db, type Statement } from "better-sqlite3";
+import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { TaskNotFoundError } from "../../lifecycle/errors.js";
+import { applyChange } from "../../lifecycle/task-change.js";
+import {
+  DuplicateTaskError,
+  InvalidChangeError,
+  VersionConflictError,
+  type ListCursor,
+  type ReadOptions,
+  type StoredTask,
+  type TaskChange,
+  type TaskPage,
+  type TaskQuery,
+  type TaskRepository,
+  type TaskScope,
+} from "../../lifecycle/task-repository.js";
+import { checkDatabaseFile } from "./check-database-file.js";
+import { checkSchema, migrate } from "./migrations.js";
+import { SqliteStoreError, isBadDataError } from "./sqlite-store-error.js";
+import {
+  decodeArtifacts,
+  decodeMessage,
+  decodeTaskCore,
+  encodeArtifacts,
+  encodeMessage,
+  encodeTaskCore,
+  statusMicrosOf,
+} from "./task-row-codec.js";
+
+export interface SqliteTaskRepositoryOptions {
+  /** Database file; its directory is created if missing. ":memory:" for a throw-away store. */
+  readonly file: string;
+  /**
+   * What a committed write survives (WAL mode either way):
+   * - "process" (default, `synchronous=NORMAL`): a crash or SIGKILL of the process; a power
+   *   loss or OS crash may roll back the last transactions, never corrupt the file.
+   * - "power" (`synchronous=FULL`): also a power loss or OS crash, at the cost of an fsync per commit.
+   */
+  readonly durability?: "process" | "power";
+  /** How long a write waits for another connection's lock before failing (ms). Default 5000. */
+  readonly busyTimeoutMs?: number;
+  /**
+   * `PRAGMA quick_check` at open: "quick" always, "off" never, "auto" (default) only when the
+   * file is at most `quickCheckMaxBytes`. quick_check reads every page, so its cost grows with
+   * the file (about 1 s per ~300 MB here); on a large file corruption is instead reported by
+   * the first read that meets it, as a SqliteStoreError naming the file.
+   */
+  readonly integrityCheck?: "quick" | "off" | "auto";
+  readonly quickCheckMaxBytes?: number;
+  /** Rows deleted per transaction by purgeTerminalBefore; the event loop runs between batches. */
+  readonly purgeBatchSize?: number;
+}
+
+const DEFAULT_QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024;
+const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index tasks_active
+const TERMINAL = "(3, 4, 5, 7)"; // COMPLETED, FAILED, CANCELED, REJECTED: index tasks_terminal
+const SCOPE_CACHE_LIMIT = 10_000;
+
+interface TaskRow {
+  pk: number;
+  scope_id: number;
+  version: number;
+  history_len: number;
+  task: Uint8Array;
+  artifacts: Uint8Array | null;
+}
+
+interface ListRow {
+  pk: number;
+  id: string;
+  status_micros: number;
+  task: Uint8Array;
+  artifacts: Uint8Array | null;
+}
+
+/**
+ * Opens (creating or upgrading) a durable task store. Refuses with SqliteStoreError, without
+ * modifying the file, a file that is not a SQLite database, is corrupt or truncated, comes
+ * from a newer schema, or belongs to another application.
+ */
+export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): SqliteTaskRepository {
+  const inMemory = options.file === ":memory:";
+  const file = inMemory ? options.file : resolve(options.file);
+  if (!inMemory) {
+    mkdirSync(dirname(file), { recursive: true });
+    if (checkDatabaseFile(file)) validateReadOnly(file, options);
+  }
+  let db: Db;
+  try {
+    db = new Database(file);
+  } catch (err) {
+    throw new SqliteStoreError(file, `cannot be opened (${(err as Error).message}); the file was not modified`, { cause: err });
+  }
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${options.durability === "power" ? "FULL" : "NORMAL"}`);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    db.pragma("foreign_keys = ON");
+    checkSchema(db, file); // again, under the write connection: another process may have written since
+    const schema = migrate(db, file);
+    return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000);
+  } catch (err) {
+    db.close();
+    if (err instanceof SqliteStoreError) throw err;
+    if (isBadDataError(err)) throw badData(file, err);
+    throw err;
+  }
+}
+
+/**
+ * Every check that can refuse an existing file runs on a read-only connection first, so a
+ * refused file is never written to (a read-write connection could switch it to WAL mode or
+ * checkpoint into it on close).
+ */
+function validateReadOnly(file: string, options: SqliteTaskRepositoryOptions): void {
+  let db: Db | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    checkSchema(db, file);
+    const mode = options.integrityCheck ?? "auto";
+    const size = (db.pragma("page_count", { simple: true }) as number) * (db.pragma("page_size", { simple: true }) as number);
+    if (mode === "quick" || (mode === "auto" && size <= (options.quickCheckMaxBytes ?? DEFAULT_QUICK_CHECK_MAX_BYTES))) {
+      const problems = db.prepare("PRAGMA quick_check(5)").pluck().all() as string[];
+      if (problems.length !== 1 || problems[0] !== "ok") {
+        throw new SqliteStoreError(file, `is corrupt (quick_check: ${problems.join("; ")}); the file was not modified`);
+      }
+    }
+  } catch (err) {
+    if (err instanceof SqliteStoreError) throw err;
+    throw badData(file, err);
+  } finally {
+    db?.close();
+  }
+}
+
+function badData(file: string, err: unknown): SqliteStoreError {
+  const code = (err as { code?: string }).code;
+  return new SqliteStoreError(
+    file,
+    `is corrupt or unreadable (${code ? `${code}: ` : ""}${(err as Error).message}); the file was not modified`,
+    { cause: err },
+  );
+}
+
+/**
+ * TaskRepository on SQLite (better-sqlite3, synchronous): every write is one IMMEDIATE
+ * transaction that reads the row, checks the version (compare-and-set), runs the shared
+ * guard `applyChange` on the decoded task and writes back only what changed. A throw
+ * anywhere rolls the whole write back. Nothing is cached but scope ids, so memory stays
+ * flat however many tasks are stored.
+ */
+export class SqliteTaskRepository implements TaskRepository {
+  private readonly s;
+  private readonly pageStatements = new Map<string, Statement>();
+  private readonly countStatements = new Map<string, Statement>();
+  private readonly scopeIds = new Map<string, number>();
+
+  constructor(
+    private readonly db: Db,
+    /** Absolute path of the database file, for messages. */
+    readonly file: string,
+    /** The schema version found at open and the one after migrations. */
+    readonly schema: { readonly from: number; readonly to: number },
+    private readonly purgeBatchSize: number,
+  ) {
+    // Prepared once: every call below reuses a compiled statement.
+    this.s = {
+      findScope: db.prepare("SELECT scope_id FROM scopes WHERE tenant = ? AND principal = ?").pluck(),
+      addScope: db.prepare("INSERT INTO scopes (tenant, principal) VALUES (?, ?) ON CONFLICT DO NOTHING"),
+      insertTask: db.prepare(
+        `INSERT INTO tasks (id, scope_id, context_id, state, status_micros, version, history_len, task, artifacts)
+         VALUES (@id, @scopeId, @contextId, @state, @statusMicros, 1, @historyLen, @task, @artifacts)`,
+      ),
+      selectTask: db.prepare("SELECT pk, scope_id, version, history_len, task, artifacts FROM tasks WHERE id = ?"),
+      updateStatus: db.prepare(
+        `UPDATE tasks SET state = @state, status_micros = @statusMicros, version = @version, history_len = @historyLen, task = @task
+         WHERE pk = @pk`,
+      ),
+      updateArtifacts: db.prepare("UPDATE tasks SET version = @version, artifacts = @artifacts WHERE pk = @pk"),
+      updateVersion: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen WHERE pk = @pk"),
+      insertHistory: db.prepare("INSERT INTO history (task_pk, seq, message) VALUES (?, ?, ?)"),
+      allHistory: db.prepare("SELECT message FROM history WHERE task_pk = ? ORDER BY seq").pluck(),
+      lastHistory: db.prepare("SELECT message FROM history WHERE task_pk = ? ORDER BY seq DESC LIMIT ?").pluck(),
+      active: db.prepare(
+        `SELECT t.pk, t.scope_id, t.version, t.history_len, t.task, t.artifacts, s.tenant, s.principal
+         FROM tasks t JOIN scopes s USING (scope_id) WHERE t.state IN ${ACTIVE}`,
+      ),
+      purgeBatch: db.prepare(
+        `DELETE FROM tasks WHERE pk IN
+           (SELECT pk FROM tasks WHERE state IN ${TERMINAL} AND status_micros < ? LIMIT ?)`,
+      ),
+      getMeta: db.prepare("SELECT value FROM meta WHERE key = ?").pluck(),
+      setMeta: db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
+    };
+  }
+
+  async create(scope: TaskScope, task: Task): Promise<StoredTask> {
+    if (task.id === "") throw new InvalidChangeError(task.id, "a task needs an id");
+    if (task.status === undefined) throw new InvalidChangeError(task.id, "a task needs a status");
+    this.guarded(() => {
+      // The scope row commits on its own (outside the task's transaction), so the cached id
+      // never points at a row that a failed create rolled back.
+      const scopeId = this.scopeId(scope, true)!;
+      this.db
+        .transaction(() => {
+          let pk: number;
+          try {
+            pk = Number(
+              this.s.insertTask.run({
+                id: task.id,
+                scopeId,
+                contextId: task.contextId,
+                state: task.status!.state,
+                statusMicros: statusMicrosOf(task),
+                historyLen: task.history.length,
+                task: encodeTaskCore(task),
+                artifacts: encodeArtifacts(task.artifacts),
+              }).lastInsertRowid,
+            );
+          } catch (err) {
+            if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new DuplicateTaskError(task.id);
+            throw err;
+          }
+          task.history.forEach((message, seq) => this.s.insertHistory.run(pk, seq, encodeMessage(message)));
+        })
+        .immediate();
+    });
+    return { task, version: 1 };
+  }
+
+  async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
+    return this.guarded(() => {
+      const scopeId = this.scopeId(scope, false);
+      if (scopeId === undefined) return undefined;
+      const row = this.s.selectTask.get(taskId) as TaskRow | undefined;
+      if (row === undefined || row.scope_id !== scopeId) return undefined;
+      return { task: this.assemble(row, options?.historyLength, true), version: row.version };
+    });
+  }
+
+  async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
+    return this.guarded(() =>
+      this.db
+        .transaction((): number => {
+          const scopeId = this.scopeId(scope, false);
+          const row = scopeId === undefined ? undefined : (this.s.selectTask.get(taskId) as TaskRow | undefined);
+          if (row === undefined || row.scope_id !== scopeId) throw new TaskNotFoundError(taskId);
+          if (row.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, row.version);
+
+          // History is not loaded: the guard only appends to it, so what it appends is new.
+          const task = decodeTaskCore(row.task);
+          if (change.kind === "artifact") task.artifacts = decodeArtifacts(row.artifacts);
+          applyChange(task, change);
+
+          const version = row.version + 1;
+          const historyLen = row.history_len + task.history.length;
+          task.history.forEach((message, i) => this.s.insertHistory.run(row.pk, row.history_len + i, encodeMessage(message)));
+          switch (change.kind) {
+            case "status":
+              this.s.updateStatus.run({
+                pk: row.pk,
+                state: task.status!.state,
+                statusMicros: statusMicrosOf(task),
+                version,
+                historyLen,
+                task: encodeTaskCore(task),
+              });
+              break;
+            case "artifact":
+              this.s.updateArtifacts.run({ pk: row.pk, version, artifacts: encodeArtifacts(task.artifacts) });
+              break;
+            case "history":
+              this.s.updateVersion.run({ pk: row.pk, version, historyLen });
+              break;
+          }
+          return version;
+        })
+        .immediate(),
+    );
+  }
+
+  async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
+    return this.guarded(() =>
+      // One read transaction: the count and the page see the same snapshot.
+      this.db.transaction((): TaskPage => {
+        const scopeId = this.scopeId(scope, false);
+        if (scopeId === undefined) return { tasks: [], totalSize: 0 };
+        const params = {
+          scopeId,
+          contextId: query.contextId,
+          state: query.state,
+          atLeast: query.statusMicrosAtLeast,
+          afterMicros: query.after?.statusMicros,
+          afterId: query.after?.taskId,
+          limit: query.pageSize + 1,
+        };
+        const rows = this.pageStatement(query).all(stripUndefined(params)) as ListRow[];
+        const more = rows.length > query.pageSize;
+        if (more) rows.length = query.pageSize;
+        const totalSize = Number(this.countStatement(query).get(stripUndefined({ ...params, limit: undefined, afterMicros: undefined, afterId: undefined })) ?? 0);
+        const tasks = rows.map((row) => this.assemble(row, query.historyLength, query.includeArtifacts));
+        const last = rows[rows.length - 1];
+        const next: ListCursor | undefined = more && last ? { statusMicros: last.status_micros, taskId: last.id } : undefined;
+        return next ? { tasks, next, totalSize } : { tasks, totalSize };
+      })(),
+    );
+  }
+
+  async listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
+    return this.guarded(() =>
+      (this.s.active.all() as Array<TaskRow & { tenant: string; principal: string }>).map((row) => ({
+        scope: { tenant: row.tenant, principal: row.principal },
+        task: { task: this.assemble(row, undefined, true), version: row.version },
+      })),
+    );
+  }
+
+  /**
+   * Deletes in batches of `purgeBatchSize` tasks, each batch one transaction (its history
+   * goes with it through ON DELETE CASCADE, its counters through triggers), yielding to the
+   * event loop between batches so a large purge never stalls the server.
+   */
+  async purgeTerminalBefore(statusMicros: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = this.guarded(() => this.db.transaction(() => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes).immediate());
+      total += deleted;
+      if (deleted < this.purgeBatchSize) return total;
+      await nextTurn();
+    }
+  }
+
+  /** A small key/value store beside the tasks (e.g. the page-token secret). */
+  async getMeta(key: string): Promise<string | undefined> {
+    return this.guarded(() => this.s.getMeta.get(key) as string | undefined);
+  }
+
+  async setMeta(key: string, value: string): Promise<void> {
+    this.guarded(() => this.s.setMeta.run(key, value));
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private assemble(row: { pk: number; task: Uint8Array; artifacts: Uint8Array | null }, historyLength: number | undefined, withArtifacts: boolean): Task {
+    const task = decodeTaskCore(row.task);
+    if (withArtifacts) task.artifacts = decodeArtifacts(row.artifacts);
+    if (historyLength === undefined) {
+      task.history = (this.s.allHistory.all(row.pk) as Uint8Array[]).map(decodeMessage);
+    } else if (historyLength > 0) {
+      task.history = (this.s.lastHistory.all(row.pk, historyLength) as Uint8Array[]).reverse().map(decodeMessage);
+    }
+    return task;
+  }
+
+  /** Scope ids are interned; a scope that has never stored a task has no id and no tasks. */
+  private scopeId(scope: TaskScope, createIfMissing: boolean): number | undefined {
+    const key = JSON.stringify([scope.tenant, scope.principal]);
+    const cached = this.scopeIds.get(key);
+    if (cached !== undefined) return cached;
+    if (createIfMissing) this.s.addScope.run(scope.tenant, scope.principal);
+    const id = this.s.findScope.get(scope.tenant, scope.principal) as number | undefined;
+    if (id !== undefined) {
+      if (this.scopeIds.size >= SCOPE_CACHE_LIMIT) this.scopeIds.clear();
+      this.scopeIds.set(key, id);
+    }
+    return id;
+  }
+
+  /**
+   * One statement per combination of filters, each pinned to the index made for it, so a
+   * page is a range scan of at most pageSize+1 entries whatever the number of tasks.
+   */
+  private pageStatement(q: TaskQuery): Statement {
+    const key = `${+(q.contextId !== undefined)}${+(q.state !== undefined)}${+(q.statusMicrosAtLeast !== undefined)}${+(q.after !== undefined)}${+q.includeArtifacts}`;
+    let stmt = this.pageStatements.get(key);
+    if (stmt === undefined) {
+      const where = filters(q);
+      if (q.after !== undefined) where.push("(status_micros, id) < (@afterMicros, @afterId)");
+      stmt = this.db.prepare(
+        `SELECT pk, id, status_micros, task, ${q.includeArtifacts ? "artifacts" : "NULL AS artifacts"}
+         FROM tasks INDEXED BY ${indexFor(q)} WHERE ${where.join(" AND ")}
+         ORDER BY status_micros DESC, id DESC LIMIT @limit`,
+      );
+      this.pageStatements.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * total_size: a counter lookup (kept by triggers) unless a timestamp filter is given, in
+   * which case a COUNT over that index range (its cost grows with the matches, not the store).
+   */
+  private countStatement(q: TaskQuery): Statement {
+    const key = `${+(q.contextId !== undefined)}${+(q.state !== undefined)}${+(q.statusMicrosAtLeast !== undefined)}`;
+    let stmt = this.countStatements.get(key);
+    if (stmt === undefined) {
+      const where = filters(q);
+      const sql =
+        q.statusMicrosAtLeast !== undefined
+          ? `SELECT count(*) FROM tasks INDEXED BY ${indexFor(q)} WHERE ${where.join(" AND ")}`
+          : `SELECT coalesce(sum(n), 0) FROM ${q.contextId !== undefined ? "context_counts" : "scope_counts"} WHERE ${where.join(" AND ")}`;
+      stmt = this.db.prepare(sql).pluck();
+      this.countStatements.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  /** Runs a store operation; damage found on disk becomes a SqliteStoreError naming the file. */
+  private guarded<T>(operation: () => T): T {
+    try {
+      return operation();
+    } catch (err) {
+      if (isBadDataError(err)) throw badData(this.file, err);
+      throw err;
+    }
+  }
+}
+
+function filters(q: TaskQuery): string[] {
+  const where = ["scope_id = @scopeId"];
+  if (q.contextId !== undefined) where.push("context_id = @contextId");
+  if (q.state !== undefined) where.push("state = @state");
+  if (q.statusMicrosAtLeast !== undefined) where.push("status_micros >= @atLeast");
+  return where;
+}
+
+function indexFor(q: TaskQuery): string {
+  if (q.contextId !== undefined) return "tasks_by_context";
+  if (q.state !== undefined) return "tasks_by_state";
+  return "tasks_by_status";
+}
+
+/** Filters left unset are dropped, not bound (better-sqlite3 ignores named values a statement does not use). */
+function stripUndefined(params: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
+}

@@ -1,0 +1,37 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { MessageSchema, TaskSchema, type Artifact, type Message, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+
+/**
+ * How a task is split over its row and its history rows. The row blob is the task without
+ * history and artifacts; artifacts are a second blob (a Task carrying only `artifacts`, so
+ * no extra message type is needed); each history message is its own blob.
+ */
+export function encodeTaskCore(task: Task): Uint8Array {
+  return toBinary(TaskSchema, create(TaskSchema, { id: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata }));
+}
+
+export function encodeArtifacts(artifacts: readonly Artifact[]): Uint8Array | null {
+  return artifacts.length === 0 ? null : toBinary(TaskSchema, create(TaskSchema, { artifacts: [...artifacts] }));
+}
+
+export function encodeMessage(message: Message): Uint8Array {
+  return toBinary(MessageSchema, message);
+}
+
+export function decodeTaskCore(blob: Uint8Array): Task {
+  return fromBinary(TaskSchema, blob);
+}
+
+export function decodeArtifacts(blob: Uint8Array | null): Artifact[] {
+  return blob === null ? [] : fromBinary(TaskSchema, blob).artifacts;
+}
+
+export function decodeMessage(blob: Uint8Array): Message {
+  return fromBinary(MessageSchema, blob);
+}
+
+/** The ListTasks sort key: the status timestamp in microseconds, rounded down; 0 when unset. */
+export function statusMicrosOf(task: Task): number {
+  const ts = task.status?.timestamp;
+  return ts === undefined ? 0 : Number(ts.seconds) * 1_000_000 + Math.floor(ts.nanos / 1000);
+}
