@@ -1,0 +1,88 @@
+/**
+ * A2A service parameters as they arrive in gRPC metadata (R-VER-1, R-EXT-1). grpc-js lower-cases
+ * keys; values may be comma-separated in one entry or repeated as several entries (R-VER-2).
+ */
+import type * as grpc from "@grpc/grpc-js";
+import type { AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { ExtensionSupportRequiredError, VersionNotSupportedError } from "../lifecycle/errors.js";
+
+export const VERSION_KEY = "a2a-version";
+export const EXTENSIONS_KEY = "a2a-extensions";
+
+/** Protocol versions (Major.Minor) this server speaks. */
+export const SUPPORTED_VERSIONS: readonly string[] = ["1.0"];
+
+/** What an absent or empty a2a-version means (R-VER-4, A-3). */
+const IMPLIED_VERSION = "0.3";
+
+export interface ReadVersionOptions {
+  /** Operator option (A-3, off by default): read a missing header as the current version, for hand-driven tools. */
+  allowMissing: boolean;
+}
+
+/** All entries of a metadata key, split on commas, trimmed, without empty items. */
+function listValues(metadata: grpc.Metadata, key: string): string[] {
+  return metadata
+    .get(key)
+    .flatMap((value) => (typeof value === "string" ? value.split(",") : []))
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+/**
+ * "1.0", "1.0.3" and "01.0" all mean 1.0; patch numbers play no role (R-VER-5).
+ * Anything that is not Major.Minor[.Patch] has no version at all.
+ */
+function majorMinor(version: string): string | undefined {
+  const match = /^(\d{1,9})\.(\d{1,9})(?:\.\d{1,9})?$/.exec(version);
+  return match ? `${Number(match[1])}.${Number(match[2])}` : undefined;
+}
+
+/**
+ * The protocol version to serve this call with (R-VER-3..5): the first requested version this
+ * server supports, as Major.Minor. Throws VersionNotSupportedError otherwise (FAILED_PRECONDITION).
+ */
+export function readVersion(metadata: grpc.Metadata, options: ReadVersionOptions): string {
+  const requested = listValues(metadata, VERSION_KEY);
+  if (requested.length === 0) {
+    if (options.allowMissing) return SUPPORTED_VERSIONS[0]!;
+    // R-VER-4: no header is a 0.3 client; the error explains which header to send.
+    if (SUPPORTED_VERSIONS.includes(IMPLIED_VERSION)) return IMPLIED_VERSION;
+    throw new VersionNotSupportedError("", SUPPORTED_VERSIONS);
+  }
+  for (const version of requested) {
+    const normalized = majorMinor(version);
+    if (normalized !== undefined && SUPPORTED_VERSIONS.includes(normalized)) return normalized;
+  }
+  throw new VersionNotSupportedError(requested.join(","), SUPPORTED_VERSIONS);
+}
+
+/** Extension URIs the client opts into (R-EXT-1), in the order sent, each once. */
+export function readRequestedExtensions(metadata: grpc.Metadata): string[] {
+  return [...new Set(listValues(metadata, EXTENSIONS_KEY))];
+}
+
+/**
+ * R-EXT-3: every extension the agent card marks `required` must have been requested.
+ * Requested extensions the agent does not declare are ignored (R-EXT-2). URIs compare exactly,
+ * so one version of an extension never stands in for another (R-EXT-4).
+ */
+export function checkRequiredExtensions(requested: readonly string[], declared: readonly AgentExtension[]): void {
+  const asked = new Set(requested);
+  const missing = declared.filter((ext) => ext.required && !asked.has(ext.uri)).map((ext) => ext.uri);
+  if (missing.length > 0) throw new ExtensionSupportRequiredError([...new Set(missing)]);
+}
+
+/** The requested extensions this agent declares: the candidates it may activate for the call. */
+export function declaredRequestedExtensions(
+  requested: readonly string[],
+  declared: readonly AgentExtension[],
+): string[] {
+  const known = new Set(declared.map((ext) => ext.uri));
+  return requested.filter((uri) => known.has(uri));
+}
+
+/** The value of the response's a2a-extensions header listing the activated extensions (R-EXT-5). */
+export function formatActivatedExtensions(uris: Iterable<string>): string {
+  return [...new Set(uris)].join(", ");
+}
