@@ -415,6 +415,33 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
         expect((await walk(alice, { pageSize: 1 })).tasks.map((t) => t.id)).toEqual([a, b]);
       });
 
+      it("A-13: a state change that keeps the status timestamp is seen by every filter", async () => {
+        const { id, version } = await taskIn(S.WORKING);
+        const same = microsOf((await mustGet(alice, id)).task.status?.timestamp);
+        await repo.update(alice, id, version, statusChange(S.COMPLETED, same));
+        expect((await repo.list(alice, query({ state: S.WORKING })))).toEqual({ tasks: [], totalSize: 0, next: undefined });
+        expect((await repo.list(alice, query({ state: S.COMPLETED }))).tasks.map((t) => t.id)).toEqual([id]);
+        expect(await repo.listActive()).toEqual([]);
+        expect(await repo.purgeTerminalBefore(same + 1)).toBe(1);
+        expect(await repo.list(alice, query())).toEqual({ tasks: [], totalSize: 0, next: undefined });
+      });
+
+      it("R-LIST-6: a task whose status timestamp returns to an earlier value is listed once, at that value", async () => {
+        const other = (await createTask()).task.id;
+        const { id, version } = await taskIn(S.WORKING);
+        const first = microsOf((await mustGet(alice, id)).task.status?.timestamp);
+        let v = await repo.update(alice, id, version, statusChange(S.INPUT_REQUIRED, clock.next()));
+        v = await repo.update(alice, id, v, statusChange(S.WORKING, first));
+        v = await repo.update(alice, id, v, statusChange(S.WORKING, first));
+        for (const q of [{}, { state: S.WORKING }, { contextId: (await mustGet(alice, id)).task.contextId }]) {
+          const page = await repo.list(alice, query(q));
+          expect(page.tasks.map((t) => t.id)).toEqual("state" in q || "contextId" in q ? [id] : [id, other]);
+          expect(page.totalSize).toBe(page.tasks.length);
+        }
+        expect((await walk(alice, { pageSize: 1 })).tasks.map((t) => t.id)).toEqual([id, other]);
+        expect((await repo.listActive()).map((a) => a.task.task.id).sort()).toEqual([id, other].sort());
+      });
+
       describe("filters, totals and pages over a mixed set", () => {
         interface Fact {
           id: string;
