@@ -9,7 +9,6 @@ import {
   DuplicateTaskError,
   InvalidChangeError,
   VersionConflictError,
-  type ListCursor,
   type ReadOptions,
   type StoredTask,
   type TaskChange,
@@ -155,6 +154,7 @@ function badData(file: string, err: unknown): SqliteStoreError {
  */
 export class SqliteTaskRepository implements TaskRepository {
   private readonly s;
+  private readonly tx;
   private readonly pageStatements = new Map<string, Statement>();
   private readonly countStatements = new Map<string, Statement>();
   private readonly scopeIds = new Map<string, number>();
@@ -196,6 +196,15 @@ export class SqliteTaskRepository implements TaskRepository {
       getMeta: db.prepare("SELECT value FROM meta WHERE key = ?").pluck(),
       setMeta: db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
     };
+    // Transaction wrappers are made once too: better-sqlite3 compiles BEGIN/COMMIT per wrapper.
+    this.tx = {
+      create: db.transaction((scopeId: number, task: Task) => this.insertTask(scopeId, task)),
+      update: db.transaction((scope: TaskScope, taskId: string, expected: number, change: TaskChange) =>
+        this.applyUpdate(scope, taskId, expected, change),
+      ),
+      list: db.transaction((scope: TaskScope, query: TaskQuery) => this.readPage(scope, query)),
+      purge: db.transaction((statusMicros: number) => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes),
+    };
   }
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
@@ -205,29 +214,7 @@ export class SqliteTaskRepository implements TaskRepository {
       // The scope row commits on its own (outside the task's transaction), so the cached id
       // never points at a row that a failed create rolled back.
       const scopeId = this.scopeId(scope, true)!;
-      this.db
-        .transaction(() => {
-          let pk: number;
-          try {
-            pk = Number(
-              this.s.insertTask.run({
-                id: task.id,
-                scopeId,
-                contextId: task.contextId,
-                state: task.status!.state,
-                statusMicros: statusMicrosOf(task),
-                historyLen: task.history.length,
-                task: encodeTaskCore(task),
-                artifacts: encodeArtifacts(task.artifacts),
-              }).lastInsertRowid,
-            );
-          } catch (err) {
-            if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new DuplicateTaskError(task.id);
-            throw err;
-          }
-          task.history.forEach((message, seq) => this.s.insertHistory.run(pk, seq, encodeMessage(message)));
-        })
-        .immediate();
+      this.tx.create.immediate(scopeId, task);
     });
     return { task, version: 1 };
   }
@@ -243,71 +230,12 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
-    return this.guarded(() =>
-      this.db
-        .transaction((): number => {
-          const scopeId = this.scopeId(scope, false);
-          const row = scopeId === undefined ? undefined : (this.s.selectTask.get(taskId) as TaskRow | undefined);
-          if (row === undefined || row.scope_id !== scopeId) throw new TaskNotFoundError(taskId);
-          if (row.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, row.version);
-
-          // History is not loaded: the guard only appends to it, so what it appends is new.
-          const task = decodeTaskCore(row.task);
-          if (change.kind === "artifact") task.artifacts = decodeArtifacts(row.artifacts);
-          applyChange(task, change);
-
-          const version = row.version + 1;
-          const historyLen = row.history_len + task.history.length;
-          task.history.forEach((message, i) => this.s.insertHistory.run(row.pk, row.history_len + i, encodeMessage(message)));
-          switch (change.kind) {
-            case "status":
-              this.s.updateStatus.run({
-                pk: row.pk,
-                state: task.status!.state,
-                statusMicros: statusMicrosOf(task),
-                version,
-                historyLen,
-                task: encodeTaskCore(task),
-              });
-              break;
-            case "artifact":
-              this.s.updateArtifacts.run({ pk: row.pk, version, artifacts: encodeArtifacts(task.artifacts) });
-              break;
-            case "history":
-              this.s.updateVersion.run({ pk: row.pk, version, historyLen });
-              break;
-          }
-          return version;
-        })
-        .immediate(),
-    );
+    return this.guarded(() => this.tx.update.immediate(scope, taskId, expectedVersion, change));
   }
 
   async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
-    return this.guarded(() =>
-      // One read transaction: the count and the page see the same snapshot.
-      this.db.transaction((): TaskPage => {
-        const scopeId = this.scopeId(scope, false);
-        if (scopeId === undefined) return { tasks: [], totalSize: 0 };
-        const params = {
-          scopeId,
-          contextId: query.contextId,
-          state: query.state,
-          atLeast: query.statusMicrosAtLeast,
-          afterMicros: query.after?.statusMicros,
-          afterId: query.after?.taskId,
-          limit: query.pageSize + 1,
-        };
-        const rows = this.pageStatement(query).all(stripUndefined(params)) as ListRow[];
-        const more = rows.length > query.pageSize;
-        if (more) rows.length = query.pageSize;
-        const totalSize = Number(this.countStatement(query).get(stripUndefined({ ...params, limit: undefined, afterMicros: undefined, afterId: undefined })) ?? 0);
-        const tasks = rows.map((row) => this.assemble(row, query.historyLength, query.includeArtifacts));
-        const last = rows[rows.length - 1];
-        const next: ListCursor | undefined = more && last ? { statusMicros: last.status_micros, taskId: last.id } : undefined;
-        return next ? { tasks, next, totalSize } : { tasks, totalSize };
-      })(),
-    );
+    // One read transaction: the count and the page see the same snapshot.
+    return this.guarded(() => this.tx.list.deferred(scope, query));
   }
 
   async listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
@@ -327,7 +255,7 @@ export class SqliteTaskRepository implements TaskRepository {
   async purgeTerminalBefore(statusMicros: number): Promise<number> {
     let total = 0;
     for (;;) {
-      const deleted = this.guarded(() => this.db.transaction(() => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes).immediate());
+      const deleted = this.guarded(() => this.tx.purge.immediate(statusMicros));
       total += deleted;
       if (deleted < this.purgeBatchSize) return total;
       await nextTurn();
@@ -345,6 +273,81 @@ export class SqliteTaskRepository implements TaskRepository {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+
+  private insertTask(scopeId: number, task: Task): void {
+    let pk: number;
+    try {
+      pk = Number(
+        this.s.insertTask.run({
+          id: task.id,
+          scopeId,
+          contextId: task.contextId,
+          state: task.status!.state,
+          statusMicros: statusMicrosOf(task),
+          historyLen: task.history.length,
+          task: encodeTaskCore(task),
+          artifacts: encodeArtifacts(task.artifacts),
+        }).lastInsertRowid,
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new DuplicateTaskError(task.id);
+      throw err;
+    }
+    task.history.forEach((message, seq) => this.s.insertHistory.run(pk, seq, encodeMessage(message)));
+  }
+
+  private applyUpdate(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
+    const scopeId = this.scopeId(scope, false);
+    const row = scopeId === undefined ? undefined : (this.s.selectTask.get(taskId) as TaskRow | undefined);
+    if (row === undefined || row.scope_id !== scopeId) throw new TaskNotFoundError(taskId);
+    if (row.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, row.version);
+
+    // History is not loaded: the guard only appends to it, so what it appends is new.
+    const task = decodeTaskCore(row.task);
+    if (change.kind === "artifact") task.artifacts = decodeArtifacts(row.artifacts);
+    applyChange(task, change);
+
+    const version = row.version + 1;
+    const historyLen = row.history_len + task.history.length;
+    task.history.forEach((message, i) => this.s.insertHistory.run(row.pk, row.history_len + i, encodeMessage(message)));
+    switch (change.kind) {
+      case "status":
+        this.s.updateStatus.run({
+          pk: row.pk,
+          state: task.status!.state,
+          statusMicros: statusMicrosOf(task),
+          version,
+          historyLen,
+          task: encodeTaskCore(task),
+        });
+        break;
+      case "artifact":
+        // Only the artifacts blob changes; the task blob and the status stay as they are.
+        this.s.updateArtifacts.run({ pk: row.pk, version, artifacts: encodeArtifacts(task.artifacts) });
+        break;
+      case "history":
+        this.s.updateVersion.run({ pk: row.pk, version, historyLen });
+        break;
+    }
+    return version;
+  }
+
+  private readPage(scope: TaskScope, query: TaskQuery): TaskPage {
+    const scopeId = this.scopeId(scope, false);
+    if (scopeId === undefined) return { tasks: [], totalSize: 0 };
+    const filter = stripUndefined({ scopeId, contextId: query.contextId, state: query.state, atLeast: query.statusMicrosAtLeast });
+    const rows = this.pageStatement(query).all({
+      ...filter,
+      ...(query.after ? { afterMicros: query.after.statusMicros, afterId: query.after.taskId } : {}),
+      limit: query.pageSize + 1,
+    }) as ListRow[];
+    const more = rows.length > query.pageSize;
+    if (more) rows.length = query.pageSize;
+    const totalSize = Number(this.countStatement(query).get(filter) ?? 0);
+    const tasks = rows.map((row) => this.assemble(row, query.historyLength, query.includeArtifacts));
+    const last = rows[rows.length - 1];
+    return more && last ? { tasks, next: { statusMicros: last.status_micros, taskId: last.id }, totalSize } : { tasks, totalSize };
   }
 
   private assemble(row: { pk: number; task: Uint8Array; artifacts: Uint8Array | null }, historyLength: number | undefined, withArtifacts: boolean): Task {
