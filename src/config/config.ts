@@ -1,0 +1,41 @@
+import type { LevelWithSilent } from "pino";
+
+/** TLS material, already read and checked at startup. */
+export interface TlsConfig {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  /** Set = mutual TLS: clients must present a certificate signed by this CA. */
+  readonly clientCaFile: string | null;
+  readonly clientCa: Buffer | null;
+}
+
+/** The service's whole configuration, parsed and validated (see settings.ts for the sources). */
+export interface Config {
+  /** gRPC listen address as host:port. */
+  readonly listen: string;
+  /** null = plaintext. */
+  readonly tls: TlsConfig | null;
+  readonly maxMessageBytes: number;
+  readonly keepaliveTimeMs: number;
+  readonly keepaliveTimeoutMs: number;
+  readonly logLevel: LevelWithSilent;
+  readonly logFormat: "json" | "pretty";
+  readonly shutdownGraceMs: number;
+  /** Absolute path of the agent module; null = the built-in demo agent. */
+  readonly agentModule: string | null;
+  /** HTTP agent card listen address as host:port; null = off. */
+  readonly cardListen: string | null;
+  /** host:port advertised in the agent card. */
+  readonly publicGrpcAddress: string;
+  readonly store: "sqlite" | "memory";
+  /** Absolute path. */
+  readonly dataDir: string;
+  /** Age after which terminal tasks are deleted, ms; null = kept forever. */
+  readonly retentionMs: number | null;
+  readonly allowMissingVersion: boolean;
+  readonly streamBufferEvents: number;
+  readonly agentName: string | null;
+  readonly agentDescription: string | null;
+}

@@ -1,0 +1,65 @@
+/**
+ * Every setting the service reads, with its environment variable, its flag and its
+ * documented default. The loader, `--help` and the README table all come from this list,
+ * so they cannot drift apart.
+ */
+export interface Setting {
+  readonly env: string;
+  /** Long flag without the dashes. */
+  readonly flag: string;
+  /** How the default reads in docs ("" = unset). */
+  readonly defaultText: string;
+  readonly description: string;
+  /** A flag without a value (`--allow-missing-version`); the env var takes a boolean word. */
+  readonly boolean?: true;
+}
+
+function setting(env: string, flag: string, defaultText: string, description: string, boolean?: true): Setting {
+  return boolean ? { env, flag, defaultText, description, boolean } : { env, flag, defaultText, description };
+}
+
+export const SETTINGS = {
+  listen: setting("A2A_LISTEN", "listen", "127.0.0.1:50051",
+    "gRPC listen address, host:port (IPv6 in brackets: [::]:50051). Port 0 picks a free port."),
+  tlsCert: setting("A2A_TLS_CERT", "tls-cert", "(unset: plaintext)",
+    "PEM certificate chain file; with A2A_TLS_KEY turns TLS on (TLS 1.2 minimum)."),
+  tlsKey: setting("A2A_TLS_KEY", "tls-key", "(unset)", "PEM private key file for A2A_TLS_CERT."),
+  tlsClientCa: setting("A2A_TLS_CLIENT_CA", "tls-client-ca", "(unset: no client certificates)",
+    "PEM CA bundle; when set, clients must present a certificate signed by it (mTLS)."),
+  maxMessageBytes: setting("A2A_MAX_MESSAGE_BYTES", "max-message-bytes", "4194304 (4 MiB)",
+    "Largest gRPC message received or sent, in bytes (suffixes KiB, MiB allowed)."),
+  keepaliveTimeMs: setting("A2A_KEEPALIVE_TIME_MS", "keepalive-time-ms", "60000",
+    "Interval of HTTP/2 keepalive pings the server sends on idle connections, ms."),
+  keepaliveTimeoutMs: setting("A2A_KEEPALIVE_TIMEOUT_MS", "keepalive-timeout-ms", "20000",
+    "How long to wait for a keepalive ping ack before closing the connection, ms."),
+  logLevel: setting("A2A_LOG_LEVEL", "log-level", "info",
+    "trace, debug, info, warn, error, fatal or silent."),
+  logFormat: setting("A2A_LOG_FORMAT", "log-format", "pretty on a terminal, else json",
+    "json (one object per line) or pretty (human-readable; needs the pino-pretty package)."),
+  shutdownGraceMs: setting("A2A_SHUTDOWN_GRACE_MS", "shutdown-grace-ms", "10000",
+    "On SIGTERM/SIGINT: how long in-flight calls may finish before the server closes them, ms."),
+  agentModule: setting("A2A_AGENT_MODULE", "agent-module", "(unset: built-in demo agent)",
+    "Path to a JavaScript module whose default export is the agent."),
+  cardListen: setting("A2A_CARD_LISTEN", "card-listen", "127.0.0.1:8080",
+    "HTTP listen address for the agent card (/.well-known/agent-card.json), or off."),
+  publicGrpcAddress: setting("A2A_PUBLIC_GRPC_ADDRESS", "public-grpc-address", "(the listen address)",
+    "host:port that the agent card advertises to clients."),
+  store: setting("A2A_STORE", "store", "sqlite", "Task store: sqlite (durable) or memory."),
+  dataDir: setting("A2A_DATA_DIR", "data-dir", "./data", "Directory of the sqlite database."),
+  retention: setting("A2A_RETENTION", "retention", "off",
+    "Delete terminal tasks older than this (e.g. 7d, 12h, 30m), or off."),
+  allowMissingVersion: setting("A2A_ALLOW_MISSING_VERSION", "allow-missing-version", "false",
+    "Read a request without the a2a-version header as 1.0 instead of 0.3 (for hand-driven tools).", true),
+  streamBufferEvents: setting("A2A_STREAM_BUFFER_EVENTS", "stream-buffer-events", "256",
+    "Size of the per-stream event buffer (events)."),
+  agentName: setting("A2A_AGENT_NAME", "agent-name", "(the agent's own)", "Overrides the agent card's name."),
+  agentDescription: setting("A2A_AGENT_DESCRIPTION", "agent-description", "(the agent's own)",
+    "Overrides the agent card's description."),
+} as const satisfies Record<string, Setting>;
+
+export type SettingKey = keyof typeof SETTINGS;
+
+/** How an error message names a setting: `A2A_LISTEN (--listen)`. */
+export function settingName(s: Setting): string {
+  return `${s.env} (--${s.flag})`;
+}

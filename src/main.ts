@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+/**
+ * The service's entry point: configuration, the A2A app, the gRPC server, signals.
+ * Exit codes: 0 after a clean (or forced) shutdown, 2 for invalid configuration, 1 for
+ * anything else that stops the service.
+ */
+import type { Logger } from "pino";
+import { createApp, type A2AApp } from "./app.js";
+import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
+import { createLogger } from "./observability/logger.js";
+import { toGrpcStatus } from "./protocol/error-status.js";
+import type { ToStatus } from "./protocol/grpc-adapter.js";
+import { startServer, type RunningServer } from "./protocol/server.js";
+
+/** Time the shutdown hooks get beyond the grace period before the process gives up on them. */
+const HOOK_MARGIN_MS = 5000;
+
+async function main(argv: readonly string[]): Promise<void> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(`Usage: a2a-grpc-server [--flag=value ...]\n\n${describeConfig()}\n`);
+    return;
+  }
+  let config: Config;
+  try {
+    config = loadConfig({ argv, env: process.env, stdoutIsTTY: Boolean(process.stdout.isTTY) });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    process.exit(2);
+  }
+
+  const logger = await createLogger({ level: config.logLevel, format: config.logFormat });
+  process.on("uncaughtException", (err) => fatal(logger, err, "uncaught exception"));
+  process.on("unhandledRejection", (err) => fatal(logger, err, "unhandled promise rejection"));
+
+  // Bind first (health NOT_SERVING, A2A answers UNIMPLEMENTED), so that the agent card can
+  // advertise the port really bound when the listen address asked for port 0.
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      listen: config.listen,
+      tls: config.tls,
+      maxMessageBytes: config.maxMessageBytes,
+      keepaliveTimeMs: config.keepaliveTimeMs,
+      keepaliveTimeoutMs: config.keepaliveTimeoutMs,
+      logger,
+    });
+  } catch (err) {
+    fatal(logger, err, `could not listen on ${config.listen}`);
+  }
+  let app: A2AApp;
+  try {
+    const publicGrpcAddress = config.publicGrpcAddress === config.listen ? server.address : config.publicGrpcAddress;
+    app = await createApp({ ...config, publicGrpcAddress }, logger);
+  } catch (err) {
+    logger.fatal({ err }, "could not start");
+    await server.shutdown(0);
+    process.exit(1);
+  }
+  const started = app;
+  // Runs once the server has stopped: stop agents, the card listener and the store.
+  let shutdownDeadline = 0;
+  server.onShutdown(() => started.close(Math.max(0, shutdownDeadline - Date.now())));
+  server.useHandlers(app.handlers, statusMapper);
+
+  logger.info(
+    {
+      address: server.address,
+      tls: config.tls === null ? "off" : config.tls.clientCa ? "mtls" : "on",
+      card: app.cardPort === undefined ? "off" : app.cardPort,
+      store: config.store,
+    },
+    `listening on ${server.address}`,
+  );
+
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (++signals > 1) {
+      logger.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    logger.info({ signal, grace_ms: config.shutdownGraceMs }, "shutting down");
+    shutdownDeadline = Date.now() + config.shutdownGraceMs;
+    setTimeout(() => {
+      logger.error("shutdown did not finish in time; exiting");
+      process.exit(1);
+    }, config.shutdownGraceMs + HOOK_MARGIN_MS).unref();
+    server.shutdown(config.shutdownGraceMs).then(
+      () => {
+        logger.info("stopped");
+        process.exit(0);
+      },
+      (err: unknown) => fatal(logger, err, "shutdown failed"),
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+
+/**
+ * The A2A error mapping; the correlation id of an unexpected error goes on the RPC's log
+ * line, which also carries the error itself.
+ */
+const statusMapper: ToStatus = (error, call) =>
+  toGrpcStatus(error, (correlationId) => call.setLogField("correlation_id", correlationId));
+
+function fatal(logger: Logger, err: unknown, msg: string): never {
+  logger.fatal({ err }, msg);
+  process.exit(1);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,301 @@
+import * as grpc from "@grpc/grpc-js";
+import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
+import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import type { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { rpcLogRecord, type RpcLogRecord } from "./logging-interceptor.js";
+import type { StreamRegistry } from "./stream-registry.js";
+
+/**
+ * The gRPC edge as protoc-gen-es sees it: a grpc-js ServiceDefinition built from a
+ * generated GenService (no proto-loader), and handlers written against the generated
+ * message types. Handlers get a CallContext instead of grpc-js call objects, so the
+ * A2A logic never touches grpc-js streams directly.
+ */
+
+/** What a handler knows about its call. */
+export interface CallContext {
+  /** The RPC's name as in the proto, e.g. "SendMessage". */
+  readonly method: string;
+  /** Request metadata. */
+  readonly metadata: grpc.Metadata;
+  /** Aborted when the client cancels, the deadline passes, the server shuts the stream, or the call ends. */
+  readonly signal: AbortSignal;
+  /** Adds a field to this RPC's one log line, e.g. ("task_id", id). */
+  setLogField(key: string, value: string): void;
+  /**
+   * Sets a response header (e.g. a2a-extensions). Headers go out with the unary response or
+   * error, or before a stream's first message; a header set after that is dropped.
+   */
+  setResponseHeader(key: string, value: string): void;
+}
+
+export type UnaryHandler<I, O> = (request: I, call: CallContext) => Promise<O>;
+
+export interface StreamWriter<O> {
+  /**
+   * Queues a message. Returns false when the client is not keeping up (grpc-js flow
+   * control): wait for waitForDrain() before writing more. Also false, and the message
+   * is dropped, once the stream is closed.
+   */
+  write(message: O): boolean;
+  /** Resolves when writing may go on, or when the stream has closed. */
+  waitForDrain(): Promise<void>;
+  /** True once the stream has ended: by the client, its deadline, the handler, or shutdown. */
+  readonly closed: boolean;
+}
+
+/** Resolve = the stream ends with OK; throw = the stream ends with toStatus(error). */
+export type ServerStreamHandler<I, O> = (request: I, call: CallContext, out: StreamWriter<O>) => Promise<void>;
+
+type HandlerFor<M> =
+  M extends { methodKind: "unary"; input: infer I extends DescMessage; output: infer O extends DescMessage }
+    ? UnaryHandler<MessageShape<I>, MessageShape<O>>
+    : M extends { methodKind: "server_streaming"; input: infer I extends DescMessage; output: infer O extends DescMessage }
+      ? ServerStreamHandler<MessageShape<I>, MessageShape<O>>
+      : never;
+
+/**
+ * Handlers for every method of a generated service, keyed by the RPC name as in the proto
+ * (SendMessage, ...). The generated shape is keyed by local name (sendMessage), which for
+ * these names is the RPC name with a lower-case first letter.
+ */
+export type ServiceHandlers<S> = S extends GenService<infer M extends GenServiceMethods>
+  ? { [K in keyof M & string as Capitalize<K>]: HandlerFor<M[K]> }
+  : never;
+
+/** The 11 RPCs of lf.a2a.v1.A2AService. A server may implement any subset; the rest answer UNIMPLEMENTED. */
+export type A2AServiceHandlers = ServiceHandlers<typeof A2AService>;
+
+/** The status a failed call ends with. */
+export interface CallStatus {
+  readonly code: grpc.status;
+  readonly details: string;
+  readonly metadata?: grpc.Metadata;
+}
+
+/** Turns whatever a handler threw into the call's status. */
+export type ToStatus = (error: unknown, call: CallContext) => CallStatus;
+
+/** Until the A2A error mapping is plugged in: every error is INTERNAL, and its message is never sent. */
+export const defaultToStatus: ToStatus = () => ({ code: grpc.status.INTERNAL, details: "internal error" });
+
+/** What the adapter reads on each call, so handlers can be installed after the server is bound. */
+export interface AdapterRuntime {
+  handlers: Readonly<Partial<Record<string, unknown>>>;
+  toStatus: ToStatus;
+  /** Set when shutdown has begun: calls that still arrive get UNAVAILABLE. */
+  closing: boolean;
+  readonly streams: StreamRegistry;
+}
+
+export const SHUTTING_DOWN = "server is shutting down";
+
+/** A request that did not decode; handed to the handler wrapper instead of throwing inside grpc-js (which would say INTERNAL). */
+class UndecodableRequest {
+  constructor(readonly error: unknown) {}
+}
+
+/** A grpc-js ServiceDefinition for a protoc-gen-es service, keyed by RPC name. */
+export function createServiceDefinition(service: DescService): grpc.ServiceDefinition {
+  // grpc-js types this boundary loosely; the schemas below are what keeps it honest.
+  const definition: Record<string, grpc.MethodDefinition<any, any>> = {};
+  for (const method of service.methods) {
+    if (method.methodKind !== "unary" && method.methodKind !== "server_streaming") {
+      throw new Error(`${service.typeName}/${method.name}: ${method.methodKind} methods are not supported`);
+    }
+    definition[method.name] = {
+      path: `/${service.typeName}/${method.name}`,
+      requestStream: false,
+      responseStream: method.methodKind === "server_streaming",
+      requestSerialize: (message: Message) => asBuffer(toBinary(method.input, message)),
+      requestDeserialize: (bytes: Buffer) => decode(method.input, bytes),
+      responseSerialize: (message: Message) => asBuffer(toBinary(method.output, message)),
+      responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
+    };
+  }
+  return definition;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function decode(schema: DescMessage, bytes: Buffer): unknown {
+  try {
+    return fromBinary(schema, bytes);
+  } catch (error) {
+    return new UndecodableRequest(error);
+  }
+}
+
+/** The grpc-js implementation of a service: every method dispatches to runtime.handlers at call time. */
+export function createServiceImplementation(service: DescService, runtime: AdapterRuntime): grpc.UntypedServiceImplementation {
+  const implementation: grpc.UntypedServiceImplementation = {};
+  for (const method of service.methods) {
+    implementation[method.name] = method.methodKind === "server_streaming"
+      ? serverStreamingCall(service, method, runtime)
+      : unaryCall(service, method, runtime);
+  }
+  return implementation;
+}
+
+/** A status for a call that must not reach its handler, or null to go ahead. */
+function refusal(service: DescService, method: DescMethod, runtime: AdapterRuntime, request: unknown): CallStatus | null {
+  if (request instanceof UndecodableRequest) {
+    return { code: grpc.status.INVALID_ARGUMENT, details: `request is not a valid ${method.input.typeName} message` };
+  }
+  if (runtime.closing) return { code: grpc.status.UNAVAILABLE, details: SHUTTING_DOWN };
+  if (typeof runtime.handlers[method.name] !== "function") {
+    return { code: grpc.status.UNIMPLEMENTED, details: `method ${service.typeName}/${method.name} is not implemented` };
+  }
+  return null;
+}
+
+function statusOf(error: unknown, ctx: GrpcCallContext, runtime: AdapterRuntime): CallStatus {
+  let status: CallStatus;
+  try {
+    status = runtime.toStatus(error, ctx);
+  } catch (mappingError) {
+    status = defaultToStatus(mappingError, ctx);
+  }
+  // Keep the cause for the log line of calls that failed on the server's side.
+  if (status.code === grpc.status.INTERNAL || status.code === grpc.status.UNKNOWN) ctx.record.err = error;
+  return status;
+}
+
+function asServiceError(status: CallStatus): Partial<grpc.ServiceError> {
+  return { code: status.code, details: status.details, metadata: status.metadata ?? new grpc.Metadata() };
+}
+
+function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleUnaryCall<unknown, unknown> {
+  return (call, callback) => {
+    const refused = refusal(service, method, runtime, call.request);
+    if (refused) return callback(asServiceError(refused));
+    const ctx = new GrpcCallContext(method.name, call);
+    const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
+    handler(call.request, ctx).then(
+      (response) => {
+        ctx.flushHeaders();
+        callback(null, response);
+      },
+      (error: unknown) => {
+        const status = statusOf(error, ctx, runtime);
+        ctx.flushHeaders();
+        callback(asServiceError(status));
+      },
+    ).finally(() => ctx.end());
+  };
+}
+
+function serverStreamingCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleServerStreamingCall<unknown, unknown> {
+  return (call) => {
+    const refused = refusal(service, method, runtime, call.request);
+    if (refused) {
+      call.emit("error", asServiceError(refused));
+      return;
+    }
+    const ctx = new GrpcCallContext(method.name, call);
+    const writer = new GrpcStreamWriter(call, ctx);
+    const unregister = runtime.streams.add({
+      close: (code, details) => {
+        if (writer.close()) call.emit("error", asServiceError({ code, details }));
+        ctx.end(new Error(details));
+      },
+    });
+    const handler = runtime.handlers[method.name] as ServerStreamHandler<unknown, unknown>;
+    handler(call.request, ctx, writer).then(
+      () => {
+        if (!writer.close()) return;
+        ctx.flushHeaders();
+        call.end();
+      },
+      (error: unknown) => {
+        const status = statusOf(error, ctx, runtime);
+        if (!writer.close()) return;
+        ctx.flushHeaders();
+        call.emit("error", asServiceError(status));
+      },
+    ).finally(() => {
+      unregister();
+      ctx.end();
+    });
+  };
+}
+
+type AnyServerCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+class GrpcCallContext implements CallContext {
+  readonly metadata: grpc.Metadata;
+  readonly record: RpcLogRecord;
+  readonly #abort = new AbortController();
+  readonly #headers = new grpc.Metadata();
+  #headersSent = false;
+
+  constructor(readonly method: string, readonly call: AnyServerCall) {
+    this.metadata = call.metadata;
+    this.record = rpcLogRecord(call.metadata) ?? { fields: {} };
+    // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended.
+    call.once("cancelled", () => this.end(new Error("call cancelled or deadline exceeded")));
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  setLogField(key: string, value: string): void {
+    this.record.fields[key] = value;
+  }
+
+  setResponseHeader(key: string, value: string): void {
+    if (!this.#headersSent) this.#headers.set(key, value);
+  }
+
+  /** Sends the response headers set so far (once); later ones are dropped. */
+  flushHeaders(): void {
+    if (this.#headersSent) return;
+    this.#headersSent = true;
+    if (Object.keys(this.#headers.getMap()).length > 0) this.call.sendMetadata(this.#headers);
+  }
+
+  end(reason: Error = new Error("call ended")): void {
+    if (!this.#abort.signal.aborted) this.#abort.abort(reason);
+  }
+}
+
+class GrpcStreamWriter<O> implements StreamWriter<O> {
+  #closed = false;
+  readonly #drainWaiters = new Set<() => void>();
+
+  constructor(private readonly call: grpc.ServerWritableStream<unknown, O>, private readonly ctx: GrpcCallContext) {
+    call.on("drain", () => this.#wake());
+    call.once("cancelled", () => this.close());
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  write(message: O): boolean {
+    if (this.#closed) return false;
+    this.ctx.flushHeaders();
+    return this.call.write(message);
+  }
+
+  waitForDrain(): Promise<void> {
+    if (this.#closed || !this.call.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => this.#drainWaiters.add(resolve));
+  }
+
+  /** Marks the stream closed; true if this call closed it (so the caller ends the call). */
+  close(): boolean {
+    if (this.#closed) return false;
+    this.#closed = true;
+    this.#wake();
+    return true;
+  }
+
+  #wake(): void {
+    for (const resolve of this.#drainWaiters) resolve();
+    this.#drainWaiters.clear();
+  }
+}

@@ -1,0 +1,155 @@
+import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { file_grpc_health_v1_health } from "../../gen/es/grpc/health/v1/health_pb.js";
+import { A2AService, file_lf_a2a_v1_a2a } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { formatHostPort, parseHostPort } from "../config/parse-values.js";
+import {
+  createServiceDefinition, createServiceImplementation, defaultToStatus, SHUTTING_DOWN,
+  type A2AServiceHandlers, type AdapterRuntime, type ToStatus,
+} from "./grpc-adapter.js";
+import { HealthService } from "./health.js";
+import { createLoggingInterceptor } from "./logging-interceptor.js";
+import { createReflectionService } from "./reflection.js";
+import { StreamRegistry, trackingServer } from "./stream-registry.js";
+
+export const HEALTH_SERVICE_NAME = "grpc.health.v1.Health";
+
+export interface ServerTls {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  /** Set = mutual TLS: a client certificate signed by this CA is required. */
+  readonly clientCa?: Buffer | null;
+}
+
+export interface StartServerOptions {
+  /** host:port; port 0 picks a free port (see RunningServer.port). */
+  readonly listen: string;
+  /** null/undefined = plaintext. */
+  readonly tls?: ServerTls | null;
+  /** Largest message received or sent, bytes. Default 4 MiB. */
+  readonly maxMessageBytes?: number;
+  readonly keepaliveTimeMs?: number;
+  readonly keepaliveTimeoutMs?: number;
+  readonly logger: Logger;
+  /**
+   * The A2A handlers. When given, the server reports SERVING at once; otherwise it reports
+   * NOT_SERVING (and every A2A RPC answers UNIMPLEMENTED) until useHandlers is called.
+   */
+  readonly handlers?: Partial<A2AServiceHandlers>;
+  /** Maps what a handler threw to the call's status. Default: INTERNAL "internal error". */
+  readonly toStatus?: ToStatus;
+}
+
+export type ShutdownHook = () => unknown;
+
+export interface RunningServer {
+  /** The bound port (the real one when listen asked for port 0). */
+  readonly port: number;
+  /** host:port as bound. */
+  readonly address: string;
+  /** Installs (or replaces) the A2A handlers and reports SERVING. */
+  useHandlers(handlers: Partial<A2AServiceHandlers>, toStatus?: ToStatus): void;
+  /**
+   * Work to do once the server has stopped serving (abort agents, close the store).
+   * Hooks run in reverse order of registration, one at a time; a failing hook is logged
+   * and the rest still run.
+   */
+  onShutdown(hook: ShutdownHook): void;
+  /**
+   * Graceful shutdown: health goes NOT_SERVING, no new calls are accepted, open streams
+   * end with UNAVAILABLE "server is shutting down", in-flight unary calls may finish for
+   * up to graceMs, then the server closes whatever is left, then the shutdown hooks run.
+   * Calling it again returns the same promise.
+   */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Starts the gRPC server: A2A service, reflection (v1, v1alpha) and health, on one port. */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const { logger } = options;
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": maxMessageBytes,
+    "grpc.max_send_message_length": maxMessageBytes,
+    ...(options.keepaliveTimeMs !== undefined ? { "grpc.keepalive_time_ms": options.keepaliveTimeMs } : {}),
+    ...(options.keepaliveTimeoutMs !== undefined ? { "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs } : {}),
+    interceptors: [createLoggingInterceptor(logger)],
+  });
+
+  const streams = new StreamRegistry();
+  const runtime: AdapterRuntime = {
+    handlers: options.handlers ?? {},
+    toStatus: options.toStatus ?? defaultToStatus,
+    closing: false,
+    streams,
+  };
+  server.addService(createServiceDefinition(A2AService), createServiceImplementation(A2AService, runtime));
+
+  const health = new HealthService([A2AService.typeName], options.handlers ? "SERVING" : "NOT_SERVING");
+  // Health Watch and reflection streams are tracked too, so that shutdown can end them.
+  health.addToServer(trackingServer(server, streams));
+  createReflectionService([
+    { typeName: A2AService.typeName, file: file_lf_a2a_v1_a2a },
+    { typeName: HEALTH_SERVICE_NAME, file: file_grpc_health_v1_health },
+  ]).addToServer(trackingServer(server, streams));
+
+  const { host } = parseHostPort(options.listen);
+  const port = await bind(server, options.listen, credentials(options.tls));
+  const hooks: ShutdownHook[] = [];
+  let stopping: Promise<void> | undefined;
+
+  const shutdown = async (graceMs: number): Promise<void> => {
+    health.setServing(false);
+    runtime.closing = true;
+    streams.closeAll(grpc.status.UNAVAILABLE, SHUTTING_DOWN);
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      new Promise<boolean>((resolve) => server.tryShutdown(() => resolve(true))),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+    ]);
+    clearTimeout(timer);
+    if (!drained) {
+      logger.warn({ grace_ms: graceMs }, "calls still running after the shutdown grace period; closing them");
+      server.forceShutdown();
+    }
+    for (const hook of hooks.reverse()) {
+      try {
+        await hook();
+      } catch (err) {
+        logger.error({ err }, "shutdown step failed");
+      }
+    }
+  };
+
+  return {
+    port,
+    address: formatHostPort({ host, port }),
+    useHandlers(handlers, toStatus) {
+      runtime.handlers = handlers;
+      if (toStatus) runtime.toStatus = toStatus;
+      if (!runtime.closing) health.setServing(true);
+    },
+    onShutdown(hook) {
+      hooks.push(hook);
+    },
+    shutdown(graceMs) {
+      stopping ??= shutdown(graceMs);
+      return stopping;
+    },
+  };
+}
+
+function credentials(tls: ServerTls | null | undefined): grpc.ServerCredentials {
+  if (!tls) return grpc.ServerCredentials.createInsecure();
+  // Node's TLS floor is 1.2 and 1.3 is preferred when both sides have it (ruling A-25).
+  const clientCa = tls.clientCa ?? null;
+  return grpc.ServerCredentials.createSsl(clientCa, [{ private_key: tls.key, cert_chain: tls.cert }], clientCa !== null);
+}
+
+function bind(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
+  return new Promise((resolve, reject) =>
+    server.bindAsync(address, creds, (error, port) => (error ? reject(error) : resolve(port))),
+  );
+}
