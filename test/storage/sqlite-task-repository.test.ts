@@ -5,6 +5,7 @@ import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../src/lifecycle/errors.js";
 import { IllegalTransitionError, VersionConflictError, type TaskRepository } from "../../src/lifecycle/task-repository.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
+import { describeTaskRepositoryContract } from "./task-repository.contract.js";
 import {
   Clock,
   artifactChange,
@@ -18,9 +19,26 @@ import {
 
 /**
  * Behaviour of the SQLite store that the shared contract suite does not reach: durability
- * across close/reopen, the file-backed and ":memory:" variants, retention, meta. The
- * repository contract itself runs in sqlite-contract.test.ts.
+ * across close/reopen, batched retention, meta; and the shared contract on both a file and
+ * ":memory:".
  */
+describeTaskRepositoryContract("SqliteTaskRepository (file)", async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "a2a-sqlite-contract-"));
+  const repo = openSqliteTaskRepository({ file: join(tmp, "tasks.db") });
+  return {
+    repo,
+    cleanup: async () => {
+      await repo.close();
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+});
+
+describeTaskRepositoryContract("SqliteTaskRepository (:memory:)", async () => {
+  const repo = openSqliteTaskRepository({ file: ":memory:" });
+  return { repo, cleanup: () => repo.close() };
+});
+
 const S = TaskState;
 const alice = scopeOf("t1", "alice");
 const bob = scopeOf("t1", "bob");

@@ -2,9 +2,11 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database, { type Database as Db, type Statement } from "better-sqlite3";
-import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { clone } from "@bufbuild/protobuf";
+import { TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
+import { INITIAL_STATE, stateName } from "../../lifecycle/task-state.js";
 import {
   DuplicateTaskError,
   InvalidChangeError,
@@ -210,13 +212,17 @@ export class SqliteTaskRepository implements TaskRepository {
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
     if (task.id === "") throw new InvalidChangeError(task.id, "a task needs an id");
     if (task.status === undefined) throw new InvalidChangeError(task.id, "a task needs a status");
+    if (task.status.state !== INITIAL_STATE) {
+      throw new InvalidChangeError(task.id, `a new task starts in ${stateName(INITIAL_STATE)}, not ${stateName(task.status.state)}`);
+    }
     this.guarded(() => {
       // The scope row commits on its own (outside the task's transaction), so the cached id
       // never points at a row that a failed create rolled back.
       const scopeId = this.scopeId(scope, true)!;
       this.tx.create.immediate(scopeId, task);
     });
-    return { task, version: 1 };
+    // The caller keeps its object; what it gets back is a copy, as every read is.
+    return { task: clone(TaskSchema, task), version: 1 };
   }
 
   async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
