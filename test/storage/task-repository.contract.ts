@@ -450,13 +450,14 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
           micros: number;
         }
         let facts: Fact[];
-        const contexts = ["ctx-x", "ctx-y", "ctx-z"];
+        // Two sizes of context on purpose: stores may keep small and large contexts differently.
+        const contexts = ["ctx-x", "ctx-y", "ctx-z", "ctx-small"];
 
         beforeEach(async () => {
           // 120 tasks: three contexts, every state, timestamp ties, some out of order; plus other scopes' tasks.
           for (let i = 0; i < 120; i++) {
             const state = EIGHT_STATES[(i * 5) % EIGHT_STATES.length]!;
-            await taskIn(state, alice, { id: `task-${(i * 37) % 120}`.padEnd(9, "_"), contextId: contexts[i % 3], text: `q${i}` });
+            await taskIn(state, alice, { id: `task-${(i * 37) % 120}`.padEnd(9, "_"), contextId: i % 17 === 0 ? "ctx-small" : contexts[i % 3], text: `q${i}` });
             if (i % 10 === 0) await taskIn(state, bob, { contextId: contexts[i % 3] });
             // A tie: the next task starts at this task's status timestamp; or a jump back in time.
             if (i % 7 === 0) clock = new Clock(clock.next() - 2);

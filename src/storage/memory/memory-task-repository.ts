@@ -1,18 +1,12 @@
 import { clone } from "@bufbuild/protobuf";
-import {
-  ArtifactSchema,
-  MessageSchema,
-  TaskSchema,
-  TaskState,
-  TaskStatusSchema,
-  type Task,
-} from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { ArtifactSchema, MessageSchema, TaskSchema, TaskState, TaskStatusSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
 import {
   DuplicateTaskError,
   InvalidChangeError,
   VersionConflictError,
+  type ListCursor,
   type ReadOptions,
   type StoredTask,
   type TaskChange,
@@ -22,46 +16,30 @@ import {
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
-import { packTask, unpackTask, type PackedTask } from "./packed-task.js";
+import { ContextDirectory } from "./context-directory.js";
+import { packTask, unpackTask } from "./packed-task.js";
 import { StatusIndex } from "./status-index.js";
 import { statusMicros } from "./status-micros.js";
-
-/** One stored task. Settled tasks (terminal or interrupted) rarely change, so they are kept packed. */
-interface TaskRecord {
-  readonly id: string;
-  readonly context: ContextTasks;
-  state: TaskState;
-  micros: number;
-  version: number;
-  body: Task | PackedTask;
-  removed: boolean;
-}
-
-/** The tasks of one context id in one scope; its `id` is the one shared copy of that string. */
-interface ContextTasks {
-  readonly id: string;
-  readonly index: StatusIndex<TaskRecord>;
-  /** Tasks per state, so a (context, state) ListTasks knows its total without counting. */
-  readonly perState: number[];
-}
+import type { TaskRecord } from "./task-record.js";
 
 /** Everything stored under one (tenant, principal): no lookup ever crosses scopes (A-22). */
 interface ScopeTasks {
   readonly scope: TaskScope;
   readonly tasks: Map<string, TaskRecord>;
   readonly all: StatusIndex<TaskRecord>;
-  readonly contexts: Map<string, ContextTasks>;
+  readonly contexts: ContextDirectory;
   /** Per-state indexes by TaskState number. */
   readonly states: Array<StatusIndex<TaskRecord> | undefined>;
 }
 
-const STATE_SLOTS = Math.max(...Object.values(TaskState).filter((v): v is number => typeof v === "number")) + 1;
+/** Tasks in ListTasks order from one index. */
+type Walk = (after?: ListCursor, atLeast?: number) => Iterable<TaskRecord>;
 
 /**
  * TaskRepository in process memory. Every write goes through `applyChange` and is
- * applied whole or not at all; writes are synchronous between the version check and
- * the commit, so compare-and-set needs no lock. ListTasks walks per-scope indexes
- * (see StatusIndex) instead of sorting.
+ * applied whole or not at all; nothing awaits between the version check and the
+ * commit, so compare-and-set needs no lock. ListTasks walks per-scope indexes (see
+ * StatusIndex, ContextDirectory) instead of sorting.
  */
 export class MemoryTaskRepository implements TaskRepository {
   private readonly scopes = new Map<string, ScopeTasks>();
@@ -72,16 +50,11 @@ export class MemoryTaskRepository implements TaskRepository {
     const home = this.scopeTasks(scope, true);
     if (home.tasks.has(task.id)) throw new DuplicateTaskError(task.id);
 
-    let context = home.contexts.get(task.contextId);
-    if (context === undefined) {
-      context = { id: task.contextId, index: new StatusIndex(), perState: new Array<number>(STATE_SLOTS).fill(0) };
-      home.contexts.set(context.id, context);
-    }
     const stored = clone(TaskSchema, task);
-    stored.contextId = context.id;
+    stored.contextId = home.contexts.shared(task.contextId);
     const record: TaskRecord = {
       id: task.id,
-      context,
+      contextId: stored.contextId,
       state: INITIAL_STATE,
       micros: statusMicros(task),
       version: 1,
@@ -90,9 +63,8 @@ export class MemoryTaskRepository implements TaskRepository {
     };
     home.tasks.set(record.id, record);
     home.all.add(record);
-    context.index.add(record);
-    context.perState[record.state]!++;
-    this.stateIndex(home, record.state).add(record);
+    home.contexts.add(record);
+    stateIndex(home, record.state).add(record);
     return { task: clone(TaskSchema, stored), version: 1 };
   }
 
@@ -112,27 +84,22 @@ export class MemoryTaskRepository implements TaskRepository {
     // safe because applyChange checks everything before it touches the task.
     const task = typeof record.body === "string" ? unpackTask(record.body) : record.body;
     applyChange(task, ownChange(change));
-    task.contextId = record.context.id;
+    task.contextId = record.contextId;
 
-    const state = task.status!.state;
-    const micros = statusMicros(task);
     const oldState = record.state;
     const oldMicros = record.micros;
-    record.body = isSettled(state) ? packTask(task) : task;
+    record.body = isSettled(task.status!.state) ? packTask(task) : task;
     record.version++;
-    record.state = state;
-    record.micros = micros;
-    if (micros !== oldMicros) {
+    record.state = task.status!.state;
+    record.micros = statusMicros(task);
+    if (record.micros !== oldMicros) {
       home.all.drop();
       home.all.add(record);
-      record.context.index.drop();
-      record.context.index.add(record);
     }
-    if (micros !== oldMicros || state !== oldState) {
-      this.stateIndex(home, oldState).drop();
-      this.stateIndex(home, state).add(record);
-      record.context.perState[oldState]!--;
-      record.context.perState[state]!++;
+    if (record.micros !== oldMicros || record.state !== oldState) {
+      stateIndex(home, oldState).drop();
+      stateIndex(home, record.state).add(record);
+      home.contexts.moved(record, oldState, oldMicros);
     }
     return record.version;
   }
@@ -140,31 +107,34 @@ export class MemoryTaskRepository implements TaskRepository {
   async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
     const home = this.scopeTasks(scope);
     if (home === undefined) return { tasks: [], totalSize: 0 };
-    const context = query.contextId === undefined ? undefined : home.contexts.get(query.contextId);
-    const byState = query.state === undefined ? undefined : home.states[query.state];
-    if ((query.contextId !== undefined && context === undefined) || (query.state !== undefined && byState === undefined)) {
-      return { tasks: [], totalSize: 0 };
-    }
+    const { contextId, state, statusMicrosAtLeast: atLeast } = query;
 
     // Walk the narrowest index that covers the filters; test the other filter per task.
-    let index = byState ?? context?.index ?? home.all;
-    if (context !== undefined && byState !== undefined && context.index.live < byState.live) index = context.index;
-    const wanted = (r: TaskRecord) => (query.state === undefined || r.state === query.state) && (context === undefined || r.context === context);
-    const atLeast = query.statusMicrosAtLeast;
+    const byState = state === undefined ? undefined : home.states[state];
+    const inContext = contextId === undefined ? undefined : home.contexts.count(contextId);
+    let walk: Walk = (after, min) => home.all.walk(after, min);
+    let size = home.all.live;
+    if (byState !== undefined || state !== undefined) {
+      walk = (after, min) => byState?.walk(after, min) ?? [];
+      size = byState?.live ?? 0;
+    }
+    if (contextId !== undefined && (state === undefined || inContext! < size)) {
+      walk = (after, min) => home.contexts.walk(contextId, after, min);
+    }
+    const wanted = (r: TaskRecord) => (state === undefined || r.state === state) && (contextId === undefined || r.contextId === contextId);
 
-    let totalSize: number;
+    let totalSize = 0;
     if (atLeast !== undefined) {
-      totalSize = 0;
-      for (const r of index.walk(undefined, atLeast)) if (wanted(r)) totalSize++;
-    } else if (context !== undefined && query.state !== undefined) {
-      totalSize = context.perState[query.state]!;
+      for (const r of walk(undefined, atLeast)) if (wanted(r)) totalSize++;
+    } else if (contextId !== undefined) {
+      totalSize = home.contexts.count(contextId, state);
     } else {
-      totalSize = index.live;
+      totalSize = size;
     }
 
     const page: TaskRecord[] = [];
     let more = false;
-    for (const r of index.walk(query.after, atLeast)) {
+    for (const r of walk(query.after, atLeast)) {
       if (!wanted(r)) continue;
       if (page.length === query.pageSize) {
         more = true;
@@ -198,8 +168,12 @@ export class MemoryTaskRepository implements TaskRepository {
       for (const state of TERMINAL_STATES) {
         const index = home.states[state];
         if (index === undefined) continue;
-        for (const r of [...index.oldest(statusMicros)]) {
-          this.remove(home, r);
+        for (const record of [...index.oldest(statusMicros)]) {
+          record.removed = true;
+          home.tasks.delete(record.id);
+          home.all.drop();
+          index.drop();
+          home.contexts.remove(record);
           purged++;
         }
       }
@@ -212,17 +186,6 @@ export class MemoryTaskRepository implements TaskRepository {
     this.scopes.clear();
   }
 
-  private remove(home: ScopeTasks, record: TaskRecord): void {
-    record.removed = true;
-    home.tasks.delete(record.id);
-    home.all.drop();
-    this.stateIndex(home, record.state).drop();
-    const context = record.context;
-    context.index.drop();
-    context.perState[record.state]!--;
-    if (context.index.live === 0) home.contexts.delete(context.id);
-  }
-
   private scopeTasks(scope: TaskScope, create: true): ScopeTasks;
   private scopeTasks(scope: TaskScope, create?: boolean): ScopeTasks | undefined;
   private scopeTasks(scope: TaskScope, create = false): ScopeTasks | undefined {
@@ -233,17 +196,17 @@ export class MemoryTaskRepository implements TaskRepository {
         scope: { tenant: scope.tenant, principal: scope.principal },
         tasks: new Map(),
         all: new StatusIndex(),
-        contexts: new Map(),
+        contexts: new ContextDirectory(),
         states: [],
       };
       this.scopes.set(key, home);
     }
     return home;
   }
+}
 
-  private stateIndex(home: ScopeTasks, state: TaskState): StatusIndex<TaskRecord> {
-    return (home.states[state] ??= new StatusIndex(state));
-  }
+function stateIndex(home: ScopeTasks, state: TaskState): StatusIndex<TaskRecord> {
+  return (home.states[state] ??= new StatusIndex(state));
 }
 
 /** A copy of the stored task for a caller, trimmed as asked. */

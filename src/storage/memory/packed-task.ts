@@ -1,19 +1,30 @@
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { clone, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { MessageSchema, TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 
 /**
- * A settled task kept as its protobuf encoding, held in a one-byte-per-char string.
- * Why a string and not a Uint8Array: a typed array costs ~200 bytes of V8 objects
- * (view, ArrayBuffer, backing store) before its first byte; a latin1 string costs 16.
+ * A settled task kept as its protobuf encoding in a one-byte-per-char string, after a
+ * one-char header. Why a string and not a Uint8Array: a typed array costs ~200 bytes
+ * of V8 objects (view, ArrayBuffer, backing store) before its first byte; a string 16.
+ * The status message is normally also the last history entry (it was appended there),
+ * so it is stored once: header STATUS_MESSAGE_IN_HISTORY says to restore it from there.
  */
 export type PackedTask = string;
 
+const PLAIN = "\u0000";
+const STATUS_MESSAGE_IN_HISTORY = "\u0001";
+
 export function packTask(task: Task): PackedTask {
-  const bytes = toBinary(TaskSchema, task);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+  const message = task.status?.message;
+  const last = task.history[task.history.length - 1];
+  const shared = message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last));
+  const encoded = shared ? { ...task, status: { ...task.status!, message: undefined } } : task;
+  const bytes = toBinary(TaskSchema, encoded);
+  return (shared ? STATUS_MESSAGE_IN_HISTORY : PLAIN) + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
 }
 
 /** Decodes a fresh Task; nothing in it aliases storage. */
 export function unpackTask(packed: PackedTask): Task {
-  return fromBinary(TaskSchema, Buffer.from(packed, "latin1"));
+  const task = fromBinary(TaskSchema, Buffer.from(packed, "latin1").subarray(1));
+  if (packed[0] === STATUS_MESSAGE_IN_HISTORY) task.status!.message = clone(MessageSchema, task.history[task.history.length - 1]!);
+  return task;
 }
