@@ -47,8 +47,10 @@ export interface SqliteTaskRepositoryOptions {
   /**
    * `PRAGMA quick_check` at open: "quick" always, "off" never, "auto" (default) only when the
    * file is at most `quickCheckMaxBytes`. quick_check reads every page, so its cost grows with
-   * the file (about 1 s per ~300 MB here); on a large file corruption is instead reported by
-   * the first read that meets it, as a SqliteStoreError naming the file.
+   * the file: measured 1.0 s on a 508 MB file of 1M tasks, against 5 ms for the rest of the
+   * open, so it is skipped above 64 MB (~130k tasks, ~120 ms) by default. On a large file,
+   * corruption is instead reported by the first read that meets it, as a SqliteStoreError
+   * naming the file; a truncated file or a foreign/newer one is refused at open regardless.
    */
   readonly integrityCheck?: "quick" | "off" | "auto";
   readonly quickCheckMaxBytes?: number;
