@@ -1,0 +1,127 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, describeConfig, loadConfig, SETTINGS, wantsHelp, type ConfigSources } from "../../src/config/index.js";
+import { makeTestPki, type TestPki } from "./certs.js";
+
+const load = (sources: ConfigSources = {}) => loadConfig({ argv: [], env: {}, cwd: "/srv/a2a", ...sources });
+
+/** The ConfigError message a load throws. */
+function errorOf(sources: ConfigSources): string {
+  try {
+    load(sources);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    expect((e as Error).message).not.toContain("\n");
+    return (e as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+let pki: TestPki;
+beforeAll(() => {
+  pki = makeTestPki();
+});
+
+describe("configuration", () => {
+  test("FND-CONFIG: documented defaults", () => {
+    expect(load()).toEqual({
+      listen: "127.0.0.1:50051",
+      tls: null,
+      maxMessageBytes: 4 * 1024 * 1024,
+      keepaliveTimeMs: 60_000,
+      keepaliveTimeoutMs: 20_000,
+      logLevel: "info",
+      logFormat: "json",
+      shutdownGraceMs: 10_000,
+      agentModule: null,
+      cardListen: "127.0.0.1:8080",
+      publicGrpcAddress: "127.0.0.1:50051",
+      store: "sqlite",
+      dataDir: "/srv/a2a/data",
+      retentionMs: null,
+      allowMissingVersion: false,
+      streamBufferEvents: 256,
+      agentName: null,
+      agentDescription: null,
+    });
+    expect(load({ stdoutIsTTY: true }).logFormat).toBe("pretty");
+  });
+
+  test("FND-CONFIG: environment variables are read, flags win over them, empty counts as unset", () => {
+    const env = {
+      A2A_LISTEN: "0.0.0.0:6000", A2A_MAX_MESSAGE_BYTES: "16MiB", A2A_LOG_LEVEL: "debug", A2A_LOG_FORMAT: "pretty",
+      A2A_CARD_LISTEN: "off", A2A_STORE: "memory", A2A_DATA_DIR: "/data", A2A_RETENTION: "1d12h",
+      A2A_ALLOW_MISSING_VERSION: "yes", A2A_STREAM_BUFFER_EVENTS: "10", A2A_AGENT_NAME: "Echo", A2A_SHUTDOWN_GRACE_MS: "",
+      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443",
+    };
+    const c = load({ env, argv: ["--listen", "[::]:7000", "--log-level=warn", "--allow-missing-version=false"] });
+    expect(c).toMatchObject({
+      listen: "[::]:7000", maxMessageBytes: 16 * 1024 * 1024, logLevel: "warn", logFormat: "pretty", cardListen: null,
+      store: "memory", dataDir: "/data", retentionMs: 36 * 3_600_000, allowMissingVersion: false, streamBufferEvents: 10,
+      agentName: "Echo", shutdownGraceMs: 10_000, publicGrpcAddress: "agent.example.com:443",
+    });
+    expect(load({ argv: ["--allow-missing-version"] }).allowMissingVersion).toBe(true);
+    expect(load({ env: { A2A_LISTEN: "127.0.0.1:0" } }).publicGrpcAddress).toBe("127.0.0.1:0");
+  });
+
+  test.each([
+    [{ env: { A2A_LISTEN: "localhost" } }, "A2A_LISTEN (--listen)"],
+    [{ argv: ["--listen=1.2.3.4:70000"] }, "A2A_LISTEN (--listen)"],
+    [{ env: { A2A_LISTEN: "::1:50051" } }, "A2A_LISTEN (--listen)"],
+    [{ env: { A2A_MAX_MESSAGE_BYTES: "lots" } }, "A2A_MAX_MESSAGE_BYTES (--max-message-bytes)"],
+    [{ env: { A2A_KEEPALIVE_TIME_MS: "-5" } }, "A2A_KEEPALIVE_TIME_MS (--keepalive-time-ms)"],
+    [{ env: { A2A_KEEPALIVE_TIMEOUT_MS: "1.5" } }, "A2A_KEEPALIVE_TIMEOUT_MS (--keepalive-timeout-ms)"],
+    [{ env: { A2A_LOG_LEVEL: "loud" } }, "A2A_LOG_LEVEL (--log-level)"],
+    [{ env: { A2A_LOG_FORMAT: "xml" } }, "A2A_LOG_FORMAT (--log-format)"],
+    [{ env: { A2A_SHUTDOWN_GRACE_MS: "soon" } }, "A2A_SHUTDOWN_GRACE_MS (--shutdown-grace-ms)"],
+    [{ env: { A2A_CARD_LISTEN: "nowhere" } }, "A2A_CARD_LISTEN (--card-listen)"],
+    [{ env: { A2A_PUBLIC_GRPC_ADDRESS: "https://agent.example.com" } }, "A2A_PUBLIC_GRPC_ADDRESS (--public-grpc-address)"],
+    [{ env: { A2A_STORE: "postgres" } }, "A2A_STORE (--store)"],
+    [{ env: { A2A_RETENTION: "7 days" } }, "A2A_RETENTION (--retention)"],
+    [{ env: { A2A_ALLOW_MISSING_VERSION: "maybe" } }, "A2A_ALLOW_MISSING_VERSION (--allow-missing-version)"],
+    [{ env: { A2A_STREAM_BUFFER_EVENTS: "0" } }, "A2A_STREAM_BUFFER_EVENTS (--stream-buffer-events)"],
+    [{ env: { A2A_AGENT_MODULE: "./no-such-agent.js" } }, "A2A_AGENT_MODULE (--agent-module)"],
+    [{ argv: ["--colour"] }, "unknown flag --colour"],
+    [{ argv: ["serve"] }, "unexpected argument \"serve\""],
+    [{ argv: ["--listen"] }, "flag --listen needs a value"],
+  ] as Array<[ConfigSources, string]>)("FND-CONFIG: invalid %j is one ConfigError naming %s", (sources, named) => {
+    expect(errorOf(sources)).toContain(named);
+  });
+
+  test("FND-CONFIG: the agent module path resolves against the working directory", () => {
+    writeFileSync(join(pki.dir, "agent.js"), "export default {}\n");
+    expect(load({ cwd: pki.dir, env: { A2A_AGENT_MODULE: "agent.js" } }).agentModule).toBe(join(pki.dir, "agent.js"));
+  });
+
+  test("R-GEN-2: TLS files are read and checked at start-up", () => {
+    const c = load({ env: { A2A_TLS_CERT: pki.serverCert, A2A_TLS_KEY: pki.serverKey } });
+    expect(c.tls?.cert.toString()).toContain("BEGIN CERTIFICATE");
+    expect(c.tls?.clientCa).toBeNull();
+    const m = load({ argv: [`--tls-cert=${pki.serverCert}`, `--tls-key=${pki.serverKey}`, `--tls-client-ca=${pki.caCert}`] });
+    expect(m.tls?.clientCaFile).toBe(pki.caCert);
+  });
+
+  test.each([
+    [{ A2A_TLS_KEY: "k.pem" }, "A2A_TLS_KEY (--tls-key) is set but A2A_TLS_CERT (--tls-cert) is not"],
+    [{ A2A_TLS_CERT: "c.pem" }, "A2A_TLS_CERT (--tls-cert) is set but A2A_TLS_KEY (--tls-key) is not"],
+    [{ A2A_TLS_CLIENT_CA: "ca.pem" }, "A2A_TLS_CLIENT_CA (--tls-client-ca) is set but TLS is off"],
+    [{ A2A_TLS_CERT: "/nope/cert.pem", A2A_TLS_KEY: "/nope/key.pem" }, "A2A_TLS_CERT (--tls-cert) = \"/nope/cert.pem\": cannot read"],
+  ])("R-GEN-2: bad TLS settings %j are refused", (env, message) => {
+    expect(errorOf({ env })).toContain(message);
+  });
+
+  test("R-GEN-2: a key that does not match the certificate, or a key given as the certificate, is refused", () => {
+    expect(errorOf({ env: { A2A_TLS_CERT: pki.serverCert, A2A_TLS_KEY: pki.otherKey } }))
+      .toContain("A2A_TLS_KEY (--tls-key) does not belong to the certificate in A2A_TLS_CERT (--tls-cert)");
+    expect(errorOf({ env: { A2A_TLS_CERT: pki.serverKey, A2A_TLS_KEY: pki.serverKey } })).toContain("A2A_TLS_CERT (--tls-cert)");
+    expect(errorOf({ env: { A2A_TLS_CERT: pki.serverCert, A2A_TLS_KEY: pki.serverCert } })).toContain("A2A_TLS_KEY (--tls-key)");
+  });
+
+  test("FND-CONFIG: --help and the settings table cover every setting", () => {
+    expect(wantsHelp(["--help"])).toBe(true);
+    expect(wantsHelp(["-h"])).toBe(true);
+    expect(wantsHelp(["--listen=x"])).toBe(false);
+    const table = describeConfig();
+    for (const s of Object.values(SETTINGS)) expect(table).toContain(`| \`${s.env}\` | \`--${s.flag}\` |`);
+  });
+});
