@@ -1,0 +1,41 @@
+# syntax=docker/dockerfile:1
+# A2A gRPC server. Build: docker build -t a2a-grpc-server .
+# Run:   docker run -p 50051:50051 -p 8080:8080 -v a2a-data:/data a2a-grpc-server
+
+FROM node:20-bookworm-slim AS build
+# Compilers for better-sqlite3, used only when its prebuilt binary cannot be fetched.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json buf.yaml buf.gen.yaml ./
+COPY scripts ./scripts
+COPY proto ./proto
+COPY gen ./gen
+COPY src ./src
+# Never --omit=optional: buf's binary is an optional dependency. `prepare` vendors the
+# third-party protos and compiles. An extra CA bundle can be passed as the build secret
+# npm_ca where a proxy needs it; it never lands in a layer.
+RUN --mount=type=secret,id=npm_ca,required=false \
+    if [ -f /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi \
+ && npm ci --no-audit --no-fund \
+ && npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    A2A_LISTEN=0.0.0.0:50051 \
+    A2A_CARD_LISTEN=0.0.0.0:8080 \
+    A2A_DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+USER node
+EXPOSE 50051 8080
+# grpc.health.v1.Health/Check on the listen address, 3 s deadline.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["node", "dist/src/healthcheck.js"]
+# Exec form: SIGTERM goes straight to node, which drains and exits within A2A_SHUTDOWN_GRACE_MS.
+ENTRYPOINT ["node", "dist/src/main.js"]
