@@ -51,7 +51,7 @@ export const SETTINGS = {
   allowMissingVersion: setting("A2A_ALLOW_MISSING_VERSION", "allow-missing-version", "false",
     "Read a request without the a2a-version header as 1.0 instead of 0.3 (for hand-driven tools).", true),
   streamBufferEvents: setting("A2A_STREAM_BUFFER_EVENTS", "stream-buffer-events", "256",
-    "Size of the per-stream event buffer (events)."),
+    "Events a stream may queue for a client that is not keeping up before it is ended with RESOURCE_EXHAUSTED."),
   agentName: setting("A2A_AGENT_NAME", "agent-name", "(the agent's own)", "Overrides the agent card's name."),
   agentDescription: setting("A2A_AGENT_DESCRIPTION", "agent-description", "(the agent's own)",
     "Overrides the agent card's description."),
