@@ -1,0 +1,114 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { AgentCard } from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { buildAgentCard, buildExtendedAgentCard } from "./agents/agent-card.js";
+import { loadAgent } from "./agents/agent-loader.js";
+import type { Config } from "./config/config.js";
+import { EventHub } from "./events/event-hub.js";
+import type { Agent } from "./lifecycle/agent.js";
+import type { CoreLogger } from "./lifecycle/logger.js";
+import { PageTokenCodec } from "./lifecycle/page-token.js";
+import { RetentionSweeper } from "./lifecycle/retention.js";
+import type { TaskRepository } from "./lifecycle/task-repository.js";
+import { TaskService } from "./lifecycle/task-service.js";
+import { createA2AHandlers } from "./protocol/a2a-handlers.js";
+import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
+import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
+import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
+
+/** Everything the gRPC server needs to serve A2A, built from the configuration. */
+export interface A2AApp {
+  readonly handlers: Partial<A2AServiceHandlers>;
+  readonly card: AgentCard;
+  readonly service: TaskService;
+  readonly hub: EventHub;
+  readonly repository: TaskRepository;
+  /** Port of the HTTP agent card listener, when it runs. */
+  readonly cardPort: number | undefined;
+  /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
+  close(graceMs: number): Promise<void>;
+}
+
+export interface AppOverrides {
+  /** An agent object instead of config.agentModule (tests, embedding). */
+  readonly agent?: Agent;
+  readonly repository?: TaskRepository;
+}
+
+export const STORE_FILE_NAME = "tasks.sqlite";
+const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
+
+export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
+  const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
+  const card = buildAgentCard(
+    {
+      publicGrpcAddress: config.publicGrpcAddress,
+      name: config.agentName ?? undefined,
+      description: config.agentDescription ?? undefined,
+      streaming: true,
+      pushNotifications: false,
+    },
+    agent.card,
+  );
+  const extendedCard = buildExtendedAgentCard(card, agent.card);
+  const { repository, pageTokenSecret } = overrides.repository
+    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
+    : await openRepository(config);
+  const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
+  const service = new TaskService({
+    repository,
+    hub,
+    agent,
+    logger,
+    pageTokens: new PageTokenCodec(pageTokenSecret),
+    acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
+  });
+  const recovered = await service.recoverInterruptedWork();
+  if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");
+  const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
+  sweeper?.start();
+  let cardServer: AgentCardServer | undefined;
+  if (config.cardListen !== null) {
+    const { host, port } = splitHostPort(config.cardListen);
+    cardServer = await startAgentCardServer({ host, port, card });
+  }
+  const handlers = createA2AHandlers({
+    service,
+    card,
+    extendedCard,
+    allowMissingVersion: config.allowMissingVersion,
+    streamBufferEvents: config.streamBufferEvents,
+  });
+  return {
+    handlers,
+    card,
+    service,
+    hub,
+    repository,
+    cardPort: cardServer?.port,
+    async close(graceMs) {
+      sweeper?.stop();
+      await service.shutdown(graceMs);
+      await cardServer?.close();
+      await repository.close();
+    },
+  };
+}
+
+async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {
+  if (config.store === "memory") return { repository: new MemoryTaskRepository(), pageTokenSecret: randomBytes(32) };
+  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME) });
+  // Page tokens outlive a restart with the store they point into, so their key is kept with it.
+  let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
+  if (secret === undefined) {
+    secret = randomBytes(32).toString("base64");
+    await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
+  }
+  return { repository, pageTokenSecret: Buffer.from(secret, "base64") };
+}
+
+function splitHostPort(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(":");
+  return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, "$1"), port: Number(address.slice(colon + 1)) };
+}

@@ -1,0 +1,208 @@
+import * as grpc from "@grpc/grpc-js";
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { AgentCard, AgentExtension, StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { getExtendedAgentCard } from "../agents/agent-card.js";
+import { PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
+import type { RequestContext, StreamHandle, TaskService } from "../lifecycle/task-service.js";
+import type { StreamSink } from "../lifecycle/task-feed.js";
+import { GrpcStatusError } from "./error-status.js";
+import type { A2AServiceHandlers, CallContext, StreamWriter } from "./grpc-adapter.js";
+import {
+  validateCancelTaskRequest,
+  validateCreateTaskPushNotificationConfigRequest,
+  validateDeleteTaskPushNotificationConfigRequest,
+  validateGetExtendedAgentCardRequest,
+  validateGetTaskPushNotificationConfigRequest,
+  validateGetTaskRequest,
+  validateListTaskPushNotificationConfigsRequest,
+  validateListTasksRequest,
+  validateSendMessageRequest,
+  validateSubscribeToTaskRequest,
+  DEFAULT_VALIDATION_LIMITS,
+  type ValidationLimits,
+} from "./request-validation.js";
+import { checkRequiredExtensions, formatActivatedExtensions, readRequestedExtensions, readVersion } from "./service-parameters.js";
+
+export interface A2AHandlerOptions {
+  readonly service: TaskService;
+  readonly card: AgentCard;
+  readonly extendedCard: AgentCard | undefined;
+  /** Ruling A-3: read a missing a2a-version as 1.0 (an operator option for hand-driven tools). */
+  readonly allowMissingVersion: boolean;
+  /** Events a stream may have queued for a slow client before it is ended with RESOURCE_EXHAUSTED. */
+  readonly streamBufferEvents: number;
+  readonly limits?: ValidationLimits;
+}
+
+/**
+ * The A2A RPCs at the protocol edge. Each call runs the checks in the order of ruling A-15:
+ * version, authentication (none is configured: every caller is "anonymous"), request
+ * validation, capability, then access and existence in the lifecycle core.
+ */
+export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServiceHandlers> {
+  const { service, card } = options;
+  const limits = options.limits ?? DEFAULT_VALIDATION_LIMITS;
+  const declaredExtensions: readonly AgentExtension[] = card.capabilities?.extensions ?? [];
+  const streaming = card.capabilities?.streaming === true;
+  const push = card.capabilities?.pushNotifications === true;
+
+  /** Version and identity: what every RPC checks before looking at its request. */
+  const begin = (call: CallContext, tenant: string): RequestContext => {
+    readVersion(call.metadata, { allowMissing: options.allowMissingVersion });
+    const requestedExtensions = readRequestedExtensions(call.metadata);
+    return { caller: { tenant, principal: "anonymous" }, requestedExtensions, activatedExtensions: new Set(), signal: call.signal };
+  };
+  const requireExtensions = (rc: RequestContext) => checkRequiredExtensions(rc.requestedExtensions, declaredExtensions);
+  const echoExtensions = (rc: RequestContext, call: CallContext) => {
+    if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
+  };
+  const requireStreaming = () => {
+    if (!streaming) throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
+  };
+  const requirePush = () => {
+    if (!push) throw new PushNotificationNotSupportedError();
+  };
+
+  return {
+    async SendMessage(request, call) {
+      const rc = begin(call, request.tenant);
+      validateSendMessageRequest(request, limits);
+      requireExtensions(rc);
+      if (request.configuration?.taskPushNotificationConfig) requirePush(); // A-11
+      const response = await service.sendMessage(rc, request);
+      if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
+      echoExtensions(rc, call);
+      return response;
+    },
+
+    async SendStreamingMessage(request, call, out) {
+      const rc = begin(call, request.tenant);
+      validateSendMessageRequest(request, limits);
+      requireStreaming();
+      requireExtensions(rc);
+      if (request.configuration?.taskPushNotificationConfig) requirePush();
+      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.sendStreamingMessage(rc, request, sink), rc);
+    },
+
+    async GetTask(request, call) {
+      const rc = begin(call, request.tenant);
+      validateGetTaskRequest(request, limits);
+      requireExtensions(rc);
+      call.setLogField("task_id", request.id);
+      return service.getTask(rc, request.id, request.historyLength);
+    },
+
+    async ListTasks(request, call) {
+      const rc = begin(call, request.tenant);
+      validateListTasksRequest(request, limits);
+      requireExtensions(rc);
+      return service.listTasks(rc, request);
+    },
+
+    async CancelTask(request, call) {
+      const rc = begin(call, request.tenant);
+      validateCancelTaskRequest(request, limits);
+      requireExtensions(rc);
+      call.setLogField("task_id", request.id);
+      return service.cancelTask(rc, request.id, request.metadata as JsonObject | undefined);
+    },
+
+    async SubscribeToTask(request, call, out) {
+      const rc = begin(call, request.tenant);
+      validateSubscribeToTaskRequest(request, limits);
+      requireStreaming();
+      requireExtensions(rc);
+      call.setLogField("task_id", request.id);
+      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.subscribeToTask(rc, request.id, sink), rc);
+    },
+
+    async GetExtendedAgentCard(request, call) {
+      begin(call, request.tenant);
+      validateGetExtendedAgentCardRequest(request, limits);
+      return getExtendedAgentCard(card, options.extendedCard);
+    },
+
+    // Push notification configs: capability-gated (R-CAP-1). This server does not deliver
+    // webhooks yet, so its card says push_notifications=false and these answer accordingly.
+    async CreateTaskPushNotificationConfig(request, call) {
+      begin(call, request.tenant);
+      validateCreateTaskPushNotificationConfigRequest(request, limits);
+      requirePush();
+      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
+    },
+    async GetTaskPushNotificationConfig(request, call) {
+      begin(call, request.tenant);
+      validateGetTaskPushNotificationConfigRequest(request, limits);
+      requirePush();
+      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
+    },
+    async ListTaskPushNotificationConfigs(request, call) {
+      begin(call, request.tenant);
+      validateListTaskPushNotificationConfigsRequest(request, limits);
+      requirePush();
+      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
+    },
+    async DeleteTaskPushNotificationConfig(request, call) {
+      begin(call, request.tenant);
+      validateDeleteTaskPushNotificationConfigRequest(request, limits);
+      requirePush();
+      void create(EmptySchema);
+      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
+    },
+  };
+}
+
+/**
+ * Connects a core stream to a gRPC server stream with flow control: writes go out while the
+ * client keeps up; once grpc-js reports back-pressure, at most `bufferEvents` further events
+ * are queued, and a client that falls further behind is ended with RESOURCE_EXHAUSTED without
+ * slowing anyone else. A client that goes away only closes its own subscription.
+ */
+async function pipeStream(
+  call: CallContext,
+  out: StreamWriter<StreamResponse>,
+  bufferEvents: number,
+  open: (sink: StreamSink) => Promise<StreamHandle>,
+  rc: RequestContext,
+): Promise<void> {
+  let settle!: (error?: Error) => void;
+  const finished = new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve())));
+  let queuedWhileBlocked = 0;
+  let blocked = false;
+  let headersSent = false;
+  const sink: StreamSink = {
+    next(response) {
+      if (out.closed) return;
+      if (!headersSent) {
+        headersSent = true;
+        if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
+      }
+      if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
+      if (blocked && ++queuedWhileBlocked > bufferEvents) {
+        settle(new GrpcStatusError(grpc.status.RESOURCE_EXHAUSTED, `the client fell more than ${bufferEvents} events behind; resubscribe with SubscribeToTask to get a fresh snapshot`));
+        return;
+      }
+      if (!out.write(response) && !blocked) {
+        blocked = true;
+        void out.waitForDrain().then(() => {
+          blocked = false;
+          queuedWhileBlocked = 0;
+        });
+      }
+    },
+    end() {
+      settle();
+    },
+  };
+  const onAbort = () => settle();
+  call.signal.addEventListener("abort", onAbort, { once: true });
+  let handle: StreamHandle | undefined;
+  try {
+    handle = await open(sink);
+    await finished;
+  } finally {
+    call.signal.removeEventListener("abort", onAbort);
+    handle?.close();
+  }
+}
