@@ -46,7 +46,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       publicGrpcAddress: config.publicGrpcAddress,
       name: config.agentName ?? undefined,
       description: config.agentDescription ?? undefined,
-      streaming: true,
+      streaming: config.streaming,
       pushNotifications: false,
     },
     agent.card,
@@ -98,7 +98,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
 
 async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {
   if (config.store === "memory") return { repository: new MemoryTaskRepository(), pageTokenSecret: randomBytes(32) };
-  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME) });
+  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability });
   // Page tokens outlive a restart with the store they point into, so their key is kept with it.
   let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
   if (secret === undefined) {

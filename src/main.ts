@@ -8,8 +8,7 @@ import type { Logger } from "pino";
 import { createApp, type A2AApp } from "./app.js";
 import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
 import { createLogger } from "./observability/logger.js";
-import { toGrpcStatus } from "./protocol/error-status.js";
-import type { ToStatus } from "./protocol/grpc-adapter.js";
+import { a2aStatusMapper } from "./protocol/status-mapper.js";
 import { startServer, type RunningServer } from "./protocol/server.js";
 
 /** Time the shutdown hooks get beyond the grace period before the process gives up on them. */
@@ -61,7 +60,7 @@ async function main(argv: readonly string[]): Promise<void> {
   // Runs once the server has stopped: stop agents, the card listener and the store.
   let shutdownDeadline = 0;
   server.onShutdown(() => started.close(Math.max(0, shutdownDeadline - Date.now())));
-  server.useHandlers(app.handlers, statusMapper);
+  server.useHandlers(app.handlers, a2aStatusMapper);
 
   logger.info(
     {
@@ -96,13 +95,6 @@ async function main(argv: readonly string[]): Promise<void> {
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
 }
-
-/**
- * The A2A error mapping; the correlation id of an unexpected error goes on the RPC's log
- * line, which also carries the error itself.
- */
-const statusMapper: ToStatus = (error, call) =>
-  toGrpcStatus(error, (correlationId) => call.setLogField("correlation_id", correlationId));
 
 function fatal(logger: Logger, err: unknown, msg: string): never {
   logger.fatal({ err }, msg);

@@ -36,6 +36,9 @@ export interface Config {
   readonly retentionMs: number | null;
   readonly allowMissingVersion: boolean;
   readonly streamBufferEvents: number;
+  /** Declared in the card; off = the streaming RPCs answer UNSUPPORTED_OPERATION (R-CAP-2). */
+  readonly streaming: boolean;
+  readonly storeDurability: "process" | "power";
   readonly agentName: string | null;
   readonly agentDescription: string | null;
 }

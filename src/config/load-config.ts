@@ -75,6 +75,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     dataDir: resolve(cwd, raw("dataDir") ?? "./data"),
     retentionMs: get("retention", parseDurationOrOff, "off"),
     allowMissingVersion: get("allowMissingVersion", parseBoolean, "false"),
+    streaming: get("streaming", parseBoolean, "true"),
+    storeDurability: get("storeDurability", (v) => parseChoice(v, ["process", "power"] as const), "process"),
     streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "256"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,

@@ -41,6 +41,8 @@ describe("configuration", () => {
       retentionMs: null,
       allowMissingVersion: false,
       streamBufferEvents: 256,
+      streaming: true,
+      storeDurability: "process",
       agentName: null,
       agentDescription: null,
     });
