@@ -21,8 +21,9 @@ export interface Agent {
    */
   execute(ctx: AgentContext): Promise<void>;
   /**
-   * Called when a client cancels a task that is not running right now (interrupted).
-   * A running task is canceled through `ctx.signal` instead. Optional.
+   * Called when a client cancels a task that is running or interrupted, with the
+   * CancelTaskRequest metadata. A running task's `ctx.signal` is aborted as well. The task
+   * ends CANCELED either way; a hook that fails or takes over 5 s does not stop that. Optional.
    */
   cancel?(task: Task, caller: Caller, metadata: JsonObject | undefined): Promise<void>;
   /**
