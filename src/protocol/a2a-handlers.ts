@@ -1,13 +1,12 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
-import type { AgentCard, AgentExtension, StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { AgentCard, AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { getExtendedAgentCard } from "../agents/agent-card.js";
 import { PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
-import type { RequestContext, StreamHandle, TaskService } from "../lifecycle/task-service.js";
-import type { StreamSink } from "../lifecycle/task-feed.js";
+import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
 import { GrpcStatusError } from "./error-status.js";
-import type { A2AServiceHandlers, CallContext, StreamWriter } from "./grpc-adapter.js";
+import type { A2AServiceHandlers, CallContext } from "./grpc-adapter.js";
 import {
   validateCancelTaskRequest,
   validateCreateTaskPushNotificationConfigRequest,
@@ -23,6 +22,7 @@ import {
   type ValidationLimits,
 } from "./request-validation.js";
 import { checkRequiredExtensions, formatActivatedExtensions, readRequestedExtensions, readVersion } from "./service-parameters.js";
+import { pipeStream } from "./stream-pipe.js";
 
 export interface A2AHandlerOptions {
   readonly service: TaskService;
@@ -151,58 +151,4 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
     },
   };
-}
-
-/**
- * Connects a core stream to a gRPC server stream with flow control: writes go out while the
- * client keeps up; once grpc-js reports back-pressure, at most `bufferEvents` further events
- * are queued, and a client that falls further behind is ended with RESOURCE_EXHAUSTED without
- * slowing anyone else. A client that goes away only closes its own subscription.
- */
-async function pipeStream(
-  call: CallContext,
-  out: StreamWriter<StreamResponse>,
-  bufferEvents: number,
-  open: (sink: StreamSink) => Promise<StreamHandle>,
-  rc: RequestContext,
-): Promise<void> {
-  let settle!: (error?: Error) => void;
-  const finished = new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve())));
-  let queuedWhileBlocked = 0;
-  let blocked = false;
-  let headersSent = false;
-  const sink: StreamSink = {
-    next(response) {
-      if (out.closed) return;
-      if (!headersSent) {
-        headersSent = true;
-        if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
-      }
-      if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
-      if (blocked && ++queuedWhileBlocked > bufferEvents) {
-        settle(new GrpcStatusError(grpc.status.RESOURCE_EXHAUSTED, `the client fell more than ${bufferEvents} events behind; resubscribe with SubscribeToTask to get a fresh snapshot`));
-        return;
-      }
-      if (!out.write(response) && !blocked) {
-        blocked = true;
-        void out.waitForDrain().then(() => {
-          blocked = false;
-          queuedWhileBlocked = 0;
-        });
-      }
-    },
-    end() {
-      settle();
-    },
-  };
-  const onAbort = () => settle();
-  call.signal.addEventListener("abort", onAbort, { once: true });
-  let handle: StreamHandle | undefined;
-  try {
-    handle = await open(sink);
-    await finished;
-  } finally {
-    call.signal.removeEventListener("abort", onAbort);
-    handle?.close();
-  }
 }
