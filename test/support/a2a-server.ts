@@ -25,16 +25,22 @@ export interface A2ATestServerOptions {
   readonly repository?: TaskRepository;
   /** Settings as environment variables (A2A_*), on top of: memory store, card listener off, port 0. */
   readonly env?: Record<string, string>;
+  /**
+   * Advertise the real bound address (127.0.0.1:<port>) as the card's GRPC interface url,
+   * so clients that discover the server through its card (A2A_CARD_LISTEN) dial this server.
+   * Wins over an A2A_PUBLIC_GRPC_ADDRESS in `env`.
+   */
+  readonly advertiseBoundAddress?: boolean;
 }
 
 /** The whole service (app + gRPC server) on 127.0.0.1:0, as main.ts assembles it. */
 export async function startA2AServer(options: A2ATestServerOptions = {}): Promise<A2ATestServer> {
   const { logger, lines } = captureLogger("info");
-  const config: Config = loadConfig({
-    argv: [],
-    env: { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051", ...options.env },
-  });
+  const env = { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051", ...options.env };
+  let config: Config = loadConfig({ argv: [], env });
   const server = await startServer({ listen: config.listen, logger });
+  // The port is known only once the server is bound, so the card's address is settled afterwards.
+  if (options.advertiseBoundAddress) config = loadConfig({ argv: [], env: { ...env, A2A_PUBLIC_GRPC_ADDRESS: `127.0.0.1:${server.port}` } });
   const app = await createApp(config, logger, { agent: options.agent, repository: options.repository });
   server.onShutdown(() => app.close(0));
   server.useHandlers(app.handlers, a2aStatusMapper);
