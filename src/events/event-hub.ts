@@ -26,7 +26,9 @@ export class EventHub {
   publish(event: TaskEvent): void {
     const set = this.listeners.get(event.taskId);
     if (!set) return;
-    for (const listener of [...set]) {
+    // Iterates the live set (no copy per event): a listener that unsubscribes during delivery
+    // is simply skipped; listeners never subscribe synchronously from inside a delivery.
+    for (const listener of set) {
       try {
         listener(event);
       } catch (error) {

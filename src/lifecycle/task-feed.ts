@@ -89,13 +89,11 @@ export class TaskFeed {
         this.sendTask(event.task, event.version);
         return;
       case "status":
-        this.sink.next(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: event.taskId, contextId: event.contextId, status: event.status } } }));
+        this.sink.next(responseOf(event));
         if (closesStream(event.status.state)) this.finish();
         return;
       case "artifact":
-        this.sink.next(create(StreamResponseSchema, {
-          payload: { case: "artifactUpdate", value: { taskId: event.taskId, contextId: event.contextId, artifact: event.artifact, append: event.append, lastChunk: event.lastChunk } },
-        }));
+        this.sink.next(responseOf(event));
         return;
       case "history":
         return; // history has no stream event of its own; the task snapshot carries it
@@ -107,10 +105,34 @@ export class TaskFeed {
     this.sink.next(create(StreamResponseSchema, { payload: { case: "task", value: withHistoryLength(task, this.historyLength) } }));
   }
 
+
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
     this.close();
     this.sink.end();
   }
+}
+
+type UpdateEvent = Extract<TaskEvent, { kind: "status" | "artifact" }>;
+
+/**
+ * An update event's StreamResponse is the same for every stream of the task: build it once per
+ * event and share it (with 500 subscribers that is one object instead of 500). Nobody mutates
+ * it; it lives as long as the event does.
+ */
+const responses = new WeakMap<UpdateEvent, StreamResponse>();
+
+function responseOf(event: UpdateEvent): StreamResponse {
+  let response = responses.get(event);
+  if (response === undefined) {
+    response =
+      event.kind === "status"
+        ? create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: event.taskId, contextId: event.contextId, status: event.status } } })
+        : create(StreamResponseSchema, {
+            payload: { case: "artifactUpdate", value: { taskId: event.taskId, contextId: event.contextId, artifact: event.artifact, append: event.append, lastChunk: event.lastChunk } },
+          });
+    responses.set(event, response);
+  }
+  return response;
 }
