@@ -1,0 +1,304 @@
+/**
+ * Issue 3's benchmark: blocking SendMessage with a trivial agent, side by side in one run
+ * against (a) a bare grpc-js server answering with prebuilt bytes (the ceiling) and (b) the
+ * official @a2a-js/sdk gRPC server with the same agent; then memory per stored task and
+ * ListTasks cost as the store grows (ours and the SDK's).
+ *
+ *   npm run bench -- issue3 [--quick] [--profile]
+ *   node --import tsx bench/issue3.ts [--quick] [--profile]
+ *
+ * Our server runs compiled (dist/, run `npm run build` first), as production does.
+ * Each server runs alone in a child process; the load client (this process) sends one
+ * prebuilt request with 32 calls in flight and never decodes responses.
+ */
+import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  ListTasksRequestSchema,
+  ListTasksResponseSchema,
+  MessageSchema,
+  Role,
+  SendMessageRequestSchema,
+  SendMessageResponseSchema,
+  TaskState,
+} from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { profileSummary } from "./lib/cpu-profile.js";
+import { loadClient, type LoadClient } from "./lib/load.js";
+import { drive, measurePhase, waitUntilServing, type PhaseResult } from "./lib/measure.js";
+import { startServerProcess, type ServerProcess } from "./lib/server-process.js";
+import { comparisonTable, formatNumber, formatRatio, markdownTable, targetsTable, type Target } from "./lib/table.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const RESULTS = join(ROOT, "bench", "results");
+const SEND = "/lf.a2a.v1.A2AService/SendMessage";
+const LIST = "/lf.a2a.v1.A2AService/ListTasks";
+const A2A_METADATA = { "a2a-version": "1.0" };
+
+export interface Issue3Options {
+  readonly quick: boolean;
+  readonly profile: boolean;
+}
+
+const FULL = {
+  inFlight: 32,
+  warmup: 3_000,
+  calls: 30_000,
+  listInFlight: 8,
+  listCalls: 2_000,
+  listMaxSeconds: 15,
+  listAt: [1_000, 100_000],
+  memoryAt: [50_000, 200_000],
+};
+const QUICK: typeof FULL = {
+  ...FULL,
+  warmup: 1_000,
+  calls: 5_000,
+  listCalls: 500,
+  listMaxSeconds: 5,
+  listAt: [1_000, 10_000],
+  memoryAt: [5_000, 20_000],
+};
+
+/** The one request every server gets: a new conversation turn, one short text part. */
+const sendRequest = Buffer.from(
+  toBinary(
+    SendMessageRequestSchema,
+    create(SendMessageRequestSchema, {
+      message: create(MessageSchema, {
+        messageId: "bench-message-1",
+        role: Role.USER,
+        parts: [{ content: { case: "text", value: "What is 2 + 2?" } }],
+      }),
+    }),
+  ),
+);
+const listRequest = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTasksRequestSchema, { pageSize: 50 })));
+
+type ServerKind = "bare" | "sdk" | "ours";
+const LABEL: Record<ServerKind, string> = { bare: "(a) bare grpc-js", sdk: "(b) @a2a-js/sdk", ours: "(c) ours" };
+
+function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> {
+  const env = { A2A_LOG_LEVEL: "warn" };
+  switch (kind) {
+    case "bare":
+      return startServerProcess({ name: LABEL.bare, script: join(ROOT, "bench/servers/bare-server.ts"), tsx: true, env: { BENCH_RESPONSE_FILE: responseFile! } });
+    case "sdk":
+      return startServerProcess({ name: LABEL.sdk, script: join(ROOT, "bench/servers/sdk-server.ts"), tsx: true, env });
+    case "ours":
+      return startServerProcess({
+        name: LABEL.ours,
+        script: join(ROOT, "dist/src/main.js"),
+        cwd: ROOT,
+        env: (port) => ({
+          ...env,
+          A2A_LISTEN: `127.0.0.1:${port}`,
+          A2A_STORE: "memory",
+          A2A_CARD_LISTEN: "off",
+          A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs",
+          A2A_LOG_FORMAT: "json",
+        }),
+      });
+  }
+}
+
+/** Starts a server and waits until a real SendMessage succeeds. Returns the first response. */
+async function startServing(kind: ServerKind, responseFile?: string): Promise<{ server: ServerProcess; lc: LoadClient; first: Buffer }> {
+  const server = await start(kind, responseFile);
+  const lc = loadClient(server.address, A2A_METADATA);
+  let first: Buffer | undefined;
+  await waitUntilServing(server, async () => (first = await lc.call(SEND, sendRequest)));
+  return { server, lc, first: first! };
+}
+
+/** Checks that the answer is a completed task with one artifact: the servers do equivalent work. */
+function checkCompletedTask(name: string, bytes: Buffer): void {
+  const res = fromBinary(SendMessageResponseSchema, bytes);
+  const task = res.payload.case === "task" ? res.payload.value : undefined;
+  if (task?.status?.state !== TaskState.COMPLETED || task.artifacts.length !== 1) {
+    throw new Error(`${name} did not answer with a completed task with one artifact`);
+  }
+}
+
+interface ThroughputRow {
+  readonly kind: ServerKind;
+  readonly phase: PhaseResult;
+}
+
+interface GrowthRow {
+  readonly kind: ServerKind;
+  /** tasks -> bytes per stored task, measured from the baseline. */
+  readonly memory: { tasks: number; rssPerTask: number; heapPerTask: number }[];
+  readonly list: { tasks: number; phase: PhaseResult; totalSize: number }[];
+}
+
+async function throughput(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options, responseFile?: string) {
+  const { server, lc, first } = await startServing(kind, responseFile);
+  try {
+    checkCompletedTask(LABEL[kind], first);
+    const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
+    await drive(server, lc, load, cfg.warmup);
+    const profileFile = join(RESULTS, `issue3-${kind}-${Date.now()}.cpuprofile`);
+    if (opts.profile && kind === "ours") await server.profileStart();
+    const phase = await measurePhase(server, lc, { ...load, calls: cfg.calls });
+    let profile: string | undefined;
+    if (opts.profile && kind === "ours") {
+      await server.profileStop(profileFile);
+      profile = `${profileSummary(profileFile, phase.load.calls)}\n\nProfile: ${profileFile}`;
+    }
+    return { row: { kind, phase }, first, profile };
+  } finally {
+    lc.close();
+    await server.stop();
+  }
+}
+
+/** Fills a fresh server's store via SendMessage, measuring ListTasks and memory at the set sizes. */
+async function growth(kind: ServerKind, cfg: typeof FULL): Promise<GrowthRow> {
+  const { server, lc } = await startServing(kind);
+  let stored = 1;
+  const fillTo = async (n: number) => {
+    await drive(server, lc, { path: SEND, request: sendRequest, inFlight: cfg.inFlight }, n - stored);
+    stored = Math.max(stored, n);
+  };
+  const row: GrowthRow = { kind, memory: [], list: [] };
+  const listAt = async (n: number) => {
+    await fillTo(n);
+    const opts = { path: LIST, request: listRequest, inFlight: cfg.listInFlight };
+    const page = fromBinary(ListTasksResponseSchema, await lc.call(LIST, listRequest));
+    if (page.tasks.length !== 50) throw new Error(`${LABEL[kind]}: ListTasks returned ${page.tasks.length} tasks, wanted 50`);
+    await drive(server, lc, { ...opts }, 20);
+    const phase = await measurePhase(server, lc, { ...opts, calls: cfg.listCalls, maxSeconds: cfg.listMaxSeconds });
+    row.list.push({ tasks: n, phase, totalSize: page.totalSize });
+  };
+  try {
+    const sizes = [...new Set([...cfg.listAt, ...cfg.memoryAt])].sort((a, b) => a - b);
+    const baseTasks = cfg.listAt[0]!;
+    await listAt(baseTasks);
+    const base = await server.usageAfterGc();
+    for (const n of sizes.filter((s) => s !== baseTasks)) {
+      if (cfg.listAt.includes(n)) await listAt(n);
+      else await fillTo(n);
+      if (cfg.memoryAt.includes(n)) {
+        const now = await server.usageAfterGc();
+        const tasks = stored - baseTasks;
+        row.memory.push({
+          tasks: n,
+          rssPerTask: (now.mem.rss - base.mem.rss) / tasks,
+          heapPerTask: (now.mem.heapUsed + now.mem.external - base.mem.heapUsed - base.mem.external) / tasks,
+        });
+      }
+    }
+    return row;
+  } finally {
+    lc.close();
+    await server.stop();
+  }
+}
+
+export async function runIssue3(opts: Issue3Options): Promise<string> {
+  const cfg = opts.quick ? QUICK : FULL;
+  if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
+  mkdirSync(RESULTS, { recursive: true });
+  const log = (s: string) => process.stderr.write(`[issue3] ${s}\n`);
+  const startedAt = new Date();
+  const load0 = loadavg()[0]!;
+
+  // Throughput: ours first, since the ceiling answers with our exact response bytes.
+  log(`throughput: ${cfg.warmup} warm-up + ${cfg.calls} measured blocking SendMessage calls, ${cfg.inFlight} in flight, per server`);
+  const ours = await throughput("ours", cfg, opts);
+  const responseFile = join(RESULTS, "issue3-response.bin");
+  writeFileSync(responseFile, ours.first);
+  const bare = await throughput("bare", cfg, opts, responseFile);
+  const sdk = await throughput("sdk", cfg, opts);
+  const rows = [bare.row, sdk.row, ours.row];
+  const [b, s, o] = rows.map((r) => r.phase) as [PhaseResult, PhaseResult, PhaseResult];
+
+  log(`store growth: ListTasks at ${cfg.listAt.join(" / ")} tasks, memory at ${cfg.memoryAt.join(" / ")} tasks (SDK, then ours)`);
+  const growthRows = [await growth("sdk", cfg), await growth("ours", cfg)];
+
+  const label = (r: { kind: ServerKind }) => LABEL[r.kind];
+  const throughputTable = comparisonTable(rows, label, [
+    { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
+    { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
+    { header: "p50 ms", value: (r) => r.phase.p50Ms, digits: 2, ratio: true },
+    { header: "p99 ms", value: (r) => r.phase.p99Ms, digits: 2, ratio: true },
+    { header: "client CPU µs/call", value: (r) => r.phase.clientCpuPerCall },
+    { header: "response B", value: (r) => r.phase.load.responseBytes },
+  ], [rows[0]!, rows[1]!]);
+
+  const memRows = growthRows.flatMap((g) => g.memory.map((m) => [label(g), formatNumber(m.tasks), formatNumber(m.rssPerTask), formatNumber(m.heapPerTask)]));
+  const memoryTable = markdownTable(["server", "stored tasks", "RSS B/task", "heap+external B/task (after GC)"], memRows);
+  const listRows = growthRows.flatMap((g) =>
+    g.list.map((l) => [label(g), formatNumber(l.tasks), formatNumber(l.totalSize), formatNumber(l.phase.load.calls), formatNumber(l.phase.serverCpuPerCall), formatNumber(l.phase.p50Ms, 2), formatNumber(l.phase.callsPerSec)]),
+  );
+  const listTable = markdownTable(["server", "stored tasks", "total_size", "calls", "server CPU µs/call", "p50 ms", "calls/s"], listRows);
+
+  const oursGrowth = growthRows[1]!;
+  const sdkGrowth = growthRows[0]!;
+  const lastMem = oursGrowth.memory.at(-1)!;
+  const bytes = (v: number) => `${formatNumber(v)} B`;
+  const listFirst = oursGrowth.list[0]!.phase.serverCpuPerCall;
+  const listLast = oursGrowth.list.at(-1)!.phase.serverCpuPerCall;
+  const targets: Target[] = [
+    { what: "server CPU/call vs SDK", actual: o.serverCpuPerCall / s.serverCpuPerCall, op: "<=", limit: 0.5 },
+    { what: "server CPU/call vs bare", actual: o.serverCpuPerCall / b.serverCpuPerCall, op: "<=", limit: 1.5 },
+    { what: "calls/s vs SDK", actual: o.callsPerSec / s.callsPerSec, op: ">=", limit: 1.5 },
+    { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (heap+external)`, actual: lastMem.heapPerTask, op: "<", limit: 1024, format: bytes },
+    { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (RSS)`, actual: lastMem.rssPerTask, op: "<", limit: 1024, format: bytes },
+    {
+      what: `ListTasks CPU/call at ${formatNumber(oursGrowth.list.at(-1)!.tasks)} vs ${formatNumber(oursGrowth.list[0]!.tasks)} tasks (flat)`,
+      actual: listLast / listFirst,
+      op: "<=",
+      limit: 1.5,
+    },
+  ];
+
+  const command = `npm run build && npm run bench -- issue3${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
+  const sdkMem = sdkGrowth.memory.at(-1);
+  const out = [
+    `## Issue 3 benchmark${opts.quick ? " (quick)" : ""}`,
+    "",
+    `Reproduce: \`${command}\``,
+    "",
+    `${startedAt.toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? "?"} · load average ${load0.toFixed(2)} at start`,
+    "",
+    `### Blocking SendMessage, trivial agent (working → artifact → complete), ${cfg.inFlight} calls in flight, ${formatNumber(cfg.calls)} calls after ${formatNumber(cfg.warmup)} warm-up`,
+    "",
+    throughputTable,
+    "",
+    `Ratios in parentheses: to (a) / to (b). Server CPU is user + system time of the server process over the measured calls, all threads.`,
+    "",
+    `### Memory per stored completed task (blocking SendMessage; growth from ${formatNumber(cfg.listAt[0]!)} tasks, after forced GC)`,
+    "",
+    memoryTable,
+    "",
+    `### ListTasks, page size 50, first page, ${cfg.listInFlight} calls in flight`,
+    "",
+    listTable,
+    "",
+    "### Targets",
+    "",
+    targetsTable(targets),
+    sdkMem ? `\nSDK server for comparison: ${bytes(sdkMem.heapPerTask)} heap+external, ${bytes(sdkMem.rssPerTask)} RSS per task at ${formatNumber(sdkMem.tasks)}.` : "",
+  ];
+  if (ours.profile) out.push("", "### Where our server's CPU goes (V8 CPU profile of the measured SendMessage calls)", "", ours.profile);
+  const report = out.join("\n");
+  const file = join(RESULTS, `issue3-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
+  writeFileSync(file, `${report}\n`);
+  log(`written to ${file}`);
+  return report;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile") }).then(
+    (report) => process.stdout.write(`${report}\n`),
+    (err: unknown) => {
+      process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,81 @@
+import { readFileSync } from "node:fs";
+import { markdownTable } from "./table.js";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface SelfTime {
+  readonly name: string;
+  readonly where: string;
+  readonly area: string;
+  readonly micros: number;
+}
+
+/** Where a script lives, shortened: a package name, a project path, or a Node internal. */
+function areaOf(url: string): { where: string; area: string } {
+  if (url === "") return { where: "", area: "(V8 / native)" };
+  const nm = url.lastIndexOf("node_modules/");
+  if (nm >= 0) {
+    const rest = url.slice(nm + "node_modules/".length);
+    const parts = rest.split("/");
+    const pkg = parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
+    return { where: rest, area: pkg };
+  }
+  if (url.startsWith("node:")) return { where: url, area: "node core" };
+  const root = process.cwd().replace(/\\/g, "/");
+  const path = url.replace(/^file:\/\//, "").replace(`${root}/`, "");
+  const area = path.split("/").slice(0, path.startsWith("dist/") ? 3 : 2).join("/");
+  return { where: path, area };
+}
+
+/** Self time per function of a .cpuprofile, largest first. */
+export function selfTimes(file: string): { total: number; functions: SelfTime[]; areas: Map<string, number> } {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const perNode = new Map<number, number>();
+  // timeDeltas[i] is the time before sample i; the time after it is the next delta.
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    perNode.set(profile.samples[i]!, (perNode.get(profile.samples[i]!) ?? 0) + dt);
+  }
+  const perFunction = new Map<string, SelfTime>();
+  const areas = new Map<string, number>();
+  let total = 0;
+  for (const [id, micros] of perNode) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    if (functionName === "(idle)") continue;
+    const { where, area } = areaOf(url);
+    const name = functionName || "(anonymous)";
+    const key = `${name} ${where}:${lineNumber}`;
+    const prev = perFunction.get(key);
+    perFunction.set(key, { name, where: where ? `${where}:${lineNumber + 1}` : "", area, micros: (prev?.micros ?? 0) + micros });
+    const areaKey = url === "" ? name : area;
+    areas.set(areaKey, (areas.get(areaKey) ?? 0) + micros);
+    total += micros;
+  }
+  return { total, functions: [...perFunction.values()].sort((a, b) => b.micros - a.micros), areas };
+}
+
+/** Markdown: top functions by self time, and self time by package / project folder. */
+export function profileSummary(file: string, calls: number, top = 25): string {
+  const { total, functions, areas } = selfTimes(file);
+  const pct = (v: number) => `${((100 * v) / total).toFixed(1)}%`;
+  const perCall = (v: number) => (v / calls).toFixed(2);
+  const fnTable = markdownTable(
+    ["self %", "µs/call", "function", "where"],
+    functions.slice(0, top).map((f) => [pct(f.micros), perCall(f.micros), f.name, f.where]),
+  );
+  const areaTable = markdownTable(
+    ["self %", "µs/call", "area"],
+    [...areas].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([a, v]) => [pct(v), perCall(v), a]),
+  );
+  return `Sampled main-thread time: ${perCall(total)} µs/call over ${calls.toLocaleString("en-US")} calls.\n\n${areaTable}\n\n${fnTable}`;
+}

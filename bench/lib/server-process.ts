@@ -1,0 +1,131 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/** Where every benchmarked server loads its probe from (see child-probe.mjs). */
+const PROBE = fileURLToPath(new URL("./child-probe.mjs", import.meta.url));
+
+export interface Usage {
+  /** process.cpuUsage() of the server: user and system µs since it started. */
+  readonly cpu: NodeJS.CpuUsage;
+  readonly mem: NodeJS.MemoryUsage;
+}
+
+export interface ServerProcessOptions {
+  /** Shown in tables and errors. */
+  readonly name: string;
+  /** The script the child runs (a .js file, or .ts when `tsx` is set). */
+  readonly script: string;
+  readonly args?: readonly string[];
+  /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=..."]. --expose-gc is always on. */
+  readonly nodeFlags?: readonly string[];
+  /** Load the child through tsx (TypeScript sources). Only affects module loading. */
+  readonly tsx?: boolean;
+  /** Environment on top of the parent's, given the chosen port; BENCH_PORT is added. */
+  readonly env?: Record<string, string> | ((port: number) => Record<string, string>);
+  readonly cwd?: string;
+}
+
+export interface ServerProcess {
+  readonly name: string;
+  readonly pid: number;
+  /** 127.0.0.1:port the child was told to listen on (env BENCH_PORT). */
+  readonly address: string;
+  usage(): Promise<Usage>;
+  /** Usage after forced full GCs in the child: heapUsed is then the live heap. */
+  usageAfterGc(): Promise<Usage>;
+  /** Starts the V8 CPU profiler in the child (100 µs sampling). */
+  profileStart(): Promise<void>;
+  /** Stops it and writes the profile (.cpuprofile JSON) to `file`. */
+  profileStop(file: string): Promise<void>;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+  /** Everything the child wrote to stderr (for error reports). */
+  stderr(): string;
+}
+
+/** A port that was free a moment ago. Servers that log at warn level cannot report port 0's choice. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const port = (server.address() as { port: number }).port;
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+/**
+ * Starts a server in its own process with an IPC channel, so that its CPU time and memory
+ * are measured apart from the load client's. The caller waits for readiness itself (by
+ * calling the server), since only it knows what a ready answer looks like.
+ */
+export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
+  const port = await freePort();
+  const execArgv = [
+    "--expose-gc",
+    ...(options.tsx ? ["--import", "tsx"] : []),
+    "--import",
+    PROBE,
+    ...(options.nodeFlags ?? []),
+  ];
+  const child: ChildProcess = fork(options.script, [...(options.args ?? [])], {
+    execArgv,
+    env: { ...process.env, ...(typeof options.env === "function" ? options.env(port) : options.env), BENCH_PORT: String(port) },
+    cwd: options.cwd,
+    stdio: ["ignore", "inherit", "pipe", "ipc"],
+  });
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr = (stderr + chunk).slice(-20_000);
+  });
+  let exited: { code: number | null; signal: string | null } | undefined;
+  const exit = new Promise<void>((resolve) =>
+    child.once("exit", (code, signal) => {
+      exited = { code, signal };
+      for (const waiter of pending.values()) waiter.reject(new Error(`${options.name} exited (${code ?? signal}):\n${stderr}`));
+      pending.clear();
+      resolve();
+    }),
+  );
+  const pending = new Map<number, { resolve(u: Usage): void; reject(e: Error): void }>();
+  let nextId = 1;
+  child.on("message", (msg: { id: number; error?: string } & Partial<Usage>) => {
+    const waiter = pending.get(msg.id);
+    if (!waiter) return;
+    pending.delete(msg.id);
+    if (msg.error !== undefined) waiter.reject(new Error(`${options.name}: ${msg.error}`));
+    else waiter.resolve({ cpu: msg.cpu!, mem: msg.mem! });
+  });
+  const ask = (cmd: "usage" | "gc" | "profileStart" | "profileStop", extra: object = {}) =>
+    new Promise<Usage>((resolve, reject) => {
+      if (exited) return reject(new Error(`${options.name} has exited (${exited.code ?? exited.signal}):\n${stderr}`));
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      child.send({ id, cmd, ...extra });
+    });
+  if (child.pid === undefined) throw new Error(`${options.name} could not be started`);
+  return {
+    name: options.name,
+    pid: child.pid,
+    address: `127.0.0.1:${port}`,
+    usage: () => ask("usage"),
+    usageAfterGc: () => ask("gc"),
+    profileStart: async () => void (await ask("profileStart")),
+    profileStop: async (file) => void (await ask("profileStop", { file })),
+    stderr: () => stderr,
+    async stop(graceMs = 10_000) {
+      if (exited) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** CPU µs (user + system) between two readings. */
+export function cpuMicros(before: Usage, after: Usage): number {
+  return after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+}

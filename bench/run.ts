@@ -1,0 +1,25 @@
+/**
+ * Benchmark entry point: `npm run bench -- <name> [options]`. Each benchmark is a module
+ * exporting a function that runs it and returns its markdown report (see bench/README.md).
+ */
+const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]): Promise<string> }> = {
+  issue3: {
+    describe: "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile]",
+    run: async (args) => (await import("./issue3.js")).runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+  },
+};
+
+const [name, ...args] = process.argv.slice(2);
+const bench = name === undefined ? undefined : BENCHMARKS[name];
+if (bench === undefined) {
+  const list = Object.entries(BENCHMARKS).map(([n, b]) => `  ${n.padEnd(8)} ${b.describe}`).join("\n");
+  process.stderr.write(`${name === undefined ? "" : `unknown benchmark ${JSON.stringify(name)}\n`}Usage: npm run bench -- <name> [options]\n${list}\n`);
+  process.exit(2);
+}
+bench.run(args).then(
+  (report) => process.stdout.write(`${report}\n`),
+  (err: unknown) => {
+    process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
+    process.exit(1);
+  },
+);

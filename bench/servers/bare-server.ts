@@ -1,0 +1,36 @@
+/**
+ * The ceiling: a bare grpc-js server that answers every SendMessage with the same prebuilt
+ * response bytes (read from BENCH_RESPONSE_FILE), without decoding the request or encoding
+ * anything. What is left is grpc-js and HTTP/2 framing, the cost every server pays.
+ * Listens on 127.0.0.1:$BENCH_PORT. Started by bench/lib/server-process.ts.
+ */
+import { readFileSync } from "node:fs";
+import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
+
+const response = readFileSync(process.env.BENCH_RESPONSE_FILE ?? "");
+if (response.length === 0) throw new Error("BENCH_RESPONSE_FILE must name a file with the serialized response");
+const identity = (b: Buffer) => b;
+
+const server = new Server();
+server.addService(
+  {
+    sendMessage: {
+      path: "/lf.a2a.v1.A2AService/SendMessage",
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    },
+  },
+  {
+    sendMessage(_call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) {
+      callback(null, response);
+    },
+  },
+);
+server.bindAsync(`127.0.0.1:${process.env.BENCH_PORT}`, ServerCredentials.createInsecure(), (err) => {
+  if (err) throw err;
+});
+process.on("SIGTERM", () => server.tryShutdown(() => process.exit(0)));
