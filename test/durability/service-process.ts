@@ -50,6 +50,7 @@ export function spawnService(dataDir: string, env: Record<string, string> = {}):
       A2A_LOG_FORMAT: "json",
       A2A_DATA_DIR: dataDir,
       A2A_AGENT_MODULE: DURABLE_AGENT,
+      DURABILITY_ANNOUNCE: "1",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
