@@ -118,6 +118,19 @@ describe("events that break the rules are refused; the task stays consistent", (
     expect((await rpc(s).get({ id: task.id })).response!.artifacts.map((a) => a.artifactId)).toEqual(["good"]);
   });
 
+  test("issue 3: a refused event is logged (warn, with the task id) even when the agent catches the error", async () => {
+    const refused = gate<unknown>();
+    const word = agents.on(async (ctx) => {
+      await ctx.working();
+      await ctx.complete("final");
+      await ctx.working("after the end").then(() => refused.open(undefined), (error) => refused.open(error));
+    });
+    const task = await sendForTask(s, userMessage(word));
+    expect(await refused.promise).toBeInstanceOf(Error);
+    const logged = s.lines.filter((l) => l["task_id"] === task.id && Number(l["level"]) >= 40);
+    expect(logged.map((l) => l["msg"])).not.toEqual([]);
+  });
+
   test("issue 3: an agent that lets a refused event's error escape gets the task FAILED (not half-changed)", async () => {
     const word = agents.on(async (ctx) => {
       await ctx.working();
