@@ -14,12 +14,14 @@ import {
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentContext, ArtifactInput, Caller, MessageInput, PartInput } from "./agent.js";
 import type { StatusClock } from "./clock.js";
+import type { CoreLogger } from "./logger.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
 
 /** What the service provides to a run: how to create and write its task. */
 export interface RunHost {
   readonly clock: StatusClock;
+  readonly logger: CoreLogger;
   /** Stores a new task and returns its writer; the run's `onCreate` observers run before "created" is published. */
   createTask(run: AgentRun, task: Task): Promise<TaskWriter>;
 }
@@ -120,7 +122,7 @@ export class AgentRun implements AgentContext {
       metadata: input.metadata,
       extensions: input.extensions ?? [],
     });
-    await writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false });
+    await this.refusalsLogged(writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false }), "artifact");
   }
 
   /** A status change made by the service itself (failure, cancel): no agent misuse checks. */
@@ -146,7 +148,17 @@ export class AgentRun implements AgentContext {
 
   private async status(state: TaskState, content: MessageInput | undefined): Promise<void> {
     const writer = await this.ensureTask();
-    await writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) });
+    await this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) }), stateName(state));
+  }
+
+  /** A refused agent event is logged here, so it is on record even when the agent catches the error. */
+  private async refusalsLogged(write: Promise<void>, what: string): Promise<void> {
+    try {
+      await write;
+    } catch (error) {
+      this.host.logger.warn({ err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what }, "refused an agent event that breaks the task rules");
+      throw error;
+    }
   }
 
   private statusOf(state: TaskState, content: MessageInput | undefined, taskId: string) {

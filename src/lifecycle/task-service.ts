@@ -75,6 +75,7 @@ const DEFAULT_PAGE_SIZE = 50;
  */
 export class TaskService implements RunHost {
   readonly clock: StatusClock;
+  readonly logger: CoreLogger;
   private readonly writers = new Map<string, TaskWriter>();
   private readonly runs = new Map<string, AgentRun>();
   private readonly liveRuns = new Set<Promise<void>>();
@@ -83,6 +84,7 @@ export class TaskService implements RunHost {
 
   constructor(private readonly options: TaskServiceOptions) {
     this.clock = options.clock ?? new StatusClock();
+    this.logger = options.logger;
   }
 
   private get repository(): TaskRepository {
@@ -167,11 +169,14 @@ export class TaskService implements RunHost {
     const state = stored.task.status!.state;
     if (state === TaskState.CANCELED) return stored.task;
     if (isTerminal(state)) throw new TaskNotCancelableError(taskId, stateName(state));
+    // CANCELED is queued before the agent learns of the cancel, so whatever the agent writes
+    // in reaction to its aborted signal comes after it and is refused by the guard.
+    const writer = this.writerFor(rc.caller, stored);
+    const canceled = writer.write({ kind: "status", status: this.serverStatus(TaskState.CANCELED, undefined, stored.task) });
     this.runs.get(taskId)?.stop("the task was canceled");
     await this.runCancelHook(stored.task, rc.caller, metadata);
-    const writer = this.writerFor(rc.caller, stored);
     try {
-      await writer.write({ kind: "status", status: this.serverStatus(TaskState.CANCELED, undefined, stored.task) });
+      await canceled;
     } catch (error) {
       if (!(error instanceof IllegalTransitionError)) throw error;
       // The task settled first (the agent finished, or another cancel won): answer from what it is now.
