@@ -38,7 +38,7 @@ export async function startA2AServer(options: A2ATestServerOptions = {}): Promis
   const { logger, lines } = captureLogger("info");
   const env = { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051", ...options.env };
   let config: Config = loadConfig({ argv: [], env });
-  const server = await startServer({ listen: config.listen, logger });
+  const server = await startServer({ listen: config.listen, logger, maxMessageBytes: config.maxMessageBytes, keepaliveTimeMs: config.keepaliveTimeMs, keepaliveTimeoutMs: config.keepaliveTimeoutMs });
   // The port is known only once the server is bound, so the card's address is settled afterwards.
   if (options.advertiseBoundAddress) config = loadConfig({ argv: [], env: { ...env, A2A_PUBLIC_GRPC_ADDRESS: `127.0.0.1:${server.port}` } });
   const app = await createApp(config, logger, { agent: options.agent, repository: options.repository });
