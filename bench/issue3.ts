@@ -26,7 +26,7 @@ import {
   TaskState,
 } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { profileSummary } from "./lib/cpu-profile.js";
-import { loadClient, type LoadClient } from "./lib/load.js";
+import { loadClient, runLoad, type LoadClient, type LoadOptions } from "./lib/load.js";
 import { drive, measurePhase, waitUntilServing, type PhaseResult } from "./lib/measure.js";
 import { startServerProcess, type ServerProcess } from "./lib/server-process.js";
 import { comparisonTable, formatNumber, formatRatio, markdownTable, targetsTable, type Target } from "./lib/table.js";
@@ -132,6 +132,7 @@ interface GrowthRow {
   /** tasks -> bytes per stored task, measured from the baseline. */
   readonly memory: { tasks: number; rssPerTask: number; heapPerTask: number }[];
   readonly list: { tasks: number; phase: PhaseResult; totalSize: number }[];
+  profile?: string;
 }
 
 async function throughput(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options, responseFile?: string) {
@@ -140,14 +141,9 @@ async function throughput(kind: ServerKind, cfg: typeof FULL, opts: Issue3Option
     checkCompletedTask(LABEL[kind], first);
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
     await drive(server, lc, load, cfg.warmup);
-    const profileFile = join(RESULTS, `issue3-${kind}-${Date.now()}.cpuprofile`);
-    if (opts.profile && kind === "ours") await server.profileStart();
     const phase = await measurePhase(server, lc, { ...load, calls: cfg.calls });
-    let profile: string | undefined;
-    if (opts.profile && kind === "ours") {
-      await server.profileStop(profileFile);
-      profile = `${profileSummary(profileFile, phase.load.calls)}\n\nProfile: ${profileFile}`;
-    }
+    // Profiling slows the server down, so it gets its own run of calls after the measured one.
+    const profile = opts.profile && kind === "ours" ? await profiled(server, lc, { ...load, calls: cfg.calls }, "send") : undefined;
     return { row: { kind, phase }, first, profile };
   } finally {
     lc.close();
@@ -155,8 +151,17 @@ async function throughput(kind: ServerKind, cfg: typeof FULL, opts: Issue3Option
   }
 }
 
+/** Runs `options` once more under the V8 profiler and summarizes where the time went. */
+async function profiled(server: ServerProcess, lc: LoadClient, options: LoadOptions, what: string): Promise<string> {
+  const file = join(RESULTS, `issue3-ours-${what}-${Date.now()}.cpuprofile`);
+  await server.profileStart();
+  const load = await runLoad(lc, options);
+  await server.profileStop(file);
+  return `${profileSummary(file, load.calls)}\n\nProfile: ${file}`;
+}
+
 /** Fills a fresh server's store via SendMessage, measuring ListTasks and memory at the set sizes. */
-async function growth(kind: ServerKind, cfg: typeof FULL): Promise<GrowthRow> {
+async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options): Promise<GrowthRow> {
   const { server, lc } = await startServing(kind);
   let stored = 1;
   const fillTo = async (n: number) => {
@@ -166,12 +171,15 @@ async function growth(kind: ServerKind, cfg: typeof FULL): Promise<GrowthRow> {
   const row: GrowthRow = { kind, memory: [], list: [] };
   const listAt = async (n: number) => {
     await fillTo(n);
-    const opts = { path: LIST, request: listRequest, inFlight: cfg.listInFlight };
+    const listLoad = { path: LIST, request: listRequest, inFlight: cfg.listInFlight };
     const page = fromBinary(ListTasksResponseSchema, await lc.call(LIST, listRequest));
     if (page.tasks.length !== 50) throw new Error(`${LABEL[kind]}: ListTasks returned ${page.tasks.length} tasks, wanted 50`);
-    await drive(server, lc, { ...opts }, 20);
-    const phase = await measurePhase(server, lc, { ...opts, calls: cfg.listCalls, maxSeconds: cfg.listMaxSeconds });
+    await drive(server, lc, listLoad, 20);
+    const phase = await measurePhase(server, lc, { ...listLoad, calls: cfg.listCalls, maxSeconds: cfg.listMaxSeconds });
     row.list.push({ tasks: n, phase, totalSize: page.totalSize });
+    if (opts.profile && kind === "ours" && n === cfg.listAt.at(-1)) {
+      row.profile = await profiled(server, lc, { ...listLoad, calls: phase.load.calls }, "list");
+    }
   };
   try {
     const sizes = [...new Set([...cfg.listAt, ...cfg.memoryAt])].sort((a, b) => a - b);
@@ -217,7 +225,7 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   const [b, s, o] = rows.map((r) => r.phase) as [PhaseResult, PhaseResult, PhaseResult];
 
   log(`store growth: ListTasks at ${cfg.listAt.join(" / ")} tasks, memory at ${cfg.memoryAt.join(" / ")} tasks (SDK, then ours)`);
-  const growthRows = [await growth("sdk", cfg), await growth("ours", cfg)];
+  const growthRows = [await growth("sdk", cfg, opts), await growth("ours", cfg, opts)];
 
   const label = (r: { kind: ServerKind }) => LABEL[r.kind];
   const throughputTable = comparisonTable(rows, label, [
@@ -284,7 +292,9 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
     targetsTable(targets),
     sdkMem ? `\nSDK server for comparison: ${bytes(sdkMem.heapPerTask)} heap+external, ${bytes(sdkMem.rssPerTask)} RSS per task at ${formatNumber(sdkMem.tasks)}.` : "",
   ];
-  if (ours.profile) out.push("", "### Where our server's CPU goes (V8 CPU profile of the measured SendMessage calls)", "", ours.profile);
+  if (ours.profile) out.push("", "### Where our server's CPU goes: SendMessage (V8 CPU profile, a separate run of the same calls)", "", ours.profile);
+  const listProfile = growthRows[1]!.profile;
+  if (listProfile) out.push("", `### Where our server's CPU goes: ListTasks at ${formatNumber(cfg.listAt.at(-1)!)} tasks`, "", listProfile);
   const report = out.join("\n");
   const file = join(RESULTS, `issue3-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
   writeFileSync(file, `${report}\n`);

@@ -36,6 +36,42 @@ function areaOf(url: string): { where: string; area: string } {
   return { where: path, area };
 }
 
+/**
+ * Inclusive time per function (self + callees, counted once per sample even when
+ * recursive), for functions whose area passes `keep`: which of our functions, or which
+ * library entry points, the time is spent under.
+ */
+export function inclusiveTimes(file: string, keep: (t: { name: string; area: string }) => boolean): SelfTime[] {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const info = new Map<number, { key: string; t: SelfTime } | null>();
+  const infoOf = (id: number) => {
+    if (!info.has(id)) {
+      const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+      const { where, area } = areaOf(url);
+      const name = functionName || "(anonymous)";
+      const t = { name, where: where ? `${where}:${lineNumber + 1}` : "", area, micros: 0 };
+      info.set(id, keep(t) ? { key: `${name} ${t.where}`, t } : null);
+    }
+    return info.get(id)!;
+  };
+  const totals = new Map<string, SelfTime>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    const seen = new Set<string>();
+    for (let id: number | undefined = profile.samples[i]; id !== undefined; id = parent.get(id)) {
+      const fi = infoOf(id);
+      if (!fi || seen.has(fi.key)) continue;
+      seen.add(fi.key);
+      const prev = totals.get(fi.key) ?? fi.t;
+      totals.set(fi.key, { ...prev, micros: prev.micros + dt });
+    }
+  }
+  return [...totals.values()].sort((a, b) => b.micros - a.micros);
+}
+
 /** Self time per function of a .cpuprofile, largest first. */
 export function selfTimes(file: string): { total: number; functions: SelfTime[]; areas: Map<string, number> } {
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
@@ -77,5 +113,17 @@ export function profileSummary(file: string, calls: number, top = 25): string {
     ["self %", "µs/call", "area"],
     [...areas].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([a, v]) => [pct(v), perCall(v), a]),
   );
-  return `Sampled main-thread time: ${perCall(total)} µs/call over ${calls.toLocaleString("en-US")} calls.\n\n${areaTable}\n\n${fnTable}`;
+  // Where the time is spent *under*: the project's functions and protobuf's entry points.
+  const entryPoints = new Set(["toBinary", "fromBinary", "clone", "create", "fromJson", "toJson"]);
+  const inclusive = inclusiveTimes(file, (t) => t.area.startsWith("dist/") || t.area.startsWith("src/") || (t.area === "@bufbuild/protobuf" && entryPoints.has(t.name)));
+  const inclusiveTable = markdownTable(
+    ["incl. %", "µs/call", "function", "where"],
+    inclusive.slice(0, top).map((f) => [pct(f.micros), perCall(f.micros), f.name, f.where]),
+  );
+  return [
+    `Sampled main-thread time: ${perCall(total)} µs/call over ${calls.toLocaleString("en-US")} calls.`,
+    "Self time by area:", areaTable,
+    "Top functions by self time:", fnTable,
+    "Inclusive time (self + callees) of the project's functions and protobuf entry points:", inclusiveTable,
+  ].join("\n\n");
 }
