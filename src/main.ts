@@ -52,7 +52,7 @@ async function main(argv: readonly string[]): Promise<void> {
     const publicGrpcAddress = config.publicGrpcAddress === config.listen ? server.address : config.publicGrpcAddress;
     app = await createApp({ ...config, publicGrpcAddress }, logger);
   } catch (err) {
-    logger.fatal({ err }, "could not start");
+    logger.fatal({ err }, `could not start: ${err instanceof Error ? err.message : String(err)}`);
     await server.shutdown(0);
     process.exit(1);
   }

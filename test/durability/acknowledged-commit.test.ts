@@ -26,7 +26,7 @@ const ANONYMOUS = { tenant: "", principal: "anonymous" };
 test("ISSUE5-ACK-COMMITTED: a task acknowledged by return_immediately is already visible to a new connection from another process while the server runs (WAL)", async () => {
   const service = await startService(data.dir);
   const acked = taskOf(await send(service.client, "hang", { returnImmediately: true }));
-  const reader = openSqliteTaskRepository({ file: join(data.dir, STORE_FILE_NAME) });
+  const reader = openSqliteTaskRepository({ file: join(data.dir, STORE_FILE_NAME), exclusive: false });
   try {
     const seen = await reader.get(ANONYMOUS, acked.id);
     expect(seen).toBeDefined();
@@ -45,7 +45,7 @@ test("ISSUE5-ACK-COMMITTED: a task acknowledged by return_immediately is already
   }
 });
 
-test("ISSUE5-DATA-DIR-IN-USE: a second service started on a data directory in use does not settle the running tasks of the first (refuses to start, or leaves them alone)", async () => {
+test("ISSUE5-DATA-DIR-IN-USE: a second service started on a data directory in use refuses to start, naming the file, and does not settle the running tasks of the first", async () => {
   const first = await startService(data.dir);
   const acked = taskOf(await send(first.client, "hang", { returnImmediately: true }));
   await first.line(new RegExp(`agent: hang ${acked.id} working`), "stderr");
@@ -54,7 +54,9 @@ test("ISSUE5-DATA-DIR-IN-USE: a second service started on a data directory in us
   // Either outcome ends the wait: it refuses and exits, or it is up (its restart rule has run).
   await Promise.race([second.exited, second.line(/"msg":"listening on /).catch(() => undefined)]);
   if (second.proc.exitCode === null) second.proc.kill("SIGKILL");
-  await second.exited;
+  // It refuses, naming the file and saying why (one process per data directory).
+  expect(await second.exited).toBe(1);
+  expect(second.stdout.some((l) => /could not start: .*tasks\.sqlite.*in use by another server process/.test(l))).toBe(true);
 
   // The first process is still running the task: it must not have been failed "by a restart".
   const now = await fetchTask(first.client, acked.id);

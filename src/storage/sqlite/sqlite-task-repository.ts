@@ -21,6 +21,7 @@ import {
 } from "../../lifecycle/task-repository.js";
 import { checkDatabaseFile } from "./check-database-file.js";
 import { checkSchema, migrate } from "./migrations.js";
+import { lockDataFile, type DataFileLock } from "./data-file-lock.js";
 import { SqliteStoreError, isBadDataError } from "./sqlite-store-error.js";
 import {
   decodeArtifacts,
@@ -42,6 +43,11 @@ export interface SqliteTaskRepositoryOptions {
    * - "power" (`synchronous=FULL`): also a power loss or OS crash, at the cost of an fsync per commit.
    */
   readonly durability?: "process" | "power";
+  /**
+   * Take the one-process-per-file lock (default true). Only for a second connection that reads
+   * while the server runs (inspection, tests): it must not settle or write tasks.
+   */
+  readonly exclusive?: boolean;
   /** How long a write waits for another connection's lock before failing (ms). Default 5000. */
   readonly busyTimeoutMs?: number;
   /**
@@ -88,14 +94,22 @@ interface ListRow {
 export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): SqliteTaskRepository {
   const inMemory = options.file === ":memory:";
   const file = inMemory ? options.file : resolve(options.file);
+  let lock: DataFileLock | undefined;
   if (!inMemory) {
     mkdirSync(dirname(file), { recursive: true });
-    if (checkDatabaseFile(file)) validateReadOnly(file, options);
+    if (options.exclusive !== false) lock = lockDataFile(file);
+    try {
+      if (checkDatabaseFile(file)) validateReadOnly(file, options);
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
   }
   let db: Db;
   try {
     db = new Database(file);
   } catch (err) {
+    lock?.release();
     throw new SqliteStoreError(file, `cannot be opened (${(err as Error).message}); the file was not modified`, { cause: err });
   }
   try {
@@ -105,9 +119,10 @@ export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): 
     db.pragma("foreign_keys = ON");
     checkSchema(db, file); // again, under the write connection: another process may have written since
     const schema = migrate(db, file);
-    return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000);
+    return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000, lock);
   } catch (err) {
     db.close();
+    lock?.release();
     if (err instanceof SqliteStoreError) throw err;
     if (isBadDataError(err)) throw badData(file, err);
     throw err;
@@ -170,6 +185,8 @@ export class SqliteTaskRepository implements TaskRepository {
     /** The schema version found at open and the one after migrations. */
     readonly schema: { readonly from: number; readonly to: number },
     private readonly purgeBatchSize: number,
+    /** Held while open: one server process per database file. */
+    private readonly lock?: DataFileLock,
   ) {
     // Prepared once: every call below reuses a compiled statement.
     this.s = {
@@ -281,6 +298,7 @@ export class SqliteTaskRepository implements TaskRepository {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+    this.lock?.release();
   }
 
   private insertTask(scopeId: number, task: Task): void {
