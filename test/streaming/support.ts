@@ -3,7 +3,7 @@ import vm from "node:vm";
 import v8 from "node:v8";
 import { ErrorInfo } from "../../gen/ts-proto/google/rpc/error_details.js";
 import { Status } from "../../gen/ts-proto/google/rpc/status.js";
-import { Role, type SendMessageRequest, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { A2AServiceClient, Role, type SendMessageRequest, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import type { Agent, AgentContext } from "../../src/lifecycle/agent.js";
 import type { A2ATestServer } from "../support/a2a-server.js";
 
@@ -122,12 +122,17 @@ export function reasonOf(metadata: grpc.Metadata | undefined): string | undefine
   return info ? ErrorInfo.decode(info.value).reason : undefined;
 }
 
-export function streamSend(s: A2ATestServer, request: SendMessageRequest, consume = true, options: Partial<grpc.CallOptions> = {}): StreamReader {
-  return new StreamReader(s.client.sendStreamingMessage(request, s.metadata(), options), consume);
+export function streamSend(s: A2ATestServer, request: SendMessageRequest, consume = true, client: A2AServiceClient = s.client): StreamReader {
+  return new StreamReader(client.sendStreamingMessage(request, s.metadata()), consume);
 }
 
-export function subscribe(s: A2ATestServer, taskId: string, consume = true): StreamReader {
-  return new StreamReader(s.client.subscribeToTask({ tenant: "", id: taskId }, s.metadata()), consume);
+export function subscribe(s: A2ATestServer, taskId: string, consume = true, client: A2AServiceClient = s.client): StreamReader {
+  return new StreamReader(client.subscribeToTask({ tenant: "", id: taskId }, s.metadata()), consume);
+}
+
+/** A client on its own HTTP/2 connection (grpc-js otherwise shares one connection per target). */
+export function separateClient(s: A2ATestServer): A2AServiceClient {
+  return new A2AServiceClient(s.target, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1, "grpc.enable_channelz": 0 });
 }
 
 /** The task id of a stream's first event (which must be the task). */
