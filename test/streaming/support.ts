@@ -73,21 +73,26 @@ export interface StreamEnd {
  * settles `ended` with the final status (OK or not).
  */
 export class StreamReader {
+  /** Events kept (all of them, unless the reader was told to keep only the last one). */
   readonly events: StreamResponse[] = [];
+  /** Events received so far. */
+  received = 0;
   readonly ended: Promise<StreamEnd>;
   end: StreamEnd | undefined;
   private waiters: Array<{ count: number; resolve: () => void; reject: (e: Error) => void }> = [];
 
-  constructor(readonly call: grpc.ClientReadableStream<StreamResponse>, consume = true) {
+  constructor(readonly call: grpc.ClientReadableStream<StreamResponse>, consume = true, private readonly keepAll = true) {
     call.on("data", (event: StreamResponse) => {
+      this.received++;
+      if (!this.keepAll) this.events.length = 0;
       this.events.push(event);
-      this.waiters = this.waiters.filter((w) => (this.events.length >= w.count ? (w.resolve(), false) : true));
+      this.waiters = this.waiters.filter((w) => (this.received >= w.count ? (w.resolve(), false) : true));
     });
     call.on("error", () => undefined); // the status event carries it
     this.ended = new Promise((resolve) => {
       call.on("status", (status: grpc.StatusObject) => {
         this.end = { code: status.code, details: status.details, reason: reasonOf(status.metadata) };
-        for (const w of this.waiters) w.reject(new Error(`stream ended (${grpc.status[status.code]}: ${status.details}) after ${this.events.length} events`));
+        for (const w of this.waiters) w.reject(new Error(`stream ended (${grpc.status[status.code]}: ${status.details}) after ${this.received} events`));
         this.waiters = [];
         resolve(this.end);
       });
@@ -95,12 +100,12 @@ export class StreamReader {
     if (!consume) call.pause();
   }
 
-  /** Resolves once `count` events have arrived. */
+  /** Resolves once `count` events have arrived (with the kept events). */
   waitFor(count: number, timeoutMs = 10_000): Promise<StreamResponse[]> {
-    if (this.events.length >= count) return Promise.resolve(this.events.slice(0, count));
-    if (this.end) return Promise.reject(new Error(`stream already ended with ${this.events.length} events`));
+    if (this.received >= count) return Promise.resolve(this.events.slice(0, count));
+    if (this.end) return Promise.reject(new Error(`stream already ended with ${this.received} events`));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for event ${count} (have ${this.events.length})`)), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for event ${count} (have ${this.received})`)), timeoutMs);
       this.waiters.push({
         count,
         resolve: () => (clearTimeout(timer), resolve(this.events.slice(0, count))),
