@@ -17,9 +17,10 @@ export function slowClientError(bufferEvents: number): GrpcStatusError {
 
 /**
  * Connects a core stream to a gRPC server stream with flow control. Writes go out while the
- * client keeps up; once grpc-js reports back-pressure (write() returned false), at most
- * `bufferEvents` further events are queued behind it until 'drain', and a client that falls
- * further behind is ended with RESOURCE_EXHAUSTED: its backlog never grows past the bound and
+ * client keeps up; once grpc-js reports back-pressure (write() returned false) and has had an
+ * event-loop turn to flush, at most `bufferEvents` further events are queued until 'drain', and a
+ * client that falls further behind is ended with RESOURCE_EXHAUSTED: its backlog stays bounded
+ * (grpc-js's 16-message queue, plus a burst the agent wrote in one go, plus `bufferEvents`) and
  * the publisher (and so every other subscriber) never waits for it.
  *
  * A client that goes away (cancel, deadline, dropped connection, server shutdown) only closes
@@ -45,6 +46,10 @@ export async function pipeStream(
   });
   let queuedWhileBlocked = 0;
   let blocked = false;
+  // Back-pressure only says something about the client once grpc-js has had an I/O turn to flush:
+  // an agent writing a burst in one go (the memory store answers in microtasks) fills grpc-js's
+  // queue before any byte can leave, also for a client that reads as fast as it can.
+  let turnPassed = false;
   let first = true;
   const unblock = () => {
     blocked = false;
@@ -59,13 +64,15 @@ export async function pipeStream(
         if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
         if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
       }
-      if (blocked && ++queuedWhileBlocked > bufferEvents) {
+      if (blocked && turnPassed && ++queuedWhileBlocked > bufferEvents) {
         call.setLogField("slow_client", "true");
         settle(slowClientError(bufferEvents));
         return;
       }
       if (!out.write(response) && !blocked) {
         blocked = true;
+        turnPassed = false;
+        setImmediate(() => (turnPassed = true));
         void out.waitForDrain().then(unblock);
       }
     },
