@@ -109,11 +109,25 @@ export function createServiceDefinition(service: DescService): grpc.ServiceDefin
       responseStream: method.methodKind === "server_streaming",
       requestSerialize: (message: Message) => asBuffer(toBinary(method.input, message)),
       requestDeserialize: (bytes: Buffer) => decode(method.input, bytes),
-      responseSerialize: (message: Message) => asBuffer(toBinary(method.output, message)),
+      responseSerialize:
+        method.methodKind === "server_streaming" ? serializeShared(method.output) : (message: Message) => asBuffer(toBinary(method.output, message)),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
     };
   }
   return definition;
+}
+
+/**
+ * One event fans out to every subscriber as the same response object; it is serialized
+ * once and the bytes reused (grpc-js copies them into its own frame, so sharing is safe).
+ */
+function serializeShared(schema: DescMessage): (message: Message) => Buffer {
+  const encoded = new WeakMap<Message, Buffer>();
+  return (message) => {
+    let bytes = encoded.get(message);
+    if (!bytes) encoded.set(message, (bytes = asBuffer(toBinary(schema, message))));
+    return bytes;
+  };
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {
