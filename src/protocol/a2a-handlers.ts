@@ -1,11 +1,8 @@
-import * as grpc from "@grpc/grpc-js";
-import { create, type JsonObject } from "@bufbuild/protobuf";
-import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { AgentCard, AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { getExtendedAgentCard } from "../agents/agent-card.js";
 import { PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
 import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
-import { GrpcStatusError } from "./error-status.js";
 import type { A2AServiceHandlers, CallContext } from "./grpc-adapter.js";
 import {
   validateCancelTaskRequest,
@@ -63,6 +60,13 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const requirePush = () => {
     if (!push) throw new PushNotificationNotSupportedError();
   };
+  const refusePush =
+    <R extends { tenant: string }>(validate: (request: R, limits: ValidationLimits) => void) =>
+    async (request: R, call: CallContext): Promise<never> => {
+      begin(call, request.tenant);
+      validate(request, limits);
+      throw new PushNotificationNotSupportedError();
+    };
 
   return {
     async SendMessage(request, call) {
@@ -123,32 +127,11 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       return getExtendedAgentCard(card, options.extendedCard);
     },
 
-    // Push notification configs: capability-gated (R-CAP-1). This server does not deliver
-    // webhooks yet, so its card says push_notifications=false and these answer accordingly.
-    async CreateTaskPushNotificationConfig(request, call) {
-      begin(call, request.tenant);
-      validateCreateTaskPushNotificationConfigRequest(request, limits);
-      requirePush();
-      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
-    },
-    async GetTaskPushNotificationConfig(request, call) {
-      begin(call, request.tenant);
-      validateGetTaskPushNotificationConfigRequest(request, limits);
-      requirePush();
-      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
-    },
-    async ListTaskPushNotificationConfigs(request, call) {
-      begin(call, request.tenant);
-      validateListTaskPushNotificationConfigsRequest(request, limits);
-      requirePush();
-      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
-    },
-    async DeleteTaskPushNotificationConfig(request, call) {
-      begin(call, request.tenant);
-      validateDeleteTaskPushNotificationConfigRequest(request, limits);
-      requirePush();
-      void create(EmptySchema);
-      throw new GrpcStatusError(grpc.status.UNIMPLEMENTED, "push notifications are not implemented");
-    },
+    // Push notification configs (R-CAP-1): webhook delivery is not built yet, so the card never
+    // declares the capability (see createApp) and these validate, then refuse.
+    CreateTaskPushNotificationConfig: refusePush(validateCreateTaskPushNotificationConfigRequest),
+    GetTaskPushNotificationConfig: refusePush(validateGetTaskPushNotificationConfigRequest),
+    ListTaskPushNotificationConfigs: refusePush(validateListTaskPushNotificationConfigsRequest),
+    DeleteTaskPushNotificationConfig: refusePush(validateDeleteTaskPushNotificationConfigRequest),
   };
 }
