@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 
 /**
  * Status timestamps: microseconds since the epoch, strictly increasing within a process.
@@ -28,6 +29,12 @@ export function timestampFromMicros(micros: number): Timestamp {
 /** Rounded down: a stored timestamp's own microsecond. */
 export function microsFromTimestamp(ts: Timestamp): number {
   return Number(ts.seconds) * 1_000_000 + Math.floor(ts.nanos / 1000);
+}
+
+/** The ListTasks sort key of a task: its status timestamp in microseconds; 0 (the epoch) when unset. */
+export function statusMicros(task: Task): number {
+  const ts = task.status?.timestamp;
+  return ts === undefined ? 0 : microsFromTimestamp(ts);
 }
 
 /** Rounded up: for ">= t" filters, so that nothing earlier than t slips in. */

@@ -21,6 +21,7 @@ import {
 } from "../../lifecycle/task-repository.js";
 import { checkDatabaseFile } from "./check-database-file.js";
 import { checkSchema, migrate } from "./migrations.js";
+import { statusMicros } from "../../lifecycle/clock.js";
 import { lockDataFile, type DataFileLock } from "./data-file-lock.js";
 import { SqliteStoreError, isBadDataError } from "./sqlite-store-error.js";
 import {
@@ -30,7 +31,6 @@ import {
   encodeArtifacts,
   encodeMessage,
   encodeTaskCore,
-  statusMicrosOf,
 } from "./task-row-codec.js";
 
 export interface SqliteTaskRepositoryOptions {
@@ -310,7 +310,7 @@ export class SqliteTaskRepository implements TaskRepository {
           scopeId,
           contextId: task.contextId,
           state: task.status!.state,
-          statusMicros: statusMicrosOf(task),
+          statusMicros: statusMicros(task),
           historyLen: task.history.length,
           task: encodeTaskCore(task),
           artifacts: encodeArtifacts(task.artifacts),
@@ -342,7 +342,7 @@ export class SqliteTaskRepository implements TaskRepository {
         this.s.updateStatus.run({
           pk: row.pk,
           state: task.status!.state,
-          statusMicros: statusMicrosOf(task),
+          statusMicros: statusMicros(task),
           version,
           historyLen,
           task: encodeTaskCore(task),

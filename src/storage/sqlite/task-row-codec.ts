@@ -29,9 +29,3 @@ export function decodeArtifacts(blob: Uint8Array | null): Artifact[] {
 export function decodeMessage(blob: Uint8Array): Message {
   return fromBinary(MessageSchema, blob);
 }
-
-/** The ListTasks sort key: the status timestamp in microseconds, rounded down; 0 when unset. */
-export function statusMicrosOf(task: Task): number {
-  const ts = task.status?.timestamp;
-  return ts === undefined ? 0 : Number(ts.seconds) * 1_000_000 + Math.floor(ts.nanos / 1000);
-}
