@@ -46,7 +46,9 @@ export class AgentRun implements AgentContext {
   private answered: "message" | "task" | undefined;
   private resolveOutcome!: (outcome: RunOutcome) => void;
   readonly outcome = new Promise<RunOutcome>((resolve) => (this.resolveOutcome = resolve));
-  private readonly abort = new AbortController();
+  // Why lazy: an AbortController costs several µs per run and most agents never read their signal.
+  private abort: AbortController | undefined;
+  private stopReason: Error | undefined;
 
   constructor(
     private readonly host: RunHost,
@@ -63,6 +65,10 @@ export class AgentRun implements AgentContext {
   }
 
   get signal(): AbortSignal {
+    if (this.abort === undefined) {
+      this.abort = new AbortController();
+      if (this.stopReason !== undefined) this.abort.abort(this.stopReason);
+    }
     return this.abort.signal;
   }
 
@@ -76,7 +82,9 @@ export class AgentRun implements AgentContext {
 
   /** Stops the agent: cancel, or shutdown. */
   stop(reason: string): void {
-    this.abort.abort(new Error(reason));
+    if (this.stopReason !== undefined) return; // the first reason stays, as with abort()
+    this.stopReason = new Error(reason);
+    this.abort?.abort(this.stopReason);
   }
 
   activateExtension(uri: string): void {

@@ -238,21 +238,35 @@ function serverStreamingCall(service: DescService, method: DescMethod, runtime: 
 
 type AnyServerCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 
+/**
+ * Why a shared reason: a call that ended normally is not an error anyone inspects, and an
+ * Error per call costs a stack capture (~10 µs). Frozen, so no call can alter another's.
+ */
+const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
+
 class GrpcCallContext implements CallContext {
   readonly metadata: grpc.Metadata;
   readonly record: RpcLogRecord;
-  readonly #abort = new AbortController();
-  readonly #headers = new grpc.Metadata();
+  // Why lazy: an AbortController costs several µs and most calls never read their signal.
+  #abort: AbortController | undefined;
+  #endReason: Error | undefined;
+  #headers: grpc.Metadata | undefined;
   #headersSent = false;
 
   constructor(readonly method: string, readonly call: AnyServerCall) {
     this.metadata = call.metadata;
     this.record = rpcLogRecord(call.metadata) ?? { fields: {} };
     // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended.
-    call.once("cancelled", () => this.end(new Error("call cancelled or deadline exceeded")));
+    call.once("cancelled", () => {
+      if (this.#endReason === undefined) this.end(new Error("call cancelled or deadline exceeded"));
+    });
   }
 
   get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.#endReason !== undefined) this.#abort.abort(this.#endReason);
+    }
     return this.#abort.signal;
   }
 
@@ -261,18 +275,20 @@ class GrpcCallContext implements CallContext {
   }
 
   setResponseHeader(key: string, value: string): void {
-    if (!this.#headersSent) this.#headers.set(key, value);
+    if (!this.#headersSent) (this.#headers ??= new grpc.Metadata()).set(key, value);
   }
 
   /** Sends the response headers set so far (once); later ones are dropped. */
   flushHeaders(): void {
     if (this.#headersSent) return;
     this.#headersSent = true;
-    if (Object.keys(this.#headers.getMap()).length > 0) this.call.sendMetadata(this.#headers);
+    if (this.#headers !== undefined) this.call.sendMetadata(this.#headers);
   }
 
-  end(reason: Error = new Error("call ended")): void {
-    if (!this.#abort.signal.aborted) this.#abort.abort(reason);
+  end(reason: Error = CALL_ENDED): void {
+    if (this.#endReason !== undefined) return;
+    this.#endReason = reason;
+    this.#abort?.abort(reason);
   }
 }
 
