@@ -25,6 +25,8 @@ export interface ServerProcessOptions {
   /** Environment on top of the parent's, given the chosen port; BENCH_PORT is added. */
   readonly env?: Record<string, string> | ((port: number) => Record<string, string>);
   readonly cwd?: string;
+  /** Pipe the child's stdout (instead of inheriting it) so that `waitForLine` can watch it. */
+  readonly captureStdout?: boolean;
 }
 
 export interface ServerProcess {
@@ -43,6 +45,17 @@ export interface ServerProcess {
   stop(graceMs?: number): Promise<void>;
   /** Everything the child wrote to stderr (for error reports). */
   stderr(): string;
+  /** performance.now() of this process just before the child was forked. */
+  readonly spawnedAt: number;
+  /** Sends a message of the benchmark's own over the IPC channel (the probe ignores messages without a numeric `id`). */
+  send(message: object): void;
+  /** Calls `listener` with every IPC message from the child that is not a probe answer. */
+  onMessage(listener: (message: unknown) => void): void;
+  /**
+   * With `captureStdout`: resolves with performance.now() (this process) of the moment the
+   * first stdout line matching `pattern` arrived; also for a line seen before the call.
+   */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<number>;
 }
 
 /** A port that was free a moment ago. Servers that log at warn level cannot report port 0's choice. */
@@ -70,12 +83,27 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     PROBE,
     ...(options.nodeFlags ?? []),
   ];
+  const spawnedAt = performance.now();
   const child: ChildProcess = fork(options.script, [...(options.args ?? [])], {
     execArgv,
     env: { ...process.env, ...(typeof options.env === "function" ? options.env(port) : options.env), BENCH_PORT: String(port) },
     cwd: options.cwd,
-    stdio: ["ignore", "inherit", "pipe", "ipc"],
+    stdio: ["ignore", options.captureStdout ? "pipe" : "inherit", "pipe", "ipc"],
   });
+  const lines: { at: number; line: string }[] = [];
+  const lineWaiters = new Set<() => void>();
+  if (options.captureStdout) {
+    let partial = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      const at = performance.now();
+      const parts = (partial + chunk).split("\n");
+      partial = parts.pop()!;
+      // Keep the first lines only: start-up is what is watched, and a chatty server must not fill memory.
+      for (const line of parts) if (lines.length < 1_000) lines.push({ at, line });
+      for (const wake of lineWaiters) wake();
+    });
+  }
+  const otherListeners: ((message: unknown) => void)[] = [];
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
     stderr = (stderr + chunk).slice(-20_000);
@@ -92,6 +120,10 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
   const pending = new Map<number, { resolve(u: Usage): void; reject(e: Error): void }>();
   let nextId = 1;
   child.on("message", (msg: { id: number; error?: string } & Partial<Usage>) => {
+    if (msg === null || typeof msg !== "object" || typeof msg.id !== "number") {
+      for (const listener of otherListeners) listener(msg);
+      return;
+    }
     const waiter = pending.get(msg.id);
     if (!waiter) return;
     pending.delete(msg.id);
@@ -115,6 +147,33 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     profileStart: async () => void (await ask("profileStart")),
     profileStop: async (file) => void (await ask("profileStop", { file })),
     stderr: () => stderr,
+    spawnedAt,
+    send: (message) => void child.send(message),
+    onMessage: (listener) => void otherListeners.push(listener),
+    waitForLine: (pattern, timeoutMs = 60_000) =>
+      new Promise<number>((resolve, reject) => {
+        const check = () => {
+          const hit = lines.find((l) => pattern.test(l.line));
+          if (hit) {
+            done();
+            resolve(hit.at);
+          } else if (exited) {
+            done();
+            reject(new Error(`${options.name} exited before printing ${pattern}:\n${stderr}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`${options.name} did not print ${pattern} within ${timeoutMs} ms:\n${stderr}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          lineWaiters.delete(check);
+        };
+        lineWaiters.add(check);
+        void exit.then(check);
+        check();
+      }),
     async stop(graceMs = 10_000) {
       if (exited) return;
       child.kill("SIGTERM");

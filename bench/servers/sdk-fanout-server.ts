@@ -1,0 +1,112 @@
+/**
+ * The fan-out benchmark's peer (bench/issue4.ts): the official @a2a-js/sdk gRPC server
+ * (DefaultRequestHandler + InMemoryTaskStore) with an executor doing what
+ * bench/agents/fanout-agent.mjs does on our server: the task goes WORKING, waits for
+ *   { bench: "fanout-go", taskId, events, intervalMs, yieldEach, padBytes, replace }
+ * on the IPC channel, publishes `events` artifact updates whose text starts with
+ * `#seq=<i>;t=<ms>;` (publish time, performance.timeOrigin + performance.now()), completes,
+ * and reports { bench: "fanout-published", taskId, publishMs }. The SDK's event bus is
+ * synchronous, so "as fast as it takes them" is a loop of publish() calls.
+ * Listens on 127.0.0.1:$BENCH_PORT.
+ */
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { TaskState, type AgentCard, type Task } from "@a2a-js/sdk";
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from "@a2a-js/sdk/server";
+import { A2AService, grpcService, UserBuilder } from "@a2a-js/sdk/server/grpc";
+
+const address = `127.0.0.1:${process.env.BENCH_PORT}`;
+
+interface Go {
+  readonly taskId: string;
+  readonly events: number;
+  readonly intervalMs: number;
+  readonly yieldEach?: boolean;
+  readonly padBytes: number;
+  readonly replace: boolean;
+}
+const waiting = new Map<string, (go: Go) => void>();
+const early = new Map<string, Go>();
+process.on("message", (msg: { bench?: string } & Go) => {
+  if (msg?.bench !== "fanout-go") return;
+  const resolve = waiting.get(msg.taskId);
+  if (resolve) {
+    waiting.delete(msg.taskId);
+    resolve(msg);
+  } else early.set(msg.taskId, msg);
+});
+process.channel?.unref();
+
+const card: AgentCard = {
+  name: "bench-fanout",
+  description: "Publishes a numbered burst of artifact updates when the benchmark says go",
+  supportedInterfaces: [{ url: address, protocolBinding: "GRPC", tenant: "", protocolVersion: "1.0" }],
+  provider: undefined,
+  version: "1.0.0",
+  capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+  securitySchemes: {},
+  securityRequirements: [],
+  defaultInputModes: ["text/plain"],
+  defaultOutputModes: ["text/plain"],
+  skills: [{ id: "fanout", name: "fanout", description: "Streams numbered chunks", tags: ["bench"], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+  signatures: [],
+};
+
+const now = () => new Date().toISOString();
+const textPart = (value: string) => ({ content: { $case: "text" as const, value }, metadata: undefined, filename: "", mediaType: "" });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class FanoutExecutor implements AgentExecutor {
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId } = ctx;
+    const task: Task = {
+      id: taskId,
+      contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+      artifacts: [],
+      history: [ctx.userMessage],
+      metadata: undefined,
+    };
+    bus.publish(AgentEvent.task(task));
+    const status = (state: TaskState) => ({ taskId, contextId, status: { state, message: undefined, timestamp: now() }, metadata: undefined });
+    bus.publish(AgentEvent.statusUpdate(status(TaskState.TASK_STATE_WORKING)));
+    const go = early.get(taskId) ?? (await new Promise<Go>((resolve) => waiting.set(taskId, resolve)));
+    early.delete(taskId);
+    const pad = "x".repeat(go.padBytes);
+    const started = performance.now();
+    for (let i = 0; i < go.events; i++) {
+      const text = `#seq=${i};t=${(performance.timeOrigin + performance.now()).toFixed(3)};${pad}`;
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId: "out", name: "out", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] },
+          append: go.replace ? false : i > 0,
+          lastChunk: go.replace ? true : i === go.events - 1,
+          metadata: undefined,
+        }),
+      );
+      if (go.intervalMs > 0) await sleep(go.intervalMs);
+      else if (go.yieldEach) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const publishMs = performance.now() - started;
+    bus.publish(AgentEvent.statusUpdate(status(TaskState.TASK_STATE_COMPLETED)));
+    process.send?.({ bench: "fanout-published", taskId, publishMs });
+  }
+
+  async cancelTask(): Promise<void> {}
+}
+
+const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new FanoutExecutor());
+const server = new Server();
+server.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+server.bindAsync(address, ServerCredentials.createInsecure(), (err) => {
+  if (err) throw err;
+});
+process.on("SIGTERM", () => server.tryShutdown(() => process.exit(0)));
