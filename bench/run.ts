@@ -7,6 +7,14 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile]",
     run: async (args) => (await import("./issue3.js")).runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
+  issue4: {
+    describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick]",
+    run: async (args) => (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick") }),
+  },
+  issue5: {
+    describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
+    run: async (args) => (await import("./issue5.js")).runIssue5({ quick: args.includes("--quick") }),
+  },
 };
 
 const [name, ...args] = process.argv.slice(2);
