@@ -30,6 +30,15 @@ export function redactMetadata(metadata: grpc.Metadata): Record<string, string> 
   return out;
 }
 
+/** The peer of a call that may be ending: a torn-down HTTP/2 session has no socket to ask. */
+function peerNow(call: { getPeer(): string }): string {
+  try {
+    return call.getPeer();
+  } catch {
+    return "unknown";
+  }
+}
+
 /** Codes that mean the server failed, logged at error level; the rest are the caller's business. */
 const SERVER_FAULTS = new Set([grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DATA_LOSS]);
 
@@ -67,7 +76,7 @@ export function createLoggingInterceptor(logger: Logger): grpc.ServerInterceptor
         grpc_code: code,
         grpc_status: grpc.status[code] ?? "UNKNOWN",
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
-        peer: peer ?? call.getPeer(),
+        peer: peer ?? peerNow(call),
       };
       if (code !== grpc.status.OK && details) line["details"] = details;
       if (failed && record.err !== undefined) line["err"] = record.err;
