@@ -34,6 +34,7 @@ import type { PageTokenCodec } from "./page-token.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
 import { IllegalTransitionError, type StoredTask, type TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
+import { sealForReply } from "./task-encoding.js";
 import { withHistoryLength } from "./task-view.js";
 import { TaskWriter } from "./task-writer.js";
 
@@ -102,7 +103,7 @@ export class TaskService implements RunHost {
     this.collectExtensions(rc, run);
     const stored = await this.repository.get(rc.caller, writer.taskId, { historyLength: request.configuration?.historyLength });
     if (!stored) throw new TaskNotFoundError(writer.taskId);
-    return create(SendMessageResponseSchema, { payload: { case: "task", value: stored.task } });
+    return create(SendMessageResponseSchema, { payload: { case: "task", value: sealForReply(stored.task) } });
   }
 
   /**
@@ -136,7 +137,7 @@ export class TaskService implements RunHost {
   }
 
   async getTask(rc: RequestContext, taskId: string, historyLength: number | undefined): Promise<Task> {
-    return (await this.requireTask(rc.caller, taskId, historyLength)).task;
+    return sealForReply((await this.requireTask(rc.caller, taskId, historyLength)).task);
   }
 
   async listTasks(rc: RequestContext, request: ListTasksRequest): Promise<ListTasksResponse> {

@@ -1,7 +1,8 @@
 import * as grpc from "@grpc/grpc-js";
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import type { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { SendMessageResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { sealedEncoding } from "../lifecycle/task-encoding.js";
 import { rpcLogRecord, type RpcLogRecord } from "./logging-interceptor.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
@@ -109,12 +110,51 @@ export function createServiceDefinition(service: DescService): grpc.ServiceDefin
       responseStream: method.methodKind === "server_streaming",
       requestSerialize: (message: Message) => asBuffer(toBinary(method.input, message)),
       requestDeserialize: (bytes: Buffer) => decode(method.input, bytes),
-      responseSerialize:
-        method.methodKind === "server_streaming" ? serializeShared(method.output) : (message: Message) => asBuffer(toBinary(method.output, message)),
+      responseSerialize: method.methodKind === "server_streaming" ? serializeShared(method.output) : serializeUnary(method.output),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
     };
   }
   return definition;
+}
+
+/**
+ * A unary reply. A Task, or a SendMessageResponse holding one, that the core sealed with
+ * its stored encoding goes out as those bytes (see lifecycle/task-encoding.ts): the same
+ * bytes toBinary would make, without encoding the task again.
+ */
+function serializeUnary(schema: DescMessage): (message: Message) => Buffer {
+  const encode = (message: Message) => asBuffer(toBinary(schema, message));
+  if (schema.typeName === TaskSchema.typeName) {
+    return (message) => {
+      const bytes = sealedEncoding(message as Task);
+      return bytes === undefined ? encode(message) : asBuffer(bytes);
+    };
+  }
+  if (schema.typeName === SendMessageResponseSchema.typeName) {
+    return (message) => {
+      const { payload, $unknown } = message as SendMessageResponse;
+      const bytes = payload.case === "task" && $unknown === undefined ? sealedEncoding(payload.value) : undefined;
+      return bytes === undefined ? encode(message) : lengthDelimited(SEND_MESSAGE_RESPONSE_TASK_TAG, bytes);
+    };
+  }
+  return encode;
+}
+
+/** SendMessageResponse.task: field 1, wire type 2 (length-delimited). */
+const SEND_MESSAGE_RESPONSE_TASK_TAG = (1 << 3) | 2;
+
+/** One length-delimited field: tag, varint length, bytes. */
+function lengthDelimited(tag: number, bytes: Uint8Array): Buffer {
+  let lengthBytes = 1;
+  for (let n = bytes.byteLength; n >= 0x80; n >>>= 7) lengthBytes++;
+  const out = Buffer.allocUnsafe(1 + lengthBytes + bytes.byteLength);
+  out[0] = tag;
+  let at = 1;
+  let n = bytes.byteLength;
+  for (; n >= 0x80; n >>>= 7) out[at++] = (n & 0x7f) | 0x80;
+  out[at++] = n;
+  out.set(bytes, at);
+  return out;
 }
 
 /**

@@ -17,7 +17,8 @@ import {
 } from "../../lifecycle/task-repository.js";
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
 import { ContextDirectory } from "./context-directory.js";
-import { packTask, unpackTask } from "./packed-task.js";
+import { noteEncoding } from "../../lifecycle/task-encoding.js";
+import { packTask, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
 import { StatusIndex } from "./status-index.js";
 import { statusMicros } from "./status-micros.js";
 import type { TaskRecord } from "./task-record.js";
@@ -71,6 +72,12 @@ export class MemoryTaskRepository implements TaskRepository {
   async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
     const record = this.scopeTasks(scope)?.tasks.get(taskId);
     if (record === undefined) return undefined;
+    if (typeof record.body === "string") {
+      const { task, encoding } = unpackTaskWithEncoding(record.body);
+      // Why: a reply of this task as read can reuse its stored bytes (see task-encoding.ts).
+      if (encoding !== undefined && !trims(task, options.historyLength)) noteEncoding(task, encoding);
+      return { task: trimmed(task, options.historyLength, true), version: record.version };
+    }
     return { task: readTask(record, options.historyLength, true), version: record.version };
   }
 
@@ -211,10 +218,18 @@ function stateIndex(home: ScopeTasks, state: TaskState): StatusIndex<TaskRecord>
 
 /** A copy of the stored task for a caller, trimmed as asked. */
 function readTask(record: TaskRecord, historyLength: number | undefined, includeArtifacts: boolean): Task {
-  const task = typeof record.body === "string" ? unpackTask(record.body) : clone(TaskSchema, record.body);
+  return trimmed(typeof record.body === "string" ? unpackTask(record.body) : clone(TaskSchema, record.body), historyLength, includeArtifacts);
+}
+
+function trimmed(task: Task, historyLength: number | undefined, includeArtifacts: boolean): Task {
   if (historyLength !== undefined) task.history = historyLength === 0 ? [] : task.history.slice(-historyLength);
   if (!includeArtifacts) task.artifacts = [];
   return task;
+}
+
+/** True when historyLength would leave out some of the task's history. */
+function trims(task: Task, historyLength: number | undefined): boolean {
+  return historyLength !== undefined && task.history.length > historyLength;
 }
 
 /** The change with its payload copied, so storage never aliases the caller's objects. */

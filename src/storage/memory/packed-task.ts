@@ -24,7 +24,14 @@ export function packTask(task: Task): PackedTask {
 
 /** Decodes a fresh Task; nothing in it aliases storage. */
 export function unpackTask(packed: PackedTask): Task {
-  const task = fromBinary(TaskSchema, Buffer.from(packed, "latin1").subarray(1));
-  if (packed[0] === STATUS_MESSAGE_IN_HISTORY) task.status!.message = clone(MessageSchema, task.history[task.history.length - 1]!);
-  return task;
+  return unpackTaskWithEncoding(packed).task;
+}
+
+/** As unpackTask, with the bytes that encode the decoded task exactly, when the packed form holds them. */
+export function unpackTaskWithEncoding(packed: PackedTask): { task: Task; encoding: Uint8Array | undefined } {
+  const bytes = Buffer.from(packed, "latin1").subarray(1);
+  const task = fromBinary(TaskSchema, bytes);
+  if (packed[0] !== STATUS_MESSAGE_IN_HISTORY) return { task, encoding: bytes };
+  task.status!.message = clone(MessageSchema, task.history[task.history.length - 1]!);
+  return { task, encoding: undefined }; // the bytes lack the status message
 }
