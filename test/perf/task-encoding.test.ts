@@ -118,4 +118,21 @@ describe("reply bytes reused from the memory store", () => {
     expect(Object.isFrozen(task)).toBe(false);
     expect(Buffer.compare(serializeSend(sendReply(task)), Buffer.from(toBinary(SendMessageResponseSchema, sendReply(task))))).toBe(0);
   });
+
+  it("the first read right after a task settles (handed the object it was packed from) equals a later read decoded from storage", async () => {
+    for (const statusText of [undefined, "done"]) {
+      const repo = new MemoryTaskRepository();
+      await completedTask(repo, "t7", statusText);
+      const first = (await repo.get(scope, "t7"))!.task;
+      await new Promise((resolve) => setImmediate(resolve));
+      const later = (await repo.get(scope, "t7"))!.task;
+      expect(first).toEqual(later);
+      expect(Buffer.compare(Buffer.from(toBinary(TaskSchema, first)), Buffer.from(toBinary(TaskSchema, later)))).toBe(0);
+      if (statusText !== undefined) expect(first.status!.message).not.toBe(first.history[first.history.length - 1]);
+      // The caller owns what it was handed: changing it changes nothing stored.
+      first.history.length = 0;
+      first.status!.state = TaskState.FAILED;
+      expect((await repo.get(scope, "t7"))!.task).toEqual(later);
+    }
+  });
 });

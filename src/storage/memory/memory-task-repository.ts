@@ -18,7 +18,7 @@ import {
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
 import { ContextDirectory } from "./context-directory.js";
 import { noteEncoding } from "../../lifecycle/task-encoding.js";
-import { packTask, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
+import { packTaskWithEncoding, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
 import { StatusIndex } from "./status-index.js";
 import { statusMicros } from "./status-micros.js";
 import type { TaskRecord } from "./task-record.js";
@@ -44,6 +44,13 @@ type Walk = (after?: ListCursor, atLeast?: number) => Iterable<TaskRecord>;
  */
 export class MemoryTaskRepository implements TaskRepository {
   private readonly scopes = new Map<string, ScopeTasks>();
+  /**
+   * Tasks packed during this turn of the event loop, kept as the live objects they were packed
+   * from, with their exact encoding when the packed form holds it. Why: a blocking caller
+   * reads its task right after it settles; handing it the object (once: no one else has it)
+   * saves decoding the bytes just made. Cleared at the next turn, so memory stays packed.
+   */
+  private readonly justPacked = new Map<TaskRecord, { task: Task; encoding: Uint8Array | undefined }>();
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
     if (task.id === "") throw new InvalidChangeError(task.id, "a new task needs an id");
@@ -73,7 +80,7 @@ export class MemoryTaskRepository implements TaskRepository {
     const record = this.scopeTasks(scope)?.tasks.get(taskId);
     if (record === undefined) return undefined;
     if (typeof record.body === "string") {
-      const { task, encoding } = unpackTaskWithEncoding(record.body);
+      const { task, encoding } = this.takeJustPacked(record) ?? unpackTaskWithEncoding(record.body);
       // Why: a reply of this task as read can reuse its stored bytes (see task-encoding.ts).
       if (encoding !== undefined && !trims(task, options.historyLength)) noteEncoding(task, encoding);
       return { task: trimmed(task, options.historyLength, true), version: record.version };
@@ -89,13 +96,19 @@ export class MemoryTaskRepository implements TaskRepository {
 
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
-    const task = typeof record.body === "string" ? unpackTask(record.body) : record.body;
+    const task = typeof record.body === "string" ? (this.takeJustPacked(record)?.task ?? unpackTask(record.body)) : record.body;
     applyChange(task, ownChange(change));
     task.contextId = record.contextId;
 
     const oldState = record.state;
     const oldMicros = record.micros;
-    record.body = isSettled(task.status!.state) ? packTask(task) : task;
+    if (isSettled(task.status!.state)) {
+      const { packed, encoding } = packTaskWithEncoding(task);
+      record.body = packed;
+      this.keepJustPacked(record, task, encoding);
+    } else {
+      record.body = task;
+    }
     record.version++;
     record.state = task.status!.state;
     record.micros = statusMicros(task);
@@ -191,6 +204,25 @@ export class MemoryTaskRepository implements TaskRepository {
 
   async close(): Promise<void> {
     this.scopes.clear();
+    this.justPacked.clear();
+  }
+
+  private keepJustPacked(record: TaskRecord, task: Task, encoding: Uint8Array | undefined): void {
+    if (this.justPacked.size === 0) setImmediate(() => this.justPacked.clear()).unref();
+    this.justPacked.set(record, { task, encoding });
+  }
+
+  /** The live object a record was just packed from, handed over once (the caller then owns it). */
+  private takeJustPacked(record: TaskRecord): { task: Task; encoding: Uint8Array | undefined } | undefined {
+    const kept = this.justPacked.get(record);
+    if (kept === undefined) return undefined;
+    this.justPacked.delete(record);
+    const { task } = kept;
+    // Storage pushed the status message into history as the same object; a decoded copy has two.
+    if (task.status?.message !== undefined && task.status.message === task.history[task.history.length - 1]) {
+      task.status.message = clone(MessageSchema, task.status.message);
+    }
+    return kept;
   }
 
   private scopeTasks(scope: TaskScope, create: true): ScopeTasks;

@@ -14,12 +14,18 @@ const PLAIN = "\u0000";
 const STATUS_MESSAGE_IN_HISTORY = "\u0001";
 
 export function packTask(task: Task): PackedTask {
+  return packTaskWithEncoding(task).packed;
+}
+
+/** As packTask, with the bytes that encode `task` exactly, when the packed form holds them. */
+export function packTaskWithEncoding(task: Task): { packed: PackedTask; encoding: Uint8Array | undefined } {
   const message = task.status?.message;
   const last = task.history[task.history.length - 1];
   const shared = message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last));
   const encoded = shared ? { ...task, status: { ...task.status!, message: undefined } } : task;
   const bytes = toBinary(TaskSchema, encoded);
-  return (shared ? STATUS_MESSAGE_IN_HISTORY : PLAIN) + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+  const packed = (shared ? STATUS_MESSAGE_IN_HISTORY : PLAIN) + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+  return { packed, encoding: shared ? undefined : bytes };
 }
 
 /** Decodes a fresh Task; nothing in it aliases storage. */
