@@ -7,6 +7,9 @@ FROM node:20-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+# That source build takes Node's headers from this image (/usr/local/include/node)
+# instead of downloading them from nodejs.org, which may be just as unreachable.
+ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json buf.yaml buf.gen.yaml ./
 COPY scripts ./scripts
@@ -21,6 +24,13 @@ RUN --mount=type=secret,id=npm_ca,required=false \
  && npm ci --no-audit --no-fund \
  && npm run build \
  && npm prune --omit=dev --no-audit --no-fund
+# better-sqlite3 needs only its compiled addon at run time; its C sources and a source
+# build's object files would add about 25 MB to the image.
+RUN addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node \
+ && mv "$addon" /tmp/ \
+ && rm -rf node_modules/better-sqlite3/build node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+ && mkdir -p "$(dirname "$addon")" \
+ && mv /tmp/better_sqlite3.node "$addon"
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
