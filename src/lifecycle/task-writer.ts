@@ -36,11 +36,15 @@ export class TaskWriter {
   write(change: TaskChange): Promise<void> {
     this.pending++;
     const result = this.queue.then(() => this.apply(change));
-    this.queue = result.catch(() => undefined).finally(() => {
-      if (--this.pending === 0) this.onIdle(this);
-    });
+    // Why one then(done, done) and not catch().finally(): the same queue, two fewer promises per write.
+    this.queue = result.then(this.done, this.done);
     return result;
   }
+
+  /** A queued write ended, either way. */
+  private readonly done = (): void => {
+    if (--this.pending === 0) this.onIdle(this);
+  };
 
   private async apply(change: TaskChange): Promise<void> {
     try {
