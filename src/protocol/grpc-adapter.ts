@@ -3,6 +3,7 @@ import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescServi
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import { SendMessageResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { sealedEncoding } from "../lifecycle/task-encoding.js";
+import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { rpcLogRecord, type RpcLogRecord } from "./logging-interceptor.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
@@ -98,6 +99,7 @@ class UndecodableRequest {
 
 /** A grpc-js ServiceDefinition for a protoc-gen-es service, keyed by RPC name. */
 export function createServiceDefinition(service: DescService): grpc.ServiceDefinition {
+  installProtobufTextEncoding(); // faster string conversion for every message the server codes (same bytes)
   // grpc-js types this boundary loosely; the schemas below are what keeps it honest.
   const definition: Record<string, grpc.MethodDefinition<any, any>> = {};
   for (const method of service.methods) {
