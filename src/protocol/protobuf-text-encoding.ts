@@ -1,3 +1,4 @@
+import { TextDecoder, TextEncoder } from "node:util";
 import { configureTextEncoding } from "@bufbuild/protobuf/wire";
 
 /**
@@ -15,16 +16,21 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 let strictDecoder: TextDecoder | undefined;
 
-export function encodeUtf8(text: string): Uint8Array {
+export function encodeUtf8(text: string): Uint8Array<ArrayBuffer> {
   const n = text.length;
-  if (n > SHORT) return encoder.encode(text);
+  if (n > SHORT) return standardEncode(text);
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0x80) return encoder.encode(text);
+    if (c >= 0x80) return standardEncode(text);
     out[i] = c;
   }
   return out;
+}
+
+/** TextEncoder always returns a fresh array over its own (non-shared) ArrayBuffer. */
+function standardEncode(text: string): Uint8Array<ArrayBuffer> {
+  return encoder.encode(text) as Uint8Array<ArrayBuffer>;
 }
 
 export function decodeUtf8(bytes: Uint8Array, strict?: boolean): string {
