@@ -46,6 +46,12 @@ export interface RequestContext {
   readonly activatedExtensions: Set<string>;
   /** Aborted when the client goes away: a blocking wait stops waiting (the task goes on). */
   readonly signal?: AbortSignal;
+  /**
+   * The same news as `signal`'s abort event, preferred when given: registers a listener for
+   * the client going away from now on and returns its remover. Why: no AbortSignal to build
+   * (several µs per call) when the edge can report the end of a call directly.
+   */
+  readonly onGone?: (listener: (reason: unknown) => void) => () => void;
 }
 
 export interface TaskServiceOptions {
@@ -99,7 +105,7 @@ export class TaskService implements RunHost {
     if (outcome.kind === "nothing") throw agentGaveNoAnswer();
     if (outcome.kind === "message") return create(SendMessageResponseSchema, { payload: { case: "message", value: outcome.message } });
     const writer = outcome.writer;
-    if (!request.configuration?.returnImmediately) await this.waitUntilSettled(writer, rc.signal);
+    if (!request.configuration?.returnImmediately) await this.waitUntilSettled(writer, rc);
     this.collectExtensions(rc, run);
     const stored = await this.repository.get(rc.caller, writer.taskId, { historyLength: request.configuration?.historyLength });
     if (!stored) throw new TaskNotFoundError(writer.taskId);
@@ -341,22 +347,22 @@ export class TaskService implements RunHost {
     if (!isSettled(state)) return run.settle(TaskState.FAILED, "the agent stopped without finishing the task");
   }
 
-  private async waitUntilSettled(writer: TaskWriter, signal: AbortSignal | undefined): Promise<void> {
+  private async waitUntilSettled(writer: TaskWriter, rc: RequestContext): Promise<void> {
     if (isSettled(writer.state)) return;
     await new Promise<void>((resolve, reject) => {
       const unsubscribe = this.options.hub.subscribe(writer.taskId, (event) => {
         if (event.kind === "status" && isSettled(event.status.state)) finish();
       });
-      const onAbort = () => {
+      const onGone = (reason: unknown) => {
         finish();
-        reject(signal!.reason ?? new Error("the client went away"));
+        reject(reason ?? new Error("the client went away"));
       };
+      const stopWatching = watchGone(rc, onGone);
       const finish = () => {
         unsubscribe();
-        signal?.removeEventListener("abort", onAbort);
+        stopWatching();
         resolve();
       };
-      signal?.addEventListener("abort", onAbort, { once: true });
       if (isSettled(writer.state)) finish();
     });
   }
@@ -428,6 +434,16 @@ export class TaskService implements RunHost {
   private collectExtensions(rc: RequestContext, run: AgentRun): void {
     for (const uri of run.activated) rc.activatedExtensions.add(uri);
   }
+}
+
+/** Calls `listener` when the request's client goes away (from now on); returns the remover. */
+function watchGone(rc: RequestContext, listener: (reason: unknown) => void): () => void {
+  if (rc.onGone) return rc.onGone(listener);
+  const signal = rc.signal;
+  if (!signal) return () => {};
+  const onAbort = () => listener(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
 }
 
 function refuseTerminal(task: Task, action: string): void {

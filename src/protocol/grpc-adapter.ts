@@ -22,6 +22,12 @@ export interface CallContext {
   readonly metadata: grpc.Metadata;
   /** Aborted when the client cancels, the deadline passes, the server shuts the stream, or the call ends. */
   readonly signal: AbortSignal;
+  /**
+   * Calls `listener` when the call ends from now on (not if it has already ended), as the
+   * signal's abort event does, without building an AbortSignal. Returns the remover.
+   * (Optional so that hand-made contexts in tests need not have it.)
+   */
+  onEnd?(listener: (reason: Error) => void): () => void;
   /** Adds a field to this RPC's one log line, e.g. ("task_id", id). */
   setLogField(key: string, value: string): void;
   /**
@@ -294,6 +300,7 @@ class GrpcCallContext implements CallContext {
   #endReason: Error | undefined;
   #headers: grpc.Metadata | undefined;
   #headersSent = false;
+  #endListeners: Set<(reason: Error) => void> | undefined;
 
   constructor(readonly method: string, readonly call: AnyServerCall) {
     this.metadata = call.metadata;
@@ -310,6 +317,15 @@ class GrpcCallContext implements CallContext {
       if (this.#endReason !== undefined) this.#abort.abort(this.#endReason);
     }
     return this.#abort.signal;
+  }
+
+  onEnd(listener: (reason: Error) => void): () => void {
+    if (this.#endReason !== undefined) return () => {};
+    const listeners = (this.#endListeners ??= new Set());
+    // A function may be added twice; wrap it so each registration is its own entry.
+    const entry = (reason: Error) => listener(reason);
+    listeners.add(entry);
+    return () => listeners.delete(entry);
   }
 
   setLogField(key: string, value: string): void {
@@ -331,6 +347,17 @@ class GrpcCallContext implements CallContext {
     if (this.#endReason !== undefined) return;
     this.#endReason = reason;
     this.#abort?.abort(reason);
+    const listeners = this.#endListeners;
+    this.#endListeners = undefined;
+    for (const listener of listeners ?? []) {
+      try {
+        listener(reason);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error; // as an abort-event listener's error would: reported, not swallowed
+        });
+      }
+    }
   }
 }
 
