@@ -235,17 +235,26 @@ function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRun
     if (refused) return callback(asServiceError(refused));
     const ctx = new GrpcCallContext(method.name, call);
     const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
+    // Why end() in each branch and not finally(): two promises fewer per call.
     handler(call.request, ctx).then(
       (response) => {
-        ctx.flushHeaders();
-        callback(null, response);
+        try {
+          ctx.flushHeaders();
+          callback(null, response);
+        } finally {
+          ctx.end();
+        }
       },
       (error: unknown) => {
-        const status = statusOf(error, ctx, runtime);
-        ctx.flushHeaders();
-        callback(asServiceError(status));
+        try {
+          const status = statusOf(error, ctx, runtime);
+          ctx.flushHeaders();
+          callback(asServiceError(status));
+        } finally {
+          ctx.end();
+        }
       },
-    ).finally(() => ctx.end());
+    );
   };
 }
 

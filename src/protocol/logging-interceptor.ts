@@ -58,7 +58,6 @@ export function createLoggingInterceptor(logger: Logger): grpc.ServerInterceptor
     // info lines are off, only error lines are written, and those end with a status while the
     // stream (and its socket) is still there to ask.
     const peer = logger.isLevelEnabled("info") ? call.getPeer() : undefined;
-    const [, service = "", method = ""] = methodDescriptor.path.split("/");
     const record: RpcLogRecord = { fields: {} };
     let metadata: grpc.Metadata | undefined;
     let logged = false;
@@ -69,6 +68,8 @@ export function createLoggingInterceptor(logger: Logger): grpc.ServerInterceptor
       const failed = SERVER_FAULTS.has(code);
       const level = failed ? "error" : QUIET_METHODS.has(methodDescriptor.path) ? "debug" : "info";
       if (!logger.isLevelEnabled(level)) return;
+      // Split here, not per call: most lines are not written at warn level.
+      const [, service = "", method = ""] = methodDescriptor.path.split("/");
       const line: Record<string, unknown> = {
         ...record.fields,
         service,
