@@ -253,7 +253,8 @@ export class TaskService implements RunHost {
     if (this.shuttingDown) throw new UnsupportedOperationError("the server is shutting down; try again on another instance");
     const message = request.message!;
     this.checkMediaTypes(message);
-    const referenceTasks = await this.referencedTasks(rc.caller, message);
+    // Most messages reference no task: no async lookup (and no microtask) for them.
+    const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
     if (message.taskId === "") {
       const contextId = message.contextId === "" ? randomUUID() : message.contextId;
       message.contextId = contextId;
