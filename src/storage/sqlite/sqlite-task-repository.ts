@@ -164,12 +164,33 @@ function badData(file: string, err: unknown): SqliteStoreError {
   );
 }
 
+/** A write waiting for the next group commit, with the caller's promise. */
+interface PendingWrite {
+  readonly run: () => unknown;
+  readonly resolve: (value: never) => void;
+  readonly reject: (reason: unknown) => void;
+}
+
+/** Thrown out of a batch when a failed write took the whole transaction with it (SQLite rolled it back). */
+class BatchLost extends Error {
+  constructor(readonly failedAt: number, readonly error: unknown) {
+    super("the batch transaction was rolled back");
+  }
+}
+
 /**
- * TaskRepository on SQLite (better-sqlite3, synchronous): every write is one IMMEDIATE
- * transaction that reads the row, checks the version (compare-and-set), runs the shared
- * guard `applyChange` on the decoded task and writes back only what changed. A throw
- * anywhere rolls the whole write back. Nothing is cached but scope ids, so memory stays
- * flat however many tasks are stored.
+ * TaskRepository on SQLite (better-sqlite3, synchronous). Every write reads the row, checks
+ * the version (compare-and-set), runs the shared guard `applyChange` on the decoded task and
+ * writes back only what changed, inside its own SAVEPOINT, so a throw undoes that write
+ * whole and nothing else.
+ *
+ * Group commit: writes are queued and applied together at the end of the event-loop turn
+ * (setImmediate), in ONE IMMEDIATE transaction, and every caller's promise settles only
+ * after that COMMIT returned. A commit (its WAL append) is most of a small write's cost, so
+ * concurrent tasks share it; a lone write waits at most one turn. Reads never see a queued
+ * write: the transaction is only ever open inside the synchronous flush.
+ *
+ * Nothing is cached but scope ids, so memory stays flat however many tasks are stored.
  */
 export class SqliteTaskRepository implements TaskRepository {
   private readonly s;
@@ -177,6 +198,7 @@ export class SqliteTaskRepository implements TaskRepository {
   private readonly pageStatements = new Map<string, Statement>();
   private readonly countStatements = new Map<string, Statement>();
   private readonly scopeIds = new Map<string, number>();
+  private queued: PendingWrite[] = [];
 
   constructor(
     private readonly db: Db,
@@ -219,10 +241,12 @@ export class SqliteTaskRepository implements TaskRepository {
     };
     // Transaction wrappers are made once too: better-sqlite3 compiles BEGIN/COMMIT per wrapper.
     this.tx = {
-      create: db.transaction((scopeId: number, task: Task) => this.insertTask(scopeId, task)),
+      // Run inside the batch transaction, so each is a SAVEPOINT of its own.
+      create: db.transaction((row: NewTaskRow) => this.insertTask(row)),
       update: db.transaction((scope: TaskScope, taskId: string, expected: number, change: TaskChange) =>
         this.applyUpdate(scope, taskId, expected, change),
       ),
+      batch: db.transaction((writes: readonly PendingWrite[], outcomes: Outcome[]) => this.runBatch(writes, outcomes)),
       list: db.transaction((scope: TaskScope, query: TaskQuery) => this.readPage(scope, query)),
       purge: db.transaction((statusMicros: number) => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes),
     };
@@ -234,14 +258,14 @@ export class SqliteTaskRepository implements TaskRepository {
     if (task.status.state !== INITIAL_STATE) {
       throw new InvalidChangeError(task.id, `a new task starts in ${stateName(INITIAL_STATE)}, not ${stateName(task.status.state)}`);
     }
-    this.guarded(() => {
-      // The scope row commits on its own (outside the task's transaction), so the cached id
-      // never points at a row that a failed create rolled back.
-      const scopeId = this.scopeId(scope, true)!;
-      this.tx.create.immediate(scopeId, task);
-    });
-    // The caller keeps its object; what it gets back is a copy, as every read is.
-    return { task: clone(TaskSchema, task), version: 1 };
+    // The scope row commits on its own (no transaction is open between flushes), so the
+    // cached id never points at a row that a failed batch rolled back.
+    const scopeId = this.guarded(() => this.scopeId(scope, true)!);
+    // Encoded now: the caller keeps its object and may change it once this call returned.
+    const row = newTaskRow(scopeId, task);
+    const copy = clone(TaskSchema, task);
+    await this.enqueue(() => this.tx.create(row));
+    return { task: copy, version: 1 };
   }
 
   async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
@@ -255,7 +279,7 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
-    return this.guarded(() => this.tx.update.immediate(scope, taskId, expectedVersion, change));
+    return this.enqueue(() => this.tx.update(scope, taskId, expectedVersion, change));
   }
 
   async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
@@ -297,30 +321,75 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.db.open) {
+      this.flush(); // queued writes commit (and their callers hear so) before the file closes
+      this.db.close();
+    }
     this.lock?.release();
   }
 
-  private insertTask(scopeId: number, task: Task): void {
+  /** Queues a write for the next group commit; settles after that commit. */
+  private enqueue<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.queued.push({ run, resolve: resolve as (value: never) => void, reject }) === 1) setImmediate(this.flush);
+    });
+  }
+
+  /**
+   * Commits every queued write in one transaction, then settles their promises: a write's
+   * own refusal rejects only that write (its savepoint rolled back); a failed COMMIT rejects
+   * every write of the batch. A write queued while flushing waits for the next turn.
+   */
+  private readonly flush = (): void => {
+    while (this.queued.length > 0) {
+      const writes = this.queued;
+      this.queued = [];
+      const outcomes: Outcome[] = [];
+      let retry: PendingWrite[] = [];
+      try {
+        this.tx.batch.immediate(writes, outcomes);
+      } catch (err) {
+        // Nothing of this batch is stored: its writes fail with the error that undid them,
+        // except those after a write that took the transaction down, which are tried again.
+        const lost = err instanceof BatchLost ? err : undefined;
+        const cause = lost ? lost.error : err;
+        for (let i = 0; i < writes.length; i++) {
+          if (lost !== undefined && i > lost.failedAt) break;
+          if (outcomes[i]?.ok !== false) outcomes[i] = { ok: false, error: cause };
+        }
+        if (lost !== undefined) retry = writes.slice(lost.failedAt + 1);
+      }
+      const settled = writes.length - retry.length;
+      for (let i = 0; i < settled; i++) {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) writes[i]!.resolve(outcome.value as never);
+        else writes[i]!.reject(isBadDataError(outcome.error) ? badData(this.file, outcome.error) : outcome.error);
+      }
+      if (retry.length === 0) return;
+      this.queued = retry.concat(this.queued);
+    }
+  };
+
+  private runBatch(writes: readonly PendingWrite[], outcomes: Outcome[]): void {
+    for (let i = 0; i < writes.length; i++) {
+      try {
+        outcomes.push({ ok: true, value: writes[i]!.run() });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+        if (!this.db.inTransaction) throw new BatchLost(i, error);
+      }
+    }
+  }
+
+  private insertTask(row: NewTaskRow): void {
     let pk: number;
     try {
-      pk = Number(
-        this.s.insertTask.run({
-          id: task.id,
-          scopeId,
-          contextId: task.contextId,
-          state: task.status!.state,
-          statusMicros: statusMicros(task),
-          historyLen: task.history.length,
-          task: encodeTaskCore(task),
-          artifacts: encodeArtifacts(task.artifacts),
-        }).lastInsertRowid,
-      );
+      pk = Number(this.s.insertTask.run(row.columns).lastInsertRowid);
     } catch (err) {
-      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new DuplicateTaskError(task.id);
+      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new DuplicateTaskError(row.columns.id);
       throw err;
     }
-    task.history.forEach((message, seq) => this.s.insertHistory.run(pk, seq, encodeMessage(message)));
+    row.history.forEach((message, seq) => this.s.insertHistory.run(pk, seq, message));
   }
 
   private applyUpdate(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
@@ -449,6 +518,39 @@ export class SqliteTaskRepository implements TaskRepository {
       throw err;
     }
   }
+}
+
+type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+/** A new task's row and history rows, encoded. */
+interface NewTaskRow {
+  readonly columns: {
+    readonly id: string;
+    readonly scopeId: number;
+    readonly contextId: string;
+    readonly state: number;
+    readonly statusMicros: number;
+    readonly historyLen: number;
+    readonly task: Uint8Array;
+    readonly artifacts: Uint8Array | null;
+  };
+  readonly history: readonly Uint8Array[];
+}
+
+function newTaskRow(scopeId: number, task: Task): NewTaskRow {
+  return {
+    columns: {
+      id: task.id,
+      scopeId,
+      contextId: task.contextId,
+      state: task.status!.state,
+      statusMicros: statusMicros(task),
+      historyLen: task.history.length,
+      task: encodeTaskCore(task),
+      artifacts: encodeArtifacts(task.artifacts),
+    },
+    history: task.history.map(encodeMessage),
+  };
 }
 
 function filters(q: TaskQuery): string[] {

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { IllegalTransitionError, VersionConflictError } from "../../src/lifecycle/task-repository.js";
+import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
+import { Clock, newTask, scopeOf, statusChange } from "../support/tasks.js";
+
+/**
+ * Group commit in the SQLite store: the writes of one event-loop turn share one transaction,
+ * each in its own savepoint. What must hold whatever the batching: a write is acknowledged
+ * only once committed, a refused write undoes nothing else, and reads never see a write that
+ * is not committed yet.
+ */
+const S = TaskState;
+const alice = scopeOf("t1", "alice");
+const clock = new Clock();
+
+let dir: string;
+let file: string;
+let repo: SqliteTaskRepository;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-group-"));
+  file = join(dir, "tasks.db");
+  repo = openSqliteTaskRepository({ file, busyTimeoutMs: 0 });
+});
+afterEach(async () => {
+  await repo.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Version of a task as another connection (another process would be the same) sees it now. */
+function committedVersion(reader: Database.Database, id: string): number | undefined {
+  return reader.prepare("SELECT version FROM tasks WHERE id = ?").pluck().get(id) as number | undefined;
+}
+
+async function created(n: number): Promise<string[]> {
+  const tasks = Array.from({ length: n }, () => newTask({ micros: clock.next(), text: "q" }));
+  await Promise.all(tasks.map((t) => repo.create(alice, t)));
+  return tasks.map((t) => t.id);
+}
+
+test("issue 5 §3 (ack after commit): each of many concurrent writes is visible to another connection the moment its promise resolves", async () => {
+  const reader = new Database(file, { readonly: true });
+  try {
+    const ids = await created(40);
+    for (const id of ids) expect(committedVersion(reader, id)).toBe(1);
+    const seenAtAck = await Promise.all(
+      ids.map((id) => repo.update(alice, id, 1, statusChange(S.WORKING, clock.next())).then((v) => ({ v, seen: committedVersion(reader, id) }))),
+    );
+    expect(seenAtAck).toEqual(ids.map(() => ({ v: 2, seen: 2 })));
+  } finally {
+    reader.close();
+  }
+});
+
+test("R-TASK-2/R-TASK-3: refused writes in the same turn as accepted ones reject alone; every accepted one is stored", async () => {
+  const [a, b, c] = await created(3);
+  await repo.update(alice, c!, 1, statusChange(S.WORKING, clock.next()));
+  await repo.update(alice, c!, 2, statusChange(S.COMPLETED, clock.next()));
+  const results = await Promise.allSettled([
+    repo.update(alice, a!, 1, statusChange(S.WORKING, clock.next(), "a works")),
+    repo.update(alice, b!, 7, statusChange(S.WORKING, clock.next(), "stale")), // wrong version
+    repo.update(alice, c!, 3, statusChange(S.WORKING, clock.next(), "after the end")), // terminal
+    repo.update(alice, b!, 1, statusChange(S.WORKING, clock.next(), "b works")),
+    repo.update(alice, a!, 2, statusChange(S.COMPLETED, clock.next(), "a done")), // sees the first write of the turn
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled", "fulfilled"]);
+  expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(VersionConflictError);
+  expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(IllegalTransitionError);
+  const texts = async (id: string) => (await repo.get(alice, id))!.task.history.map((m) => m.parts[0]!.content.value);
+  expect(await texts(a!)).toEqual(["q", "a works", "a done"]);
+  expect(await texts(b!)).toEqual(["q", "b works"]);
+  expect((await repo.get(alice, c!))!.version).toBe(3);
+});
+
+test("issue 5 §3: a read never sees a write that is not committed yet", async () => {
+  const [id] = await created(1);
+  const pending = repo.update(alice, id!, 1, statusChange(S.WORKING, clock.next()));
+  const before = await repo.get(alice, id!);
+  expect({ version: before!.version, state: before!.task.status!.state }).toEqual({ version: 1, state: S.SUBMITTED });
+  expect(await pending).toBe(2);
+  expect((await repo.get(alice, id!))!.task.status!.state).toBe(S.WORKING);
+});
+
+test("issue 5 §3: when the transaction cannot be had, every write of the turn is refused, none is stored, and the store keeps working", async () => {
+  const ids = await created(5);
+  const other = new Database(file);
+  other.exec("BEGIN IMMEDIATE"); // another writer holds the write lock (busy timeout 0)
+  let results: PromiseSettledResult<number>[];
+  try {
+    results = await Promise.allSettled(ids.map((id) => repo.update(alice, id, 1, statusChange(S.WORKING, clock.next()))));
+  } finally {
+    other.exec("ROLLBACK");
+    other.close();
+  }
+  expect(results.map((r) => r.status)).toEqual(ids.map(() => "rejected"));
+  expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_BUSY" });
+  for (const id of ids) expect((await repo.get(alice, id))!.version).toBe(1);
+  expect(await Promise.all(ids.map((id) => repo.update(alice, id, 1, statusChange(S.WORKING, clock.next()))))).toEqual(ids.map(() => 2));
+});
+
+test("issue 5 §3: close() commits the writes still queued and resolves them", async () => {
+  const [id] = await created(1);
+  const pending = repo.update(alice, id!, 1, statusChange(S.WORKING, clock.next()));
+  await repo.close();
+  expect(await pending).toBe(2);
+  repo = openSqliteTaskRepository({ file });
+  expect((await repo.get(alice, id!))!.version).toBe(2);
+});
