@@ -33,6 +33,9 @@ interface ScopeTasks {
   readonly states: Array<StatusIndex<TaskRecord> | undefined>;
 }
 
+/** At most this many just-packed tasks are kept live until the next event-loop turn. */
+const JUST_PACKED_MAX = 64;
+
 /** Tasks in ListTasks order from one index. */
 type Walk = (after?: ListCursor, atLeast?: number) => Iterable<TaskRecord>;
 
@@ -209,6 +212,8 @@ export class MemoryTaskRepository implements TaskRepository {
   }
 
   private keepJustPacked(record: TaskRecord, task: Task, encoding: Uint8Array | undefined): void {
+    // Bounded too: a caller that settles many tasks without yielding to the event loop keeps few alive.
+    if (this.justPacked.size >= JUST_PACKED_MAX) return;
     if (this.justPacked.size === 0) setImmediate(() => this.justPacked.clear()).unref();
     this.justPacked.set(record, { task, encoding });
   }
