@@ -10,8 +10,9 @@ import { MessageSchema, TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/
  */
 export type PackedTask = string;
 
-const PLAIN = "\u0000";
 const STATUS_MESSAGE_IN_HISTORY = "\u0001";
+const HEADER_PLAIN = 0;
+const HEADER_STATUS_MESSAGE_IN_HISTORY = 1;
 
 export function packTask(task: Task): PackedTask {
   return packTaskWithEncoding(task).packed;
@@ -24,8 +25,13 @@ export function packTaskWithEncoding(task: Task): { packed: PackedTask; encoding
   const shared = message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last));
   const encoded = shared ? { ...task, status: { ...task.status!, message: undefined } } : task;
   const bytes = toBinary(TaskSchema, encoded);
-  const packed = (shared ? STATUS_MESSAGE_IN_HISTORY : PLAIN) + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
-  return { packed, encoding: shared ? undefined : bytes };
+  // Why header and body in one buffer and not header + string: a concatenation is a V8 cons
+  // string (32 more bytes per task) until something reads it flat, and a settled task may
+  // never be read again.
+  const buffer = Buffer.allocUnsafe(1 + bytes.byteLength);
+  buffer[0] = shared ? HEADER_STATUS_MESSAGE_IN_HISTORY : HEADER_PLAIN;
+  buffer.set(bytes, 1);
+  return { packed: buffer.toString("latin1"), encoding: shared ? undefined : bytes };
 }
 
 /** Decodes a fresh Task; nothing in it aliases storage. */
