@@ -48,7 +48,16 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const begin = (call: CallContext, tenant: string): RequestContext => {
     readVersion(call.metadata, { allowMissing: options.allowMissingVersion });
     const requestedExtensions = readRequestedExtensions(call.metadata);
-    return { caller: { tenant, principal: "anonymous" }, requestedExtensions, activatedExtensions: new Set(), signal: call.signal };
+    return {
+      caller: { tenant, principal: "anonymous" },
+      requestedExtensions,
+      activatedExtensions: new Set(),
+      // Lazy: an AbortSignal costs an AbortController per call; most calls never need one.
+      get signal() {
+        return call.signal;
+      },
+      onGone: call.onEnd ? (listener) => call.onEnd!(listener) : undefined,
+    };
   };
   const requireExtensions = (rc: RequestContext) => checkRequiredExtensions(rc.requestedExtensions, declaredExtensions);
   const echoExtensions = (rc: RequestContext, call: CallContext) => {
