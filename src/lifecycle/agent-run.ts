@@ -15,7 +15,7 @@ import {
 import type { AgentContext, ArtifactInput, Caller, MessageInput, PartInput } from "./agent.js";
 import type { StatusClock } from "./clock.js";
 import type { CoreLogger } from "./logger.js";
-import { isSettled, isTerminal, stateName } from "./task-state.js";
+import { isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
 
 /** What the service provides to a run: how to create and write its task. */
@@ -217,9 +217,3 @@ export class AgentRun implements AgentContext {
 function toPart(input: PartInput): Part {
   return typeof input === "string" ? create(PartSchema, { content: { case: "text", value: input } }) : create(PartSchema, input);
 }
-
-export function describeState(state: TaskState | undefined): string {
-  return state === undefined ? "no task" : stateName(state);
-}
-
-export { isSettled };

@@ -35,7 +35,6 @@ import { TaskFeed, type StreamSink } from "./task-feed.js";
 import { IllegalTransitionError, type StoredTask, type TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
 import { sealForReply } from "./task-encoding.js";
-import { withHistoryLength } from "./task-view.js";
 import { TaskWriter } from "./task-writer.js";
 
 /** Who is calling and with which extensions; built by the protocol edge for every request. */
@@ -471,4 +470,3 @@ function describeError(error: unknown): string {
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }
 
-export { withHistoryLength };
