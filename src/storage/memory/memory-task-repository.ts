@@ -20,7 +20,7 @@ import { ContextDirectory } from "./context-directory.js";
 import { noteEncoding } from "../../lifecycle/task-encoding.js";
 import { packTaskWithEncoding, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
 import { StatusIndex } from "./status-index.js";
-import { statusMicros } from "./status-micros.js";
+import { statusMicros } from "../../lifecycle/clock.js";
 import type { TaskRecord } from "./task-record.js";
 
 /** Everything stored under one (tenant, principal): no lookup ever crosses scopes. */
