@@ -1,0 +1,473 @@
+import { afterEach, describe, expect, it } from "@jest/globals";
+import { create, ScalarType, type MessageInitShape, toBinary, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { configureTextEncoding, getTextEncoding, WireType } from "@bufbuild/protobuf/wire";
+import { ListValueSchema, NullValue, StructSchema, TimestampSchema, ValueSchema, type Timestamp, type Value } from "@bufbuild/protobuf/wkt";
+import {
+  ArtifactSchema,
+  MessageSchema,
+  PartSchema,
+  Role,
+  TaskSchema,
+  TaskState,
+  TaskStatusSchema,
+  type Artifact,
+  type Message,
+  type Part,
+  type Task,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
+import { ENCODED_FIELDS, encodeTask } from "../../src/storage/task-encoder.js";
+
+const standardTextEncoding = getTextEncoding();
+afterEach(() => configureTextEncoding(standardTextEncoding));
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+/** Byte equality, shown as hex so a failure points at the first differing byte. */
+function expectSameBytes(task: Task): void {
+  expect(hex(encodeTask(task))).toBe(hex(toBinary(TaskSchema, task)));
+}
+
+const unknown = (no: number, ...data: number[]) => ({ no, wireType: WireType.Varint, data: new Uint8Array(data) });
+const lenUnknown = (no: number, text: string) => ({
+  no,
+  wireType: WireType.LengthDelimited,
+  data: new Uint8Array([text.length, ...Buffer.from(text)]),
+});
+const at = (seconds: bigint, nanos = 0) => create(TimestampSchema, { seconds, nanos });
+const textPart = (value: string) => create(PartSchema, { content: { case: "text", value } });
+const message = (init: MessageInitShape<typeof MessageSchema> = {}) =>
+  create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [textPart("hi")], ...init });
+const taskWith = (init: MessageInitShape<typeof TaskSchema>) => create(TaskSchema, { id: "t-1", contextId: "c-1", ...init });
+const withParts = (...parts: Part[]) => taskWith({ history: [message({ parts })] });
+const withMetadata = (metadata: JsonObject) => taskWith({ metadata });
+
+describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobuf-es's toBinary", () => {
+  it("R-GEN-1: knows every field of every message reachable from Task (fails when the proto gains one)", () => {
+    expect(describeTree(TaskSchema)).toEqual(ENCODED_FIELDS);
+  });
+
+  it("R-GEN-1: an empty task is zero bytes, and scalars at their defaults are skipped", () => {
+    expect(encodeTask(create(TaskSchema)).byteLength).toBe(0);
+    expectSameBytes(taskWith({ id: "", status: create(TaskStatusSchema) }));
+    expectSameBytes(taskWith({ status: create(TaskStatusSchema, { message: create(MessageSchema), timestamp: at(0n) }) }));
+  });
+
+  it("R-GEN-1: every case of Part.content, and a part with none", () => {
+    const parts = [
+      textPart("hello"),
+      textPart(""),
+      create(PartSchema, { content: { case: "raw", value: new Uint8Array([0, 1, 2, 255]) } }),
+      create(PartSchema, { content: { case: "raw", value: new Uint8Array(0) } }),
+      create(PartSchema, { content: { case: "url", value: "https://example.com/a.png" }, filename: "a.png", mediaType: "image/png" }),
+      create(PartSchema, { content: { case: "url", value: "" } }),
+      create(PartSchema, { content: { case: "data", value: create(ValueSchema) } }),
+      create(PartSchema, { content: { case: "data", value: value({ case: "stringValue", value: "x" }) } }),
+      create(PartSchema, { filename: "only-a-name.txt", metadata: { k: "v" } }),
+    ];
+    for (const part of parts) expectSameBytes(withParts(part));
+    expectSameBytes(withParts(...parts));
+  });
+
+  it("R-GEN-1: bytes given as a view into a larger buffer, and long enough to need a 2-byte length", () => {
+    const backing = new Uint8Array(600).map((_, i) => i & 0xff);
+    expectSameBytes(withParts(create(PartSchema, { content: { case: "raw", value: backing.subarray(7, 307) } })));
+  });
+
+  it("R-GEN-1: non-ASCII, emoji and strings at the edges of the short-string path", () => {
+    for (const text of ["héllo", "日本語のテキスト", "🎉 done 👍🏽", "a".repeat(127), "a".repeat(128), "a".repeat(126) + "é", "é".repeat(64), "\u0000\u007f\u0080"]) {
+      expectSameBytes(taskWith({ id: text, history: [message({ parts: [textPart(text)], extensions: [text, ""] })] }));
+    }
+  });
+
+  it("R-GEN-1: lone surrogates are encoded as protobuf-es encodes them (U+FFFD with TextEncoder)", () => {
+    for (const text of ["\ud800", "\udc00", "a\ud83d", "\ude00b", "\ude00\ud83d", "x".repeat(200) + "\ud800"]) {
+      expectSameBytes(taskWith({ contextId: text, history: [message({ parts: [textPart(text)] })] }));
+    }
+  });
+
+  it("R-GEN-1: the same bytes with the server's text encoding and with any other configured one", () => {
+    const task = taskWith({ id: "ascii", contextId: "ünï \ud800 🎉", history: [message({ parts: [textPart("x".repeat(300))] })] });
+    installProtobufTextEncoding();
+    expectSameBytes(task);
+    // An encoder that keeps lone surrogates (WTF-8): the static encoder follows the configuration.
+    configureTextEncoding({ ...standardTextEncoding, encodeUtf8: wtf8 });
+    expectSameBytes(task);
+    expect(hex(encodeTask(task))).toContain("eda080"); // U+D800 as WTF-8
+  });
+
+  it("R-GEN-1: metadata Structs with nested lists, structs, null, booleans and odd numbers", () => {
+    const metadata = {
+      s: "text",
+      n: 1.5,
+      zero: 0,
+      negativeZero: -0,
+      nan: NaN,
+      inf: Infinity,
+      negInf: -Infinity,
+      tiny: 5e-324,
+      t: true,
+      f: false,
+      nil: null,
+      list: [1, "two", null, false, [[], {}], { deep: { deeper: [-0] } }],
+      empty: {},
+      "": "empty key",
+      "10": "integer-like keys come first, in numeric order",
+      "2": "two",
+    } as JsonObject;
+    expectSameBytes(withMetadata(metadata));
+    expectSameBytes(withMetadata({}));
+    expectSameBytes(taskWith({ artifacts: [create(ArtifactSchema, { artifactId: "a", metadata, parts: [create(PartSchema, { metadata })] })] }));
+    expectSameBytes(taskWith({ history: [message({ metadata })] }));
+  });
+
+  it("R-GEN-1: a Struct value that is not JSON (undefined) is an empty Value, as in protobuf-es", () => {
+    expectSameBytes(withMetadata({ a: undefined, list: [undefined, 1] } as unknown as JsonObject));
+  });
+
+  it("R-GEN-1: Part.data as a Value message of every kind, nested, with unknown fields and an unknown NullValue", () => {
+    const struct = create(StructSchema, {
+      fields: {
+        n: value({ case: "numberValue", value: -0 }),
+        b: value({ case: "boolValue", value: false }),
+        s: value({ case: "stringValue", value: "" }),
+        nil: value({ case: "nullValue", value: NullValue.NULL_VALUE }),
+        odd: value({ case: "nullValue", value: 7 as NullValue }),
+        negative: value({ case: "nullValue", value: -1 as NullValue }),
+        none: create(ValueSchema),
+        list: value({ case: "listValue", value: create(ListValueSchema, { values: [value({ case: "numberValue", value: NaN }), create(ValueSchema)] }) }),
+      },
+    });
+    struct.$unknown = [unknown(9, 1)];
+    const data = value({ case: "structValue", value: struct });
+    data.$unknown = [lenUnknown(20, "value")];
+    expectSameBytes(withParts(create(PartSchema, { content: { case: "data", value: data } })));
+  });
+
+  it("R-GEN-1: enums with numbers the proto does not know, negative ones too", () => {
+    for (const state of [9, 100, -1, 0x7fffffff, -0x80000000] as number[] as TaskState[]) {
+      expectSameBytes(taskWith({ status: create(TaskStatusSchema, { state }), history: [message({ role: state as number as Role })] }));
+    }
+  });
+
+  it("R-GEN-1: timestamps: zero, negative, beyond 32 bits, negative nanos", () => {
+    for (const [seconds, nanos] of [[0n, 1], [1735689600n, 999999999], [-1n, 0], [2n ** 40n, -1], [-(2n ** 63n), 0], [2n ** 63n - 1n, 0], [0x80000000n, 5]] as const) {
+      expectSameBytes(taskWith({ status: create(TaskStatusSchema, { state: TaskState.COMPLETED, timestamp: at(seconds, nanos) }) }));
+    }
+  });
+
+  it("R-GEN-1: $unknown fields on every message type are written after its own fields", () => {
+    const ts = at(1n);
+    ts.$unknown = [unknown(3, 1)];
+    const part = textPart("p");
+    part.$unknown = [unknown(100, 0x80, 0x01), lenUnknown(15, "abc")];
+    const msg = message({ parts: [part] });
+    msg.$unknown = [lenUnknown(16, "m")];
+    const artifact = create(ArtifactSchema, { artifactId: "a", parts: [part] });
+    artifact.$unknown = [unknown(2 ** 29 - 1, 0)];
+    const status = create(TaskStatusSchema, { state: TaskState.WORKING, message: msg, timestamp: ts });
+    status.$unknown = [{ no: 4, wireType: WireType.Bit32, data: new Uint8Array([1, 2, 3, 4]) }];
+    const task = taskWith({ status, artifacts: [artifact], history: [msg] });
+    task.$unknown = [unknown(7, 42), unknown(7, 43)];
+    expectSameBytes(task);
+  });
+
+  it("R-GEN-1: a long history, and texts needing 3- and 4-byte lengths", () => {
+    const history = Array.from({ length: 1000 }, (_, i) => message({ messageId: `m-${i}`, parts: [textPart(`text ${i}`)] }));
+    expectSameBytes(taskWith({ history }));
+    expectSameBytes(withParts(textPart("y".repeat(20_000))));
+    expectSameBytes(taskWith({ artifacts: [create(ArtifactSchema, { artifactId: "big", parts: [textPart("z".repeat(3_000_000))] })] }));
+    expectSameBytes(taskWith({ id: "after the big one" })); // the scratch buffer is reused after growing
+  });
+
+  it("R-GEN-1: values protobuf-es refuses to encode are refused too, and the next task encodes fine", () => {
+    const bad = taskWith({ status: create(TaskStatusSchema, { state: 1.5 as TaskState }) });
+    expect(() => toBinary(TaskSchema, bad)).toThrow();
+    expect(() => encodeTask(bad)).toThrow();
+    const badNanos = taskWith({ status: create(TaskStatusSchema, { timestamp: at(1n, 2 ** 31) }) });
+    expect(() => toBinary(TaskSchema, badNanos)).toThrow();
+    expect(() => encodeTask(badNanos)).toThrow();
+    expectSameBytes(taskWith({ history: [message()] }));
+  });
+
+  it("R-GEN-1: results stay intact when later tasks are encoded (small ones share a chunk, large ones do not)", () => {
+    const tasks = Array.from({ length: 300 }, (_, i) => taskWith({ id: `task-${i}`, history: [message({ parts: [textPart("x".repeat(i * 10))] })] }));
+    const results = tasks.map(encodeTask);
+    results.forEach((bytes, i) => expect(hex(bytes)).toBe(hex(toBinary(TaskSchema, tasks[i]!))));
+  });
+
+  it("R-GEN-1: 2,500 seeded random tasks, each byte-equal, with the standard and with the server's text encoding", () => {
+    const random = new RandomTasks(0x5eed);
+    const tasks = Array.from({ length: 2500 }, () => random.task());
+    for (const encoding of ["standard", "server"]) {
+      if (encoding === "server") installProtobufTextEncoding();
+      const mismatches = tasks.filter((task) => !Buffer.from(encodeTask(task)).equals(toBinary(TaskSchema, task)));
+      expect({ encoding, mismatches: mismatches.length }).toEqual({ encoding, mismatches: 0 });
+      if (mismatches.length > 0) expectSameBytes(mismatches[0]!); // shows where the first one differs
+    }
+  });
+});
+
+function value(kind: Value["kind"]): Value {
+  return create(ValueSchema, { kind });
+}
+
+/** Every message reachable from `root`, each field as "number localName type" (the notation of ENCODED_FIELDS). */
+function describeTree(root: DescMessage): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  const visit = (desc: DescMessage) => {
+    if (desc.typeName in out) return;
+    out[desc.typeName] = desc.fields.map(describeField);
+    for (const field of desc.fields) {
+      if (field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message")) visit(field.message!);
+      if (field.fieldKind === "map" && field.mapKind === "message") visit(field.message);
+    }
+  };
+  visit(root);
+  return out;
+}
+
+function describeField(field: DescField): string {
+  const scalar = (type: ScalarType) => ScalarType[type].toLowerCase();
+  let type: string;
+  switch (field.fieldKind) {
+    case "scalar":
+      type = scalar(field.scalar);
+      break;
+    case "enum":
+      type = `enum ${field.enum.typeName}`;
+      break;
+    case "message":
+      type = field.message.typeName;
+      break;
+    case "list":
+      type = `repeated ${field.listKind === "scalar" ? scalar(field.scalar) : field.listKind === "enum" ? `enum ${field.enum.typeName}` : field.message.typeName}`;
+      break;
+    case "map":
+      type = `map<${scalar(field.mapKey)}, ${field.mapKind === "scalar" ? scalar(field.scalar) : field.mapKind === "enum" ? `enum ${field.enum.typeName}` : field.message.typeName}>`;
+      break;
+  }
+  return `${field.number} ${field.localName} ${type}${field.oneof ? ` oneof ${field.oneof.name}` : ""}`;
+}
+
+/** UTF-8 that writes a lone surrogate as its own 3 bytes instead of U+FFFD. */
+function wtf8(text: string): Uint8Array<ArrayBuffer> {
+  const out: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    if (c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+      i++;
+    }
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+  }
+  return new Uint8Array(out);
+}
+
+// Globals are slow to reach inside jest's VM context; the generator calls these millions of times.
+const { imul, floor } = Math;
+const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i));
+
+/** Varied tasks from a seeded generator (mulberry32), so a failure reproduces. */
+class RandomTasks {
+  private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  task(): Task {
+    const task = create(TaskSchema, {
+      id: this.string(),
+      contextId: this.string(),
+      artifacts: this.list(3, () => this.artifact()),
+      history: this.list(5, () => this.message()),
+    });
+    if (this.chance(0.8)) {
+      task.status = create(TaskStatusSchema, {
+        state: this.enumValue(8),
+        message: this.chance(0.5) ? this.message() : undefined,
+        timestamp: this.chance(0.7) ? this.timestamp() : undefined,
+      });
+      this.maybeUnknown(task.status);
+    }
+    if (this.chance(0.2)) task.metadata = this.jsonObject(2);
+    this.maybeUnknown(task);
+    return task;
+  }
+
+  private message(): Message {
+    const msg = create(MessageSchema, {
+      messageId: this.string(),
+      contextId: this.string(),
+      taskId: this.string(),
+      role: this.enumValue(2),
+      parts: this.list(3, () => this.part()),
+      extensions: this.list(2, () => this.string()),
+      referenceTaskIds: this.list(2, () => this.string()),
+    });
+    if (this.chance(0.2)) msg.metadata = this.jsonObject(2);
+    this.maybeUnknown(msg);
+    return msg;
+  }
+
+  private artifact(): Artifact {
+    const artifact = create(ArtifactSchema, {
+      artifactId: this.string(),
+      name: this.string(),
+      description: this.string(),
+      parts: this.list(3, () => this.part()),
+      extensions: this.list(2, () => this.string()),
+    });
+    if (this.chance(0.2)) artifact.metadata = this.jsonObject(2);
+    this.maybeUnknown(artifact);
+    return artifact;
+  }
+
+  private part(): Part {
+    const part = create(PartSchema, { filename: this.string(), mediaType: this.string() });
+    switch (this.int(5)) {
+      case 0:
+        part.content = { case: "text", value: this.string() };
+        break;
+      case 1:
+        part.content = { case: "raw", value: this.bytes() };
+        break;
+      case 2:
+        part.content = { case: "url", value: this.string() };
+        break;
+      case 3:
+        part.content = { case: "data", value: this.valueMessage(3) };
+        break;
+    }
+    if (this.chance(0.2)) part.metadata = this.jsonObject(2);
+    this.maybeUnknown(part);
+    return part;
+  }
+
+  private valueMessage(depth: number): Value {
+    const v = create(ValueSchema);
+    switch (this.int(depth > 0 ? 7 : 5)) {
+      case 0:
+        v.kind = { case: "nullValue", value: this.chance(0.8) ? NullValue.NULL_VALUE : (3 as NullValue) };
+        break;
+      case 1:
+        v.kind = { case: "numberValue", value: this.number() };
+        break;
+      case 2:
+        v.kind = { case: "stringValue", value: this.string() };
+        break;
+      case 3:
+        v.kind = { case: "boolValue", value: this.chance(0.5) };
+        break;
+      case 5: {
+        const fields: Record<string, Value> = {};
+        for (let i = this.int(4); i > 0; i--) fields[this.key()] = this.valueMessage(depth - 1);
+        v.kind = { case: "structValue", value: this.maybeUnknown(create(StructSchema, { fields })) };
+        break;
+      }
+      case 6:
+        v.kind = { case: "listValue", value: this.maybeUnknown(create(ListValueSchema, { values: this.list(4, () => this.valueMessage(depth - 1)) })) };
+        break;
+      // 4: no kind
+    }
+    return this.maybeUnknown(v);
+  }
+
+  private jsonObject(depth: number): JsonObject {
+    const obj: JsonObject = {};
+    for (let i = this.int(5); i > 0; i--) obj[this.key()] = this.jsonValue(depth);
+    return obj;
+  }
+
+  private jsonValue(depth: number): JsonValue {
+    switch (this.int(depth > 0 ? 7 : 5)) {
+      case 0:
+        return null;
+      case 1:
+        return this.number();
+      case 2:
+        return this.string();
+      case 3:
+        return this.chance(0.5);
+      case 4:
+        return this.chance(0.1) ? (undefined as unknown as JsonValue) : this.number();
+      case 5:
+        return this.list(4, () => this.jsonValue(depth - 1));
+      default:
+        return this.jsonObject(depth - 1);
+    }
+  }
+
+  private timestamp(): Timestamp {
+    const seconds = this.pick([0n, 1n, 1735689600n + BigInt(this.int(1e6)), -1n, 2n ** 40n, -(2n ** 63n), 2n ** 63n - 1n, 0x7fffffffn, 0x80000000n]);
+    const nanos = this.pick([0, 1, this.int(1e9), 999_999_999, -1, 0x7fffffff, -0x80000000]);
+    return this.maybeUnknown(create(TimestampSchema, { seconds, nanos }));
+  }
+
+  private maybeUnknown<T extends { $unknown?: unknown }>(message: T): T {
+    if (this.chance(0.1)) {
+      message.$unknown = this.list(3, () =>
+        this.chance(0.5) ? unknown(this.pick([9, 15, 16, 100, 2 ** 29 - 1]), this.int(128)) : lenUnknown(this.pick([10, 20, 3000]), this.string().slice(0, 100).replace(/[^\x20-\x7e]/g, "")),
+      );
+    }
+    return message;
+  }
+
+  private enumValue(max: number): number {
+    return this.chance(0.9) ? this.int(max + 1) : this.pick([max + 1, 1000, -1, 0x7fffffff, -0x80000000]);
+  }
+
+  private number(): number {
+    return this.pick([0, -0, NaN, Infinity, -Infinity, 1.5, -3, 1e300, 5e-324, this.next() * 1e6 - 5e5, this.int(100)]);
+  }
+
+  private key(): string {
+    return this.pick(["", "a", "key", "1", "10", "é", "🎉", this.string()]);
+  }
+
+  private string(): string {
+    const roll = this.next();
+    if (roll < 0.25) return "";
+    const length = roll < 0.8 ? this.int(40) : this.int(300);
+    const ascii = this.chance(0.7);
+    let out = "";
+    for (let i = 0; i < length; i++) {
+      if (ascii || this.chance(0.6)) out += printable[this.int(95)];
+      else out += this.pick(["\u0000", "é", "ß", "€", "日", "🎉", "👍🏽", "\ud800", "\udfff", "\uffff", "\u07ff", "\u0800"]);
+    }
+    // now and then a long one, whose length takes 2 or 3 bytes
+    return this.chance(0.01) ? out.repeat(1 + this.int(200)) : out;
+  }
+
+  private bytes(): Uint8Array {
+    return Uint8Array.from({ length: this.chance(0.9) ? this.int(40) : this.int(400) }, () => this.int(256));
+  }
+
+  private list<T>(max: number, item: () => T): T[] {
+    return Array.from({ length: this.int(max + 1) }, item);
+  }
+
+  private pick<T>(choices: readonly T[]): T {
+    return choices[this.int(choices.length)]!;
+  }
+
+  private chance(p: number): boolean {
+    return this.next() < p;
+  }
+
+  private int(below: number): number {
+    return floor(this.next() * below);
+  }
+
+  private next(): number {
+    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
+    t = imul(t ^ (t >>> 15), t | 1);
+    t ^= t + imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+}
