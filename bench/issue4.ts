@@ -6,8 +6,11 @@
  * queueing); then stalled subscribers that never read while events flow (server RSS, and
  * how the server treats them).
  *
- *   npm run bench -- issue4 [--quick]
- *   node --import tsx bench/issue4.ts [--quick]
+ *   npm run bench -- issue4 [--quick] [--profile]
+ *   node --import tsx bench/issue4.ts [--quick] [--profile]
+ *
+ * --profile: after the measured phases, our server runs the paced phase once more (fresh task,
+ * unmeasured) under the V8 CPU profiler; the report ends with where that CPU went.
  *
  * Our server runs compiled (dist/, run `npm run build` first) with the memory store and
  * bench/agents/fanout-agent.mjs; the SDK's with the same agent in bench/servers/sdk-fanout-server.ts.
@@ -30,6 +33,7 @@ import {
 import { loadClient, type LoadClient } from "./lib/load.js";
 import { waitUntilServing } from "./lib/measure.js";
 import { cpuMicros, startServerProcess, type ServerProcess, type Usage } from "./lib/server-process.js";
+import { profileSummary } from "./lib/cpu-profile.js";
 import { percentiles } from "./lib/stats.js";
 import { openSubscribers, type SubscribersResult } from "./lib/subscribers.js";
 import { comparisonTable, formatNumber, markdownTable, targetsTable, type Target } from "./lib/table.js";
@@ -43,6 +47,7 @@ const A2A_METADATA = { "a2a-version": "1.0" };
 
 export interface Issue4Options {
   readonly quick: boolean;
+  readonly profile?: boolean;
 }
 
 const FULL = {
@@ -155,8 +160,14 @@ interface FanoutRun {
   readonly publishMs: number;
 }
 
+/** Hooks around the measured window, from just before "go" until every stream ended (the profiler). */
+interface Window {
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** One task, `subscribers` streams attached, then "go": measured from go until every stream ended. */
-async function fanout(s: Served, cfg: typeof FULL, subscribers: number, go: Go): Promise<FanoutRun> {
+async function fanout(s: Served, cfg: typeof FULL, subscribers: number, go: Go, window?: Window): Promise<FanoutRun> {
   const taskId = await createTask(s.lc);
   const request = Buffer.from(toBinary(SubscribeToTaskRequestSchema, create(SubscribeToTaskRequestSchema, { id: taskId })));
   const subs = await openSubscribers({
@@ -170,11 +181,13 @@ async function fanout(s: Served, cfg: typeof FULL, subscribers: number, go: Go):
     expectArtifacts: go.events,
   });
   try {
+    await window?.open();
     const before = await s.server.usage();
     const goAt = performance.timeOrigin + performance.now();
     s.server.send({ bench: "fanout-go", taskId, ...go });
     const result = await subs.done();
     const after = await s.server.usage();
+    await window?.close();
     const publishMs = await s.published(taskId);
     return {
       result,
@@ -238,9 +251,24 @@ interface ServerResult {
   readonly burst: FanoutRun;
   readonly paced: FanoutRun;
   readonly stalled: StalledRun;
+  /** Summary of the profiled paced run (--profile, ours only). */
+  readonly profile?: string;
 }
 
-async function runServer(kind: ServerKind, cfg: typeof FULL, log: (s: string) => void): Promise<ServerResult> {
+/**
+ * The paced phase once more on a fresh task, profiled from "go" until every stream ended (as
+ * measured: attaching and snapshots stay out). A separate run, so the profiler's overhead stays
+ * out of the measured figures.
+ */
+async function profiledPaced(s: Served, cfg: typeof FULL, go: Go): Promise<string> {
+  const file = join(RESULTS, `issue4-ours-paced-${Date.now()}.cpuprofile`);
+  const run = await fanout(s, cfg, cfg.subscribers, go, { open: () => s.server.profileStart(), close: () => s.server.profileStop(file) });
+  const checked = `${run.result.complete} / ${run.result.subscribers} streams complete and in order, ${formatNumber(run.delivered)} delivered events; ` +
+    `server CPU ${formatNumber(run.serverCpuMicros / run.delivered, 2)} µs/event under the profiler.`;
+  return `${checked}\n\n${profileSummary(file, run.delivered)}\n\nProfile: ${file}`;
+}
+
+async function runServer(kind: ServerKind, cfg: typeof FULL, log: (s: string) => void, profile: boolean): Promise<ServerResult> {
   const s = await serve(kind, cfg);
   try {
     log(`${LABEL[kind]}: warm-up (${cfg.warmupSubscribers} subscribers × ${cfg.warmupEvents} events)`);
@@ -248,10 +276,16 @@ async function runServer(kind: ServerKind, cfg: typeof FULL, log: (s: string) =>
     log(`${LABEL[kind]}: burst (${cfg.subscribers} subscribers × ${cfg.events} events)`);
     const burst = await fanout(s, cfg, cfg.subscribers, { events: cfg.events, intervalMs: 0, padBytes: 0, replace: false });
     log(`${LABEL[kind]}: paced (${cfg.subscribers} subscribers × ${cfg.pacedEvents} events, one per ${cfg.pacedIntervalMs} ms)`);
-    const paced = await fanout(s, cfg, cfg.subscribers, { events: cfg.pacedEvents, intervalMs: cfg.pacedIntervalMs, padBytes: 0, replace: false });
+    const pacedGo: Go = { events: cfg.pacedEvents, intervalMs: cfg.pacedIntervalMs, padBytes: 0, replace: false };
+    const paced = await fanout(s, cfg, cfg.subscribers, pacedGo);
     log(`${LABEL[kind]}: ${cfg.stalled} stalled + ${cfg.stalledLive} live subscribers × ${cfg.stalledEvents} events of ${cfg.stalledPadBytes} B`);
     const stalled = await stalledRun(s, cfg);
-    return { kind, burst, paced, stalled };
+    let summary: string | undefined;
+    if (profile) {
+      log(`${LABEL[kind]}: paced again under the CPU profiler (unmeasured)`);
+      summary = await profiledPaced(s, cfg, pacedGo);
+    }
+    return { kind, burst, paced, stalled, profile: summary };
   } finally {
     s.lc.close();
     await s.server.stop(3_000);
@@ -270,8 +304,8 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
 
-  const sdk = await runServer("sdk", cfg, log);
-  const ours = await runServer("ours", cfg, log);
+  const sdk = await runServer("sdk", cfg, log, false);
+  const ours = await runServer("ours", cfg, log, opts.profile ?? false);
   const rows = [sdk, ours];
   const label = (r: ServerResult) => LABEL[r.kind];
   const perEvent = (f: FanoutRun) => f.serverCpuMicros / f.delivered;
@@ -298,6 +332,7 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     { header: "max ms", value: (r) => pct(r.paced.result, 100), digits: 1 },
     { header: "server CPU µs/event", value: (r) => perEvent(r.paced), digits: 2, ratio: true },
     { header: "delivered events/s", value: (r) => (r.paced.delivered * 1000) / r.paced.wallMs },
+    { header: "client CPU µs/event", value: (r) => r.paced.result.clientCpuMicros / r.paced.delivered, digits: 2 },
   ], [sdk]);
 
   const eventBytes = cfg.stalledPadBytes + 100;
@@ -334,7 +369,7 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     { what: "RSS peak growth with stalled subscribers, vs the buffers' bound", actual: o.peakRss - o.before.mem.rss, op: "<=", limit: bound, format: (v) => `${MB(v)} MB` },
   ];
 
-  const command = `npm run build && npm run bench -- issue4${opts.quick ? " --quick" : ""}`;
+  const command = `npm run build && npm run bench -- issue4${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
   const report = [
     `## Issue 4 benchmark: streaming fan-out${opts.quick ? " (quick)" : ""}`,
     "",
@@ -367,6 +402,9 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     "### Targets",
     "",
     targetsTable(targets),
+    ...(ours.profile
+      ? ["", `### Where our server's CPU goes: paced phase (V8 CPU profile of a separate run: ${cfg.subscribers} streams × ${formatNumber(cfg.pacedEvents)} updates; "µs/call" is per delivered event)`, "", ours.profile]
+      : []),
   ].join("\n");
   const file = join(RESULTS, `issue4-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
   writeFileSync(file, `${report}\n`);
@@ -375,7 +413,7 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runIssue4({ quick: process.argv.includes("--quick") }).then(
+  runIssue4({ quick: process.argv.includes("--quick"), profile: process.argv.includes("--profile") }).then(
     (report) => process.stdout.write(`${report}\n`),
     (err: unknown) => {
       process.stderr.write(`${(err as Error)?.stack ?? err}\n`);

@@ -8,8 +8,8 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./issue3.js")).runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
   issue4: {
-    describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick]",
-    run: async (args) => (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick") }),
+    describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick] [--profile]",
+    run: async (args) => (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
   issue5: {
     describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
