@@ -1,7 +1,58 @@
+import { describe, expect, it } from "@jest/globals";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { ArtifactSchema, PartSchema, TaskSchema, TaskState, TaskStatusSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
 import { describeTaskRepositoryContract } from "./task-repository.contract.js";
 
 describeTaskRepositoryContract("MemoryTaskRepository", async () => {
   const repo = new MemoryTaskRepository();
   return { repo, cleanup: () => repo.close() };
+});
+
+describe("MemoryTaskRepository: settled tasks in off-heap slabs", () => {
+  const scope = { tenant: "", principal: "anonymous" };
+  const at = (ms: number) => timestampFromMs(Date.UTC(2025, 0, 1) + ms);
+
+  async function completedTask(repo: MemoryTaskRepository, i: number, bigText: string): Promise<void> {
+    const id = `task-${i}`;
+    const status = (state: TaskState, ms: number) => create(TaskStatusSchema, { state, timestamp: at(ms) });
+    await repo.create(scope, create(TaskSchema, { id, contextId: `ctx-${i}`, status: status(TaskState.SUBMITTED, i) }));
+    const artifact = create(ArtifactSchema, { artifactId: "a", parts: [create(PartSchema, { content: { case: "text", value: bigText } })] });
+    await repo.update(scope, id, 1, { kind: "status", status: status(TaskState.WORKING, i) });
+    await repo.update(scope, id, 2, { kind: "artifact", artifact, append: false, lastChunk: true });
+    await repo.update(scope, id, 3, { kind: "status", status: status(TaskState.COMPLETED, i) });
+  }
+
+  it("R-TASK: purging settled tasks gives their slabs back, and what stays reads back intact", async () => {
+    const repo = new MemoryTaskRepository();
+    const text = "x".repeat(4096);
+    for (let i = 0; i < 1000; i++) await completedTask(repo, i, text);
+    expect(repo.packedFootprint.slabs).toBeGreaterThanOrEqual(4); // ~4 MB of packed tasks
+    expect(await repo.purgeTerminalBefore((Date.UTC(2025, 0, 1) + 900) * 1000)).toBe(900);
+    expect(repo.packedFootprint.slabs).toBeLessThanOrEqual(2); // the slab being filled, and the one holding tasks 900..999
+    const kept = await repo.get(scope, "task-950");
+    expect(kept?.task.artifacts[0]?.parts[0]?.content.value).toBe(text);
+    expect(kept?.task.status?.state).toBe(TaskState.COMPLETED);
+    expect(await repo.get(scope, "task-10")).toBeUndefined();
+    await repo.close();
+  });
+
+  it("R-TASK: an interrupted task that resumes releases its packed bytes", async () => {
+    const repo = new MemoryTaskRepository();
+    const big = "y".repeat(300 * 1024);
+    const status = (state: TaskState, ms: number) => create(TaskStatusSchema, { state, timestamp: at(ms) });
+    await repo.create(scope, create(TaskSchema, { id: "t", contextId: "c", status: status(TaskState.SUBMITTED, 1) }));
+    let v = await repo.update(scope, "t", 1, { kind: "status", status: status(TaskState.WORKING, 2) });
+    for (let round = 0; round < 12; round++) {
+      const artifact = create(ArtifactSchema, { artifactId: `a${round}`, parts: [create(PartSchema, { content: { case: "text", value: big } })] });
+      v = await repo.update(scope, "t", v, { kind: "artifact", artifact, append: false, lastChunk: true });
+      v = await repo.update(scope, "t", v, { kind: "status", status: status(TaskState.INPUT_REQUIRED, 10 + round) }); // packed
+      v = await repo.update(scope, "t", v, { kind: "status", status: status(TaskState.WORKING, 20 + round) }); // live again
+    }
+    // 12 rounds packed up to ~23 MB in total; only what is still held may stay reserved.
+    expect(repo.packedFootprint.bytes).toBeLessThan(8 * 1024 * 1024);
+    expect((await repo.get(scope, "t"))?.task.artifacts).toHaveLength(12);
+    await repo.close();
+  });
 });

@@ -18,7 +18,8 @@ import {
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
 import { ContextDirectory } from "./context-directory.js";
 import { noteEncoding } from "../../lifecycle/task-encoding.js";
-import { packTaskWithEncoding, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
+import { ByteSlabs } from "./byte-slabs.js";
+import { packTask, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
 import { StatusIndex } from "./status-index.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import type { TaskRecord } from "./task-record.js";
@@ -55,6 +56,13 @@ export class MemoryTaskRepository implements TaskRepository {
    * saves decoding the bytes just made. Cleared at the next turn, so memory stays packed.
    */
   private readonly justPacked = new Map<TaskRecord, { task: Task; encoding: Uint8Array | undefined }>();
+  /** The packed bodies of settled tasks, off the V8 heap. */
+  private readonly slabs = new ByteSlabs();
+
+  /** Off-heap bytes reserved for settled tasks: what the memory tests watch. */
+  get packedFootprint(): { slabs: number; bytes: number } {
+    return this.slabs.footprint;
+  }
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
     if (task.id === "") throw new InvalidChangeError(task.id, "a new task needs an id");
@@ -83,13 +91,13 @@ export class MemoryTaskRepository implements TaskRepository {
   async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
     const record = this.scopeTasks(scope)?.tasks.get(taskId);
     if (record === undefined) return undefined;
-    if (typeof record.body === "string") {
-      const { task, encoding } = this.takeJustPacked(record) ?? unpackTaskWithEncoding(record.body);
+    if (typeof record.body === "number") {
+      const { task, encoding } = this.takeJustPacked(record) ?? unpackTaskWithEncoding(this.slabs, record.body);
       // Why: a reply of this task as read can reuse its stored bytes (see task-encoding.ts).
       if (encoding !== undefined && !trims(task, options.historyLength)) noteEncoding(task, encoding);
       return { task: trimmed(task, options.historyLength, true), version: record.version };
     }
-    return { task: readTask(record, options.historyLength, true), version: record.version };
+    return { task: this.readTask(record, options.historyLength, true), version: record.version };
   }
 
   async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
@@ -100,14 +108,16 @@ export class MemoryTaskRepository implements TaskRepository {
 
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
-    const task = typeof record.body === "string" ? (this.takeJustPacked(record)?.task ?? unpackTask(record.body)) : record.body;
+    const wasPacked = typeof record.body === "number" ? record.body : undefined;
+    const task = wasPacked !== undefined ? (this.takeJustPacked(record)?.task ?? unpackTask(this.slabs, wasPacked)) : (record.body as Task);
     applyChange(task, ownChange(change));
     task.contextId = record.contextId;
+    if (wasPacked !== undefined) this.slabs.release(wasPacked);
 
     const oldState = record.state;
     const oldMicros = record.micros;
     if (isSettled(task.status!.state)) {
-      const { packed, encoding } = packTaskWithEncoding(task);
+      const { packed, encoding } = packTask(this.slabs, task);
       record.body = packed;
       this.keepJustPacked(record, task, encoding);
     } else {
@@ -168,7 +178,7 @@ export class MemoryTaskRepository implements TaskRepository {
     }
     const last = page[page.length - 1];
     return {
-      tasks: page.map((r) => readTask(r, query.historyLength, query.includeArtifacts)),
+      tasks: page.map((r) => this.readTask(r, query.historyLength, query.includeArtifacts)),
       next: more && last !== undefined ? { statusMicros: last.micros, taskId: last.id } : undefined,
       totalSize,
     };
@@ -179,7 +189,7 @@ export class MemoryTaskRepository implements TaskRepository {
     for (const home of this.allScopes()) {
       for (const state of [TaskState.SUBMITTED, TaskState.WORKING]) {
         for (const r of home.states[state]?.walk() ?? []) {
-          active.push({ scope: home.scope, task: { task: readTask(r, undefined, true), version: r.version } });
+          active.push({ scope: home.scope, task: { task: this.readTask(r, undefined, true), version: r.version } });
         }
       }
     }
@@ -194,6 +204,7 @@ export class MemoryTaskRepository implements TaskRepository {
         if (index === undefined) continue;
         for (const record of [...index.oldest(statusMicros)]) {
           record.removed = true;
+          if (typeof record.body === "number") this.slabs.release(record.body);
           home.tasks.delete(record.id);
           home.all.drop();
           index.drop();
@@ -209,6 +220,13 @@ export class MemoryTaskRepository implements TaskRepository {
   async close(): Promise<void> {
     this.scopes.clear();
     this.justPacked.clear();
+    this.slabs.clear();
+  }
+
+  /** A copy of the stored task for a caller, trimmed as asked. */
+  private readTask(record: TaskRecord, historyLength: number | undefined, includeArtifacts: boolean): Task {
+    const task = typeof record.body === "number" ? unpackTask(this.slabs, record.body) : clone(TaskSchema, record.body);
+    return trimmed(task, historyLength, includeArtifacts);
   }
 
   private keepJustPacked(record: TaskRecord, task: Task, encoding: Uint8Array | undefined): void {
@@ -265,10 +283,6 @@ function stateIndex(home: ScopeTasks, state: TaskState): StatusIndex<TaskRecord>
   return (home.states[state] ??= new StatusIndex(state));
 }
 
-/** A copy of the stored task for a caller, trimmed as asked. */
-function readTask(record: TaskRecord, historyLength: number | undefined, includeArtifacts: boolean): Task {
-  return trimmed(typeof record.body === "string" ? unpackTask(record.body) : clone(TaskSchema, record.body), historyLength, includeArtifacts);
-}
 
 function trimmed(task: Task, historyLength: number | undefined, includeArtifacts: boolean): Task {
   if (historyLength !== undefined) task.history = historyLength === 0 ? [] : task.history.slice(-historyLength);
