@@ -2,7 +2,7 @@
  * Preloaded into every benchmarked server process (`node --import <this file> ...`).
  * It answers the parent over the fork() IPC channel, so the server's own CPU time and
  * memory are read from inside it, apart from the load client's:
- *   { id, cmd: "usage" } -> { id, cpu: process.cpuUsage(), mem: process.memoryUsage() }
+ *   { id, cmd: "usage" } -> { id, cpu: process.cpuUsage(), mem: process.memoryUsage(), spaces: v8.getHeapSpaceStatistics() }
  *   { id, cmd: "gc" }    -> the same, after forced full GCs (needs --expose-gc)
  *   { id, cmd: "profileStart" } / { id, cmd: "profileStop", file } -> V8 CPU profile of
  *     exactly the calls in between, written to `file` (.cpuprofile, opens in Chrome DevTools)
@@ -10,6 +10,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
+import v8 from "node:v8";
 
 let session;
 
@@ -51,7 +52,7 @@ if (typeof process.send === "function") {
       process.send({ id: msg.id, error: `unknown command ${String(msg.cmd)}` });
       return;
     }
-    process.send({ id: msg.id, cpu: process.cpuUsage(), mem: process.memoryUsage() });
+    process.send({ id: msg.id, cpu: process.cpuUsage(), mem: process.memoryUsage(), spaces: v8.getHeapSpaceStatistics() });
   });
   // The IPC channel must not keep a server alive that is otherwise shutting down.
   process.channel?.unref();

@@ -10,6 +10,8 @@ export interface Usage {
   /** process.cpuUsage() of the server: user and system µs since it started. */
   readonly cpu: NodeJS.CpuUsage;
   readonly mem: NodeJS.MemoryUsage;
+  /** v8.getHeapSpaceStatistics() (with "usage" and "gc"): where heap memory sits, for diagnosis. */
+  readonly spaces?: ReadonlyArray<{ space_name: string; space_size: number; space_used_size: number; physical_space_size: number }>;
 }
 
 export interface ServerProcessOptions {
@@ -128,7 +130,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     if (!waiter) return;
     pending.delete(msg.id);
     if (msg.error !== undefined) waiter.reject(new Error(`${options.name}: ${msg.error}`));
-    else waiter.resolve({ cpu: msg.cpu!, mem: msg.mem! });
+    else waiter.resolve({ cpu: msg.cpu!, mem: msg.mem!, spaces: msg.spaces });
   });
   const ask = (cmd: "usage" | "gc" | "profileStart" | "profileStop", extra: object = {}) =>
     new Promise<Usage>((resolve, reject) => {
