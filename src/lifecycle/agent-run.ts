@@ -1,17 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import {
-  ArtifactSchema,
-  MessageSchema,
-  PartSchema,
-  Role,
-  TaskSchema,
-  TaskState,
-  TaskStatusSchema,
-  type Message,
-  type Part,
-  type Task,
-} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { PartSchema, TaskState, type Message, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { agentMessageLiteral, artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral } from "./message-literals.js";
 import type { AgentContext, ArtifactInput, Caller, MessageInput, PartInput } from "./agent.js";
 import type { StatusClock } from "./clock.js";
 import type { CoreLogger } from "./logger.js";
@@ -122,7 +112,7 @@ export class AgentRun implements AgentContext {
 
   async artifact(input: ArtifactInput, options?: { append?: boolean; lastChunk?: boolean }): Promise<void> {
     const writer = this.writer ?? (await this.ensureTask()); // no await (a microtask) once the task exists
-    const artifact = create(ArtifactSchema, {
+    const artifact = artifactLiteral({
       artifactId: input.artifactId ?? randomUUID(),
       name: input.name ?? "",
       description: input.description ?? "",
@@ -169,11 +159,7 @@ export class AgentRun implements AgentContext {
   }
 
   private statusOf(state: TaskState, content: MessageInput | undefined, taskId: string) {
-    return create(TaskStatusSchema, {
-      state,
-      message: content === undefined ? undefined : this.agentMessage(content, taskId),
-      timestamp: this.host.clock.now(),
-    });
+    return taskStatusLiteral(state, content === undefined ? undefined : this.agentMessage(content, taskId), this.host.clock.now());
   }
 
   private creating: Promise<TaskWriter> | undefined;
@@ -189,12 +175,7 @@ export class AgentRun implements AgentContext {
     const taskId = randomUUID();
     this.message.taskId = taskId;
     this.message.contextId = this.contextId;
-    const task = create(TaskSchema, {
-      id: taskId,
-      contextId: this.contextId,
-      status: { state: TaskState.SUBMITTED, timestamp: this.host.clock.now() },
-      history: [this.message],
-    });
+    const task = newTaskLiteral(taskId, this.contextId, taskStatusLiteral(TaskState.SUBMITTED, undefined, this.host.clock.now()), [this.message]);
     const writer = await this.host.createTask(this, task);
     this.adopt(writer);
     return writer;
@@ -210,10 +191,10 @@ export class AgentRun implements AgentContext {
   private agentMessage(content: MessageInput, taskId: string | undefined): Message {
     const parts = typeof content === "string" ? [toPart(content)] : content.map(toPart);
     if (parts.length === 0) throw new AgentMisuseError("an agent message needs at least one part");
-    return create(MessageSchema, { messageId: randomUUID(), contextId: this.contextId, taskId: taskId ?? "", role: Role.AGENT, parts });
+    return agentMessageLiteral(randomUUID(), this.contextId, taskId ?? "", parts);
   }
 }
 
 function toPart(input: PartInput): Part {
-  return typeof input === "string" ? create(PartSchema, { content: { case: "text", value: input } }) : create(PartSchema, input);
+  return typeof input === "string" ? textPartLiteral(input) : create(PartSchema, input);
 }

@@ -1,6 +1,6 @@
-import { create } from "@bufbuild/protobuf";
-import { TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { timestampLiteral } from "./message-literals.js";
 
 /**
  * Status timestamps: microseconds since the epoch, strictly increasing within a process.
@@ -23,7 +23,7 @@ export class StatusClock {
 
 export function timestampFromMicros(micros: number): Timestamp {
   const seconds = Math.floor(micros / 1_000_000);
-  return create(TimestampSchema, { seconds: BigInt(seconds), nanos: (micros - seconds * 1_000_000) * 1000 });
+  return timestampLiteral(BigInt(seconds), (micros - seconds * 1_000_000) * 1000);
 }
 
 /** Rounded down: a stored timestamp's own microsecond. */

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
+import { artifactUpdateLiteral, statusUpdateLiteral, streamResponseLiteral } from "./message-literals.js";
 import { withHistoryLength } from "./task-view.js";
 import { isTerminal } from "./task-state.js";
 import type { StoredTask } from "./task-repository.js";
@@ -128,10 +129,8 @@ function responseOf(event: UpdateEvent): StreamResponse {
   if (response === undefined) {
     response =
       event.kind === "status"
-        ? create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: event.taskId, contextId: event.contextId, status: event.status } } })
-        : create(StreamResponseSchema, {
-            payload: { case: "artifactUpdate", value: { taskId: event.taskId, contextId: event.contextId, artifact: event.artifact, append: event.append, lastChunk: event.lastChunk } },
-          });
+        ? streamResponseLiteral({ case: "statusUpdate", value: statusUpdateLiteral(event.taskId, event.contextId, event.status) })
+        : streamResponseLiteral({ case: "artifactUpdate", value: artifactUpdateLiteral(event.taskId, event.contextId, event.artifact, event.append, event.lastChunk) });
     responses.set(event, response);
   }
   return response;

@@ -6,7 +6,6 @@ import {
   Role,
   TaskStatusSchema,
   type TaskStatus,
-  SendMessageResponseSchema,
   StreamResponseSchema,
   TaskState,
   type ListTasksRequest,
@@ -28,6 +27,7 @@ import {
   TaskNotFoundError,
   UnsupportedOperationError,
 } from "./errors.js";
+import { sendMessageResponseLiteral } from "./message-literals.js";
 import type { CoreLogger } from "./logger.js";
 import { acceptsMediaType, partMediaType } from "./media-types.js";
 import type { PageTokenCodec } from "./page-token.js";
@@ -102,13 +102,13 @@ export class TaskService implements RunHost {
     const outcome = await run.outcome;
     this.collectExtensions(rc, run);
     if (outcome.kind === "nothing") throw agentGaveNoAnswer();
-    if (outcome.kind === "message") return create(SendMessageResponseSchema, { payload: { case: "message", value: outcome.message } });
+    if (outcome.kind === "message") return sendMessageResponseLiteral({ case: "message", value: outcome.message });
     const writer = outcome.writer;
     if (!request.configuration?.returnImmediately) await this.waitUntilSettled(writer, rc);
     this.collectExtensions(rc, run);
     const stored = await this.repository.get(rc.caller, writer.taskId, { historyLength: request.configuration?.historyLength });
     if (!stored) throw new TaskNotFoundError(writer.taskId);
-    return create(SendMessageResponseSchema, { payload: { case: "task", value: sealForReply(stored.task) } });
+    return sendMessageResponseLiteral({ case: "task", value: sealForReply(stored.task) });
   }
 
   /**

@@ -22,11 +22,16 @@ export interface ReadVersionOptions {
 
 /** All entries of a metadata key, split on commas, trimmed, without empty items. */
 function listValues(metadata: grpc.Metadata, key: string): string[] {
-  return metadata
-    .get(key)
-    .flatMap((value) => (typeof value === "string" ? value.split(",") : []))
-    .map((item) => item.trim())
-    .filter((item) => item !== "");
+  const items: string[] = [];
+  // Plain loops: this runs twice on every call, and the usual entry is one short value.
+  for (const value of metadata.get(key)) {
+    if (typeof value !== "string") continue;
+    for (const part of value.includes(",") ? value.split(",") : [value]) {
+      const item = part.trim();
+      if (item !== "") items.push(item);
+    }
+  }
+  return items;
 }
 
 /**

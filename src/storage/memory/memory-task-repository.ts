@@ -85,7 +85,8 @@ export class MemoryTaskRepository implements TaskRepository {
     home.all.add(record);
     home.contexts.add(record);
     stateIndex(home, record.state).add(record);
-    return { task: clone(TaskSchema, stored), version: 1 };
+    // The caller's own object goes back: storage keeps a copy, so it aliases nothing stored.
+    return { task, version: 1 };
   }
 
   async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
