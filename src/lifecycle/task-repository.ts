@@ -78,10 +78,7 @@ export interface ReadOptions {
  * - InvalidChangeError: the change itself is malformed.
  */
 export interface TaskRepository {
-  /**
-   * Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists.
-   * Storage keeps its own copy; the task handed back may be the caller's own object.
-   */
+  /** Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists. */
   create(scope: TaskScope, task: Task): Promise<StoredTask>;
   get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined>;
   /** Applies one change if the stored version is `expectedVersion`; returns the new version. */

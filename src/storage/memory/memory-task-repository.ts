@@ -1,5 +1,4 @@
-import { clone } from "@bufbuild/protobuf";
-import { ArtifactSchema, MessageSchema, TaskSchema, TaskState, TaskStatusSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { TaskState, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
 import {
@@ -18,6 +17,7 @@ import {
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
 import { ContextDirectory } from "./context-directory.js";
 import { noteEncoding } from "../../lifecycle/task-encoding.js";
+import { cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../task-clone.js";
 import { ByteSlabs } from "./byte-slabs.js";
 import { packTask, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
 import { StatusIndex } from "./status-index.js";
@@ -70,7 +70,7 @@ export class MemoryTaskRepository implements TaskRepository {
     const home = this.scopeTasks(scope, true);
     if (home.tasks.has(task.id)) throw new DuplicateTaskError(task.id);
 
-    const stored = clone(TaskSchema, task);
+    const stored = cloneTask(task);
     stored.contextId = home.contexts.shared(task.contextId);
     const record: TaskRecord = {
       id: task.id,
@@ -85,8 +85,7 @@ export class MemoryTaskRepository implements TaskRepository {
     home.all.add(record);
     home.contexts.add(record);
     stateIndex(home, record.state).add(record);
-    // The caller's own object goes back: storage keeps a copy, so it aliases nothing stored.
-    return { task, version: 1 };
+    return { task: cloneTask(stored), version: 1 };
   }
 
   async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
@@ -226,7 +225,7 @@ export class MemoryTaskRepository implements TaskRepository {
 
   /** A copy of the stored task for a caller, trimmed as asked. */
   private readTask(record: TaskRecord, historyLength: number | undefined, includeArtifacts: boolean): Task {
-    const task = typeof record.body === "number" ? unpackTask(this.slabs, record.body) : clone(TaskSchema, record.body);
+    const task = typeof record.body === "number" ? unpackTask(this.slabs, record.body) : cloneTask(record.body);
     return trimmed(task, historyLength, includeArtifacts);
   }
 
@@ -245,7 +244,7 @@ export class MemoryTaskRepository implements TaskRepository {
     const { task } = kept;
     // Storage pushed the status message into history as the same object; a decoded copy has two.
     if (task.status?.message !== undefined && task.status.message === task.history[task.history.length - 1]) {
-      task.status.message = clone(MessageSchema, task.status.message);
+      task.status.message = cloneMessage(task.status.message);
     }
     return kept;
   }
@@ -300,10 +299,10 @@ function trims(task: Task, historyLength: number | undefined): boolean {
 function ownChange(change: TaskChange): TaskChange {
   switch (change.kind) {
     case "status":
-      return { kind: "status", status: clone(TaskStatusSchema, change.status) };
+      return { kind: "status", status: cloneTaskStatus(change.status) };
     case "artifact":
-      return { ...change, artifact: clone(ArtifactSchema, change.artifact) };
+      return { ...change, artifact: cloneArtifact(change.artifact) };
     case "history":
-      return { kind: "history", message: clone(MessageSchema, change.message) };
+      return { kind: "history", message: cloneMessage(change.message) };
   }
 }

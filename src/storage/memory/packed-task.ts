@@ -1,5 +1,6 @@
-import { clone, equals, fromBinary } from "@bufbuild/protobuf";
+import { equals, fromBinary } from "@bufbuild/protobuf";
 import { MessageSchema, TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { cloneMessage } from "../task-clone.js";
 import { encodeTask } from "../task-encoder.js";
 import type { ByteSlabs } from "./byte-slabs.js";
 
@@ -35,6 +36,6 @@ export function unpackTaskWithEncoding(slabs: ByteSlabs, packed: PackedTask): { 
   const bytes = slabs.copy(packed);
   const task = fromBinary(TaskSchema, bytes);
   if (slabs.header(packed) !== HEADER_STATUS_MESSAGE_IN_HISTORY) return { task, encoding: bytes };
-  task.status!.message = clone(MessageSchema, task.history[task.history.length - 1]!);
+  task.status!.message = cloneMessage(task.history[task.history.length - 1]!);
   return { task, encoding: undefined }; // the bytes lack the status message
 }

@@ -2,8 +2,8 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database, { type Database as Db, type Statement } from "better-sqlite3";
-import { clone } from "@bufbuild/protobuf";
-import { TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { cloneTask } from "../task-clone.js";
+import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
 import { INITIAL_STATE, stateName } from "../../lifecycle/task-state.js";
@@ -263,7 +263,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const scopeId = this.guarded(() => this.scopeId(scope, true)!);
     // Encoded now: the caller keeps its object and may change it once this call returned.
     const row = newTaskRow(scopeId, task);
-    const copy = clone(TaskSchema, task);
+    const copy = cloneTask(task);
     await this.enqueue(() => this.tx.create(row));
     return { task: copy, version: 1 };
   }
