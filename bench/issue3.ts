@@ -8,7 +8,7 @@
  *   node --import tsx bench/issue3.ts [--quick] [--profile]
  *
  * Our server runs compiled (dist/, run `npm run build` first), as production does.
- * Each server runs alone in a child process; the load client (this process) sends one
+ * Each server runs in a child process of its own; the load client (this process) sends one
  * prebuilt request with 32 calls in flight and never decodes responses.
  */
 import { mkdirSync, writeFileSync, existsSync } from "node:fs";
@@ -29,7 +29,8 @@ import { profileSummary } from "./lib/cpu-profile.js";
 import { loadClient, runLoad, type LoadClient, type LoadOptions } from "./lib/load.js";
 import { drive, measurePhase, waitUntilServing, type PhaseResult } from "./lib/measure.js";
 import { startServerProcess, type ServerProcess } from "./lib/server-process.js";
-import { comparisonTable, formatNumber, formatRatio, markdownTable, targetsTable, type Target } from "./lib/table.js";
+import { median, percentiles } from "./lib/stats.js";
+import { comparisonTable, formatNumber, markdownTable, targetsTable, type Target } from "./lib/table.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS = join(ROOT, "bench", "results");
@@ -44,6 +45,7 @@ export interface Issue3Options {
 
 const FULL = {
   inFlight: 32,
+  rounds: 6,
   warmup: 3_000,
   calls: 30_000,
   listInFlight: 8,
@@ -56,6 +58,7 @@ const QUICK: typeof FULL = {
   ...FULL,
   warmup: 1_000,
   calls: 5_000,
+  rounds: 5,
   listCalls: 500,
   listMaxSeconds: 5,
   listAt: [1_000, 10_000],
@@ -80,8 +83,11 @@ const listRequest = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTask
 type ServerKind = "bare" | "sdk" | "ours";
 const LABEL: Record<ServerKind, string> = { bare: "(a) bare grpc-js", sdk: "(b) @a2a-js/sdk", ours: "(c) ours" };
 
-function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> {
-  const env = { A2A_LOG_LEVEL: "warn" };
+/** The environment our container image sets for the allocator (see Dockerfile). */
+const IMAGE_ENV = { MALLOC_ARENA_MAX: "2" };
+
+function start(kind: ServerKind, responseFile?: string, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  const env = { A2A_LOG_LEVEL: "warn", ...extraEnv };
   switch (kind) {
     case "bare":
       return startServerProcess({ name: LABEL.bare, script: join(ROOT, "bench/servers/bare-server.ts"), tsx: true, env: { BENCH_RESPONSE_FILE: responseFile! } });
@@ -105,8 +111,8 @@ function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> 
 }
 
 /** Starts a server and waits until a real SendMessage succeeds. Returns the first response. */
-async function startServing(kind: ServerKind, responseFile?: string): Promise<{ server: ServerProcess; lc: LoadClient; first: Buffer }> {
-  const server = await start(kind, responseFile);
+async function startServing(kind: ServerKind, responseFile?: string, extraEnv?: Record<string, string>): Promise<{ server: ServerProcess; lc: LoadClient; first: Buffer }> {
+  const server = await start(kind, responseFile, extraEnv);
   const lc = loadClient(server.address, A2A_METADATA);
   let first: Buffer | undefined;
   await waitUntilServing(server, async () => (first = await lc.call(SEND, sendRequest)));
@@ -122,33 +128,71 @@ function checkCompletedTask(name: string, bytes: Buffer): void {
   }
 }
 
-interface ThroughputRow {
-  readonly kind: ServerKind;
-  readonly phase: PhaseResult;
-}
-
 interface GrowthRow {
   readonly kind: ServerKind;
+  readonly label: string;
   /** tasks -> bytes per stored task, measured from the baseline. */
   readonly memory: { tasks: number; rssPerTask: number; heapPerTask: number; heapTotalPerTask: number }[];
   readonly list: { tasks: number; phase: PhaseResult; totalSize: number }[];
   profile?: string;
 }
 
-async function throughput(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options, responseFile?: string) {
-  const { server, lc, first } = await startServing(kind, responseFile);
+/**
+ * Throughput of the three servers in interleaved rounds: all three run at once (idle while not
+ * measured), and each round measures them one after the other, in a rotating order. Why: load
+ * from other jobs on a shared machine comes and goes over minutes; servers measured minutes apart
+ * saw different machines, servers measured seconds apart in every round see the same one.
+ */
+async function throughputRounds(cfg: typeof FULL, opts: Issue3Options, log: (s: string) => void) {
+  const ours = await startServing("ours");
+  const responseFile = join(RESULTS, "issue3-response.bin");
+  writeFileSync(responseFile, ours.first); // the ceiling answers with our exact response bytes
+  const bare = await startServing("bare", responseFile);
+  const sdk = await startServing("sdk");
+  const servers: Array<{ kind: ServerKind; served: typeof ours }> = [
+    { kind: "bare", served: bare },
+    { kind: "sdk", served: sdk },
+    { kind: "ours", served: ours },
+  ];
   try {
-    checkCompletedTask(LABEL[kind], first);
+    checkCompletedTask(LABEL.sdk, sdk.first);
+    checkCompletedTask(LABEL.ours, ours.first);
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
-    await drive(server, lc, load, cfg.warmup);
-    const phase = await measurePhase(server, lc, { ...load, calls: cfg.calls });
-    // Profiling slows the server down, so it gets its own run of calls after the measured one.
-    const profile = opts.profile && kind === "ours" ? await profiled(server, lc, { ...load, calls: cfg.calls }, "send") : undefined;
-    return { row: { kind, phase }, first, profile };
+    for (const { served } of servers) await drive(served.server, served.lc, load, cfg.warmup);
+    const perRound = Math.ceil(cfg.calls / cfg.rounds);
+    const phases: PhaseResult[][] = servers.map(() => []);
+    for (let round = 0; round < cfg.rounds; round++) {
+      log(`throughput round ${round + 1}/${cfg.rounds}`);
+      for (let k = 0; k < servers.length; k++) {
+        const i = (k + round) % servers.length;
+        const { served } = servers[i]!;
+        phases[i]!.push(await measurePhase(served.server, served.lc, { ...load, calls: perRound }));
+      }
+    }
+    // Profiling slows the server down, so it gets its own run of calls after the measured ones.
+    const profile = opts.profile ? await profiled(ours.server, ours.lc, { ...load, calls: cfg.calls }, "send") : undefined;
+    return { rounds: servers.map((s, i) => ({ kind: s.kind, phases: phases[i]! })), profile };
   } finally {
-    lc.close();
-    await server.stop();
+    for (const { served } of servers) {
+      served.lc.close();
+      await served.server.stop();
+    }
   }
+}
+
+/** One row of the throughput table from a server's rounds: medians of the per-round figures, latency over all calls. */
+function combineRounds(phases: readonly PhaseResult[]): PhaseResult {
+  const all = phases.flatMap((p) => [...p.load.latenciesMs]);
+  const [p50, p99] = percentiles(Float64Array.from(all), [50, 99]);
+  const calls = phases.reduce((n, p) => n + p.load.calls, 0);
+  return {
+    load: { ...phases[0]!.load, calls, latenciesMs: Float64Array.from(all), elapsedMs: phases.reduce((t, p) => t + p.load.elapsedMs, 0) },
+    callsPerSec: median(phases.map((p) => p.callsPerSec)),
+    serverCpuPerCall: median(phases.map((p) => p.serverCpuPerCall)),
+    clientCpuPerCall: median(phases.map((p) => p.clientCpuPerCall)),
+    p50Ms: p50!,
+    p99Ms: p99!,
+  };
 }
 
 /** Runs `options` once more under the V8 profiler and summarizes where the time went. */
@@ -161,16 +205,17 @@ async function profiled(server: ServerProcess, lc: LoadClient, options: LoadOpti
 }
 
 /** Fills a fresh server's store via SendMessage, measuring ListTasks and memory at the set sizes. */
-async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options): Promise<GrowthRow> {
-  const { server, lc } = await startServing(kind);
+async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options, variant?: { label: string; env: Record<string, string>; memoryOnly: boolean }): Promise<GrowthRow> {
+  const { server, lc } = await startServing(kind, undefined, variant?.env);
   let stored = 1;
   const fillTo = async (n: number) => {
     await drive(server, lc, { path: SEND, request: sendRequest, inFlight: cfg.inFlight }, n - stored);
     stored = Math.max(stored, n);
   };
-  const row: GrowthRow = { kind, memory: [], list: [] };
+  const row: GrowthRow = { kind, label: variant?.label ?? LABEL[kind], memory: [], list: [] };
   const listAt = async (n: number) => {
     await fillTo(n);
+    if (variant?.memoryOnly) return;
     const listLoad = { path: LIST, request: listRequest, inFlight: cfg.listInFlight };
     const page = fromBinary(ListTasksResponseSchema, await lc.call(LIST, listRequest));
     if (page.tasks.length !== 50) throw new Error(`${LABEL[kind]}: ListTasks returned ${page.tasks.length} tasks, wanted 50`);
@@ -215,20 +260,32 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
 
-  // Throughput: ours first, since the ceiling answers with our exact response bytes.
-  log(`throughput: ${cfg.warmup} warm-up + ${cfg.calls} measured blocking SendMessage calls, ${cfg.inFlight} in flight, per server`);
-  const ours = await throughput("ours", cfg, opts);
-  const responseFile = join(RESULTS, "issue3-response.bin");
-  writeFileSync(responseFile, ours.first);
-  const bare = await throughput("bare", cfg, opts, responseFile);
-  const sdk = await throughput("sdk", cfg, opts);
-  const rows = [bare.row, sdk.row, ours.row];
-  const [b, s, o] = rows.map((r) => r.phase) as [PhaseResult, PhaseResult, PhaseResult];
+  log(`throughput: ${cfg.warmup} warm-up + ${cfg.calls} measured blocking SendMessage calls in ${cfg.rounds} rounds, ${cfg.inFlight} in flight, per server`);
+  const measured = await throughputRounds(cfg, opts, log);
+  const rows = measured.rounds.map((r) => ({ kind: r.kind, phase: combineRounds(r.phases) }));
+  const [bareRounds, sdkRounds, oursRounds] = measured.rounds.map((r) => r.phases) as [PhaseResult[], PhaseResult[], PhaseResult[]];
+  /** A ratio of ours to a baseline taken in each round (measured seconds apart), and its median. */
+  const perRound = (base: PhaseResult[], f: (p: PhaseResult) => number) => oursRounds.map((p, i) => f(p) / f(base[i]!));
+  const cpuVsSdk = perRound(sdkRounds, (p) => p.serverCpuPerCall);
+  const cpuVsBare = perRound(bareRounds, (p) => p.serverCpuPerCall);
+  const callsVsSdk = perRound(sdkRounds, (p) => p.callsPerSec);
+  const spread = (v: number[]) => `${formatNumber(Math.min(...v), 2)}–${formatNumber(Math.max(...v), 2)}`;
+  const roundsTable = markdownTable(
+    ["round", ...measured.rounds.map((r) => `${LABEL[r.kind]} CPU µs/call`), "ours ÷ SDK CPU", "ours ÷ bare CPU", "ours ÷ SDK calls/s"],
+    oursRounds.map((_, i) => [
+      String(i + 1),
+      ...measured.rounds.map((r) => formatNumber(r.phases[i]!.serverCpuPerCall)),
+      formatNumber(cpuVsSdk[i]!, 2),
+      formatNumber(cpuVsBare[i]!, 2),
+      formatNumber(callsVsSdk[i]!, 2),
+    ]),
+  );
 
   log(`store growth: ListTasks at ${cfg.listAt.join(" / ")} tasks, memory at ${cfg.memoryAt.join(" / ")} tasks (SDK, then ours)`);
-  const growthRows = [await growth("sdk", cfg, opts), await growth("ours", cfg, opts)];
+  const imageVariant = { label: `(c) ours, ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(" ")} (as in the image)`, env: IMAGE_ENV, memoryOnly: true };
+  const growthRows = [await growth("sdk", cfg, opts), await growth("ours", cfg, opts), await growth("ours", cfg, opts, imageVariant)];
 
-  const label = (r: { kind: ServerKind }) => LABEL[r.kind];
+  const label = (r: { kind: ServerKind; label?: string }) => r.label ?? LABEL[r.kind];
   const throughputTable = comparisonTable(rows, label, [
     { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
     { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
@@ -248,15 +305,17 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   const oursGrowth = growthRows[1]!;
   const sdkGrowth = growthRows[0]!;
   const lastMem = oursGrowth.memory.at(-1)!;
+  const imageMem = growthRows[2]!.memory.at(-1)!;
   const bytes = (v: number) => `${formatNumber(v)} B`;
   const listFirst = oursGrowth.list[0]!.phase.serverCpuPerCall;
   const listLast = oursGrowth.list.at(-1)!.phase.serverCpuPerCall;
   const targets: Target[] = [
-    { what: "server CPU/call vs SDK", actual: o.serverCpuPerCall / s.serverCpuPerCall, op: "<=", limit: 0.5 },
-    { what: "server CPU/call vs bare", actual: o.serverCpuPerCall / b.serverCpuPerCall, op: "<=", limit: 1.5 },
-    { what: "calls/s vs SDK", actual: o.callsPerSec / s.callsPerSec, op: ">=", limit: 1.5 },
+    { what: `server CPU/call vs SDK (median of ${cfg.rounds} rounds; ${spread(cpuVsSdk)})`, actual: median(cpuVsSdk), op: "<=", limit: 0.5 },
+    { what: `server CPU/call vs bare (median of rounds; ${spread(cpuVsBare)})`, actual: median(cpuVsBare), op: "<=", limit: 1.5 },
+    { what: `calls/s vs SDK (median of rounds; ${spread(callsVsSdk)})`, actual: median(callsVsSdk), op: ">=", limit: 1.5 },
     { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (heap+external)`, actual: lastMem.heapPerTask, op: "<", limit: 1024, format: bytes },
-    { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (RSS)`, actual: lastMem.rssPerTask, op: "<", limit: 1024, format: bytes },
+    { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (RSS, default allocator settings)`, actual: lastMem.rssPerTask, op: "<", limit: 1024, format: bytes },
+    { what: `memory per completed task at ${formatNumber(imageMem.tasks)} (RSS, as the image runs: ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(" ")})`, actual: imageMem.rssPerTask, op: "<", limit: 1024, format: bytes },
     {
       what: `ListTasks CPU/call at ${formatNumber(oursGrowth.list.at(-1)!.tasks)} vs ${formatNumber(oursGrowth.list[0]!.tasks)} tasks (flat)`,
       actual: listLast / listFirst,
@@ -274,11 +333,13 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
     "",
     `${startedAt.toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? "?"} · load average ${load0.toFixed(2)} at start`,
     "",
-    `### Blocking SendMessage, trivial agent (working → artifact → complete), ${cfg.inFlight} calls in flight, ${formatNumber(cfg.calls)} calls after ${formatNumber(cfg.warmup)} warm-up`,
+    `### Blocking SendMessage, trivial agent (working → artifact → complete), ${cfg.inFlight} calls in flight, ${formatNumber(cfg.calls)} calls per server in ${cfg.rounds} interleaved rounds, after ${formatNumber(cfg.warmup)} warm-up`,
     "",
     throughputTable,
     "",
-    `Ratios in parentheses: to (a) / to (b). Server CPU is user + system time of the server process over the measured calls, all threads.`,
+    `Ratios in parentheses: to (a) / to (b). Server CPU is user + system time of the server process over the measured calls, all threads; calls/s and CPU are medians of the rounds, p50/p99 over all calls. The three servers run side by side and each round measures them back to back, in a rotating order:`,
+    "",
+    roundsTable,
     "",
     `### Memory per stored completed task (blocking SendMessage; growth from ${formatNumber(cfg.listAt[0]!)} tasks, after forced GC)`,
     "",
@@ -293,7 +354,7 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
     targetsTable(targets),
     sdkMem ? `\nSDK server for comparison: ${bytes(sdkMem.heapPerTask)} heap+external, ${bytes(sdkMem.rssPerTask)} RSS per task at ${formatNumber(sdkMem.tasks)}.` : "",
   ];
-  if (ours.profile) out.push("", "### Where our server's CPU goes: SendMessage (V8 CPU profile, a separate run of the same calls)", "", ours.profile);
+  if (measured.profile) out.push("", "### Where our server's CPU goes: SendMessage (V8 CPU profile, a separate run of the same calls)", "", measured.profile);
   const listProfile = growthRows[1]!.profile;
   if (listProfile) out.push("", `### Where our server's CPU goes: ListTasks at ${formatNumber(cfg.listAt.at(-1)!)} tasks`, "", listProfile);
   const report = out.join("\n");
