@@ -33,10 +33,7 @@ RUN addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node \
  && mv /tmp/better_sqlite3.node "$addon"
 
 FROM node:20-bookworm-slim
-# MALLOC_ARENA_MAX: glibc gives every thread (V8's GC helpers among them) its own malloc arena, which
-# keeps freed memory; two arenas cut the RSS per stored task by about a quarter (bench/README.md, issue3).
 ENV NODE_ENV=production \
-    MALLOC_ARENA_MAX=2 \
     A2A_LISTEN=0.0.0.0:50051 \
     A2A_CARD_LISTEN=0.0.0.0:8080 \
     A2A_DATA_DIR=/data

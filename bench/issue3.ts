@@ -83,11 +83,8 @@ const listRequest = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTask
 type ServerKind = "bare" | "sdk" | "ours";
 const LABEL: Record<ServerKind, string> = { bare: "(a) bare grpc-js", sdk: "(b) @a2a-js/sdk", ours: "(c) ours" };
 
-/** The environment our container image sets for the allocator (see Dockerfile). */
-const IMAGE_ENV = { MALLOC_ARENA_MAX: "2" };
-
-function start(kind: ServerKind, responseFile?: string, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
-  const env = { A2A_LOG_LEVEL: "warn", ...extraEnv };
+function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> {
+  const env = { A2A_LOG_LEVEL: "warn" };
   switch (kind) {
     case "bare":
       return startServerProcess({ name: LABEL.bare, script: join(ROOT, "bench/servers/bare-server.ts"), tsx: true, env: { BENCH_RESPONSE_FILE: responseFile! } });
@@ -111,8 +108,8 @@ function start(kind: ServerKind, responseFile?: string, extraEnv: Record<string,
 }
 
 /** Starts a server and waits until a real SendMessage succeeds. Returns the first response. */
-async function startServing(kind: ServerKind, responseFile?: string, extraEnv?: Record<string, string>): Promise<{ server: ServerProcess; lc: LoadClient; first: Buffer }> {
-  const server = await start(kind, responseFile, extraEnv);
+async function startServing(kind: ServerKind, responseFile?: string): Promise<{ server: ServerProcess; lc: LoadClient; first: Buffer }> {
+  const server = await start(kind, responseFile);
   const lc = loadClient(server.address, A2A_METADATA);
   let first: Buffer | undefined;
   await waitUntilServing(server, async () => (first = await lc.call(SEND, sendRequest)));
@@ -130,7 +127,6 @@ function checkCompletedTask(name: string, bytes: Buffer): void {
 
 interface GrowthRow {
   readonly kind: ServerKind;
-  readonly label: string;
   /** tasks -> bytes per stored task, measured from the baseline. */
   readonly memory: { tasks: number; rssPerTask: number; heapPerTask: number; heapTotalPerTask: number }[];
   readonly list: { tasks: number; phase: PhaseResult; totalSize: number }[];
@@ -205,17 +201,16 @@ async function profiled(server: ServerProcess, lc: LoadClient, options: LoadOpti
 }
 
 /** Fills a fresh server's store via SendMessage, measuring ListTasks and memory at the set sizes. */
-async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options, variant?: { label: string; env: Record<string, string>; memoryOnly: boolean }): Promise<GrowthRow> {
-  const { server, lc } = await startServing(kind, undefined, variant?.env);
+async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options): Promise<GrowthRow> {
+  const { server, lc } = await startServing(kind);
   let stored = 1;
   const fillTo = async (n: number) => {
     await drive(server, lc, { path: SEND, request: sendRequest, inFlight: cfg.inFlight }, n - stored);
     stored = Math.max(stored, n);
   };
-  const row: GrowthRow = { kind, label: variant?.label ?? LABEL[kind], memory: [], list: [] };
+  const row: GrowthRow = { kind, memory: [], list: [] };
   const listAt = async (n: number) => {
     await fillTo(n);
-    if (variant?.memoryOnly) return;
     const listLoad = { path: LIST, request: listRequest, inFlight: cfg.listInFlight };
     const page = fromBinary(ListTasksResponseSchema, await lc.call(LIST, listRequest));
     if (page.tasks.length !== 50) throw new Error(`${LABEL[kind]}: ListTasks returned ${page.tasks.length} tasks, wanted 50`);
@@ -282,10 +277,9 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   );
 
   log(`store growth: ListTasks at ${cfg.listAt.join(" / ")} tasks, memory at ${cfg.memoryAt.join(" / ")} tasks (SDK, then ours)`);
-  const imageVariant = { label: `(c) ours, ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(" ")} (as in the image)`, env: IMAGE_ENV, memoryOnly: true };
-  const growthRows = [await growth("sdk", cfg, opts), await growth("ours", cfg, opts), await growth("ours", cfg, opts, imageVariant)];
+  const growthRows = [await growth("sdk", cfg, opts), await growth("ours", cfg, opts)];
 
-  const label = (r: { kind: ServerKind; label?: string }) => r.label ?? LABEL[r.kind];
+  const label = (r: { kind: ServerKind }) => LABEL[r.kind];
   const throughputTable = comparisonTable(rows, label, [
     { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
     { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
@@ -305,7 +299,6 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   const oursGrowth = growthRows[1]!;
   const sdkGrowth = growthRows[0]!;
   const lastMem = oursGrowth.memory.at(-1)!;
-  const imageMem = growthRows[2]!.memory.at(-1)!;
   const bytes = (v: number) => `${formatNumber(v)} B`;
   const listFirst = oursGrowth.list[0]!.phase.serverCpuPerCall;
   const listLast = oursGrowth.list.at(-1)!.phase.serverCpuPerCall;
@@ -314,8 +307,7 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
     { what: `server CPU/call vs bare (median of rounds; ${spread(cpuVsBare)})`, actual: median(cpuVsBare), op: "<=", limit: 1.5 },
     { what: `calls/s vs SDK (median of rounds; ${spread(callsVsSdk)})`, actual: median(callsVsSdk), op: ">=", limit: 1.5 },
     { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (heap+external)`, actual: lastMem.heapPerTask, op: "<", limit: 1024, format: bytes },
-    { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (RSS, default allocator settings)`, actual: lastMem.rssPerTask, op: "<", limit: 1024, format: bytes },
-    { what: `memory per completed task at ${formatNumber(imageMem.tasks)} (RSS, as the image runs: ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(" ")})`, actual: imageMem.rssPerTask, op: "<", limit: 1024, format: bytes },
+    { what: `memory per completed task at ${formatNumber(lastMem.tasks)} (RSS)`, actual: lastMem.rssPerTask, op: "<", limit: 1024, format: bytes },
     {
       what: `ListTasks CPU/call at ${formatNumber(oursGrowth.list.at(-1)!.tasks)} vs ${formatNumber(oursGrowth.list[0]!.tasks)} tasks (flat)`,
       actual: listLast / listFirst,
