@@ -1,5 +1,5 @@
 /**
- * decodeSendMessageRequest (src/protocol/send-request-decoder.ts) against protobuf-es's
+ * decodeSendMessageRequest (src/codec/send-request-decoder.ts) against protobuf-es's
  * fromBinary(SendMessageRequestSchema, …). Run: node --import tsx bench/send-request-decoder.ts [decodes-per-round]
  *
  * Two requests: issue3's benchmark request (message id, role USER, one short text part) and one
@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from "node:util";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { MessageSchema, PartSchema, Role, SendMessageRequestSchema, type SendMessageRequest } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../src/protocol/protobuf-text-encoding.js";
-import { decodeSendMessageRequest } from "../src/protocol/send-request-decoder.js";
+import { decodeSendMessageRequest } from "../src/codec/send-request-decoder.js";
 
 const perRound = Number(process.argv[2] ?? 50_000);
 const rounds = 7;

@@ -1,5 +1,5 @@
 /**
- * cloneTask / cloneTaskStatus (src/storage/task-clone.ts) against protobuf-es's reflective
+ * cloneTask / cloneTaskStatus (src/codec/task-clone.ts) against protobuf-es's reflective
  * clone(Schema, …). Run: node --import tsx bench/task-clone.ts [clones-per-round]
  *
  * The task is what a simple blocking exchange leaves behind: a user message, the agent's reply
@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { clone, create, equals, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ArtifactSchema, MessageSchema, PartSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Message, type Task } from "../gen/es/lf/a2a/v1/a2a_pb.js";
-import { cloneTask, cloneTaskStatus } from "../src/storage/task-clone.js";
+import { cloneTask, cloneTaskStatus } from "../src/codec/task-clone.js";
 
 const perRound = Number(process.argv[2] ?? 50_000);
 const rounds = 7;

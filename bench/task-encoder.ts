@@ -1,5 +1,5 @@
 /**
- * encodeTask (src/storage/task-encoder.ts) against protobuf-es's toBinary(TaskSchema, …) on a
+ * encodeTask (src/codec/task-encoder.ts) against protobuf-es's toBinary(TaskSchema, …) on a
  * typical completed task. Run: node --import tsx bench/task-encoder.ts [encodes-per-round]
  *
  * The task is what a simple blocking exchange leaves behind: a user message, the agent's reply
@@ -23,7 +23,7 @@ import {
   type Task,
 } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../src/protocol/protobuf-text-encoding.js";
-import { encodeTask } from "../src/storage/task-encoder.js";
+import { encodeTask } from "../src/codec/task-encoder.js";
 
 const perRound = Number(process.argv[2] ?? 20_000);
 const rounds = 7;

@@ -34,7 +34,6 @@ import type { PageTokenCodec } from "./page-token.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
 import { IllegalTransitionError, type StoredTask, type TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
-import { sealForReply } from "./task-encoding.js";
 import { TaskWriter } from "./task-writer.js";
 
 /** Who is calling and with which extensions; built by the protocol edge for every request. */
@@ -108,7 +107,7 @@ export class TaskService implements RunHost {
     this.collectExtensions(rc, run);
     const stored = await this.repository.get(rc.caller, writer.taskId, { historyLength: request.configuration?.historyLength });
     if (!stored) throw new TaskNotFoundError(writer.taskId);
-    return sendMessageResponseLiteral({ case: "task", value: sealForReply(stored.task) });
+    return sendMessageResponseLiteral({ case: "task", value: stored.task });
   }
 
   /**
@@ -142,7 +141,7 @@ export class TaskService implements RunHost {
   }
 
   async getTask(rc: RequestContext, taskId: string, historyLength: number | undefined): Promise<Task> {
-    return sealForReply((await this.requireTask(rc.caller, taskId, historyLength)).task);
+    return (await this.requireTask(rc.caller, taskId, historyLength)).task;
   }
 
   async listTasks(rc: RequestContext, request: ListTasksRequest): Promise<ListTasksResponse> {

@@ -2,9 +2,9 @@ import * as grpc from "@grpc/grpc-js";
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import { SendMessageRequestSchema, SendMessageResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { sealedEncoding } from "../lifecycle/task-encoding.js";
+import { encodeTask } from "../codec/task-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
-import { decodeSendMessageRequest } from "./send-request-decoder.js";
+import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import { rpcLogRecord, type RpcLogRecord } from "./logging-interceptor.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
@@ -127,23 +127,17 @@ export function createServiceDefinition(service: DescService): grpc.ServiceDefin
 }
 
 /**
- * A unary reply. A Task, or a SendMessageResponse holding one, that the core sealed with
- * its stored encoding goes out as those bytes (see lifecycle/task-encoding.ts): the same
- * bytes toBinary would make, without encoding the task again.
+ * A unary reply. A Task, or a SendMessageResponse holding one, is encoded by the static Task
+ * encoder (src/codec/task-encoder.ts: the same bytes as toBinary, several times faster).
  */
 function serializeUnary(schema: DescMessage): (message: Message) => Buffer {
   const encode = (message: Message) => asBuffer(toBinary(schema, message));
-  if (schema.typeName === TaskSchema.typeName) {
-    return (message) => {
-      const bytes = sealedEncoding(message as Task);
-      return bytes === undefined ? encode(message) : asBuffer(bytes);
-    };
-  }
+  if (schema.typeName === TaskSchema.typeName) return (message) => asBuffer(encodeTask(message as Task));
   if (schema.typeName === SendMessageResponseSchema.typeName) {
     return (message) => {
       const { payload, $unknown } = message as SendMessageResponse;
-      const bytes = payload.case === "task" && $unknown === undefined ? sealedEncoding(payload.value) : undefined;
-      return bytes === undefined ? encode(message) : lengthDelimited(SEND_MESSAGE_RESPONSE_TASK_TAG, bytes);
+      if (payload.case !== "task" || $unknown !== undefined) return encode(message);
+      return lengthDelimited(SEND_MESSAGE_RESPONSE_TASK_TAG, encodeTask(payload.value));
     };
   }
   return encode;

@@ -16,10 +16,9 @@ import {
 } from "../../lifecycle/task-repository.js";
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
 import { ContextDirectory } from "./context-directory.js";
-import { noteEncoding } from "../../lifecycle/task-encoding.js";
-import { cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../task-clone.js";
+import { cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../../codec/task-clone.js";
 import { ByteSlabs } from "./byte-slabs.js";
-import { packTask, unpackTask, unpackTaskWithEncoding } from "./packed-task.js";
+import { packTask, unpackTask } from "./packed-task.js";
 import { StatusIndex } from "./status-index.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import type { TaskRecord } from "./task-record.js";
@@ -51,11 +50,11 @@ export class MemoryTaskRepository implements TaskRepository {
   private readonly scopes = new Map<string, Map<string, ScopeTasks>>();
   /**
    * Tasks packed during this turn of the event loop, kept as the live objects they were packed
-   * from, with their exact encoding when the packed form holds it. Why: a blocking caller
+   * from. Why: a blocking caller
    * reads its task right after it settles; handing it the object (once: no one else has it)
    * saves decoding the bytes just made. Cleared at the next turn, so memory stays packed.
    */
-  private readonly justPacked = new Map<TaskRecord, { task: Task; encoding: Uint8Array | undefined }>();
+  private readonly justPacked = new Map<TaskRecord, Task>();
   /** The packed bodies of settled tasks, off the V8 heap. */
   private readonly slabs = new ByteSlabs();
 
@@ -92,9 +91,7 @@ export class MemoryTaskRepository implements TaskRepository {
     const record = this.scopeTasks(scope)?.tasks.get(taskId);
     if (record === undefined) return undefined;
     if (typeof record.body === "number") {
-      const { task, encoding } = this.takeJustPacked(record) ?? unpackTaskWithEncoding(this.slabs, record.body);
-      // Why: a reply of this task as read can reuse its stored bytes (see task-encoding.ts).
-      if (encoding !== undefined && !trims(task, options.historyLength)) noteEncoding(task, encoding);
+      const task = this.takeJustPacked(record) ?? unpackTask(this.slabs, record.body);
       return { task: trimmed(task, options.historyLength, true), version: record.version };
     }
     return { task: this.readTask(record, options.historyLength, true), version: record.version };
@@ -109,7 +106,7 @@ export class MemoryTaskRepository implements TaskRepository {
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
     const wasPacked = typeof record.body === "number" ? record.body : undefined;
-    const task = wasPacked !== undefined ? (this.takeJustPacked(record)?.task ?? unpackTask(this.slabs, wasPacked)) : (record.body as Task);
+    const task = wasPacked !== undefined ? (this.takeJustPacked(record) ?? unpackTask(this.slabs, wasPacked)) : (record.body as Task);
     applyChange(task, ownChange(change));
     task.contextId = record.contextId;
     if (wasPacked !== undefined) this.slabs.release(wasPacked);
@@ -117,9 +114,9 @@ export class MemoryTaskRepository implements TaskRepository {
     const oldState = record.state;
     const oldMicros = record.micros;
     if (isSettled(task.status!.state)) {
-      const { packed, encoding } = packTask(this.slabs, task);
+      const packed = packTask(this.slabs, task);
       record.body = packed;
-      this.keepJustPacked(record, task, encoding);
+      this.keepJustPacked(record, task);
     } else {
       record.body = task;
     }
@@ -229,24 +226,23 @@ export class MemoryTaskRepository implements TaskRepository {
     return trimmed(task, historyLength, includeArtifacts);
   }
 
-  private keepJustPacked(record: TaskRecord, task: Task, encoding: Uint8Array | undefined): void {
+  private keepJustPacked(record: TaskRecord, task: Task): void {
     // Bounded too: a caller that settles many tasks without yielding to the event loop keeps few alive.
     if (this.justPacked.size >= JUST_PACKED_MAX) return;
     if (this.justPacked.size === 0) setImmediate(() => this.justPacked.clear()).unref();
-    this.justPacked.set(record, { task, encoding });
+    this.justPacked.set(record, task);
   }
 
   /** The live object a record was just packed from, handed over once (the caller then owns it). */
-  private takeJustPacked(record: TaskRecord): { task: Task; encoding: Uint8Array | undefined } | undefined {
-    const kept = this.justPacked.get(record);
-    if (kept === undefined) return undefined;
+  private takeJustPacked(record: TaskRecord): Task | undefined {
+    const task = this.justPacked.get(record);
+    if (task === undefined) return undefined;
     this.justPacked.delete(record);
-    const { task } = kept;
     // Storage pushed the status message into history as the same object; a decoded copy has two.
     if (task.status?.message !== undefined && task.status.message === task.history[task.history.length - 1]) {
       task.status.message = cloneMessage(task.status.message);
     }
-    return kept;
+    return task;
   }
 
   private scopeTasks(scope: TaskScope, create: true): ScopeTasks;
@@ -288,11 +284,6 @@ function trimmed(task: Task, historyLength: number | undefined, includeArtifacts
   if (historyLength !== undefined) task.history = historyLength === 0 ? [] : task.history.slice(-historyLength);
   if (!includeArtifacts) task.artifacts = [];
   return task;
-}
-
-/** True when historyLength would leave out some of the task's history. */
-function trims(task: Task, historyLength: number | undefined): boolean {
-  return historyLength !== undefined && task.history.length > historyLength;
 }
 
 /** The change with its payload copied, so storage never aliases the caller's objects. */

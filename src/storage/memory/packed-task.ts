@@ -1,7 +1,7 @@
 import { equals, fromBinary } from "@bufbuild/protobuf";
 import { MessageSchema, TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { cloneMessage } from "../task-clone.js";
-import { encodeTask } from "../task-encoder.js";
+import { cloneMessage } from "../../codec/task-clone.js";
+import { encodeTask } from "../../codec/task-encoder.js";
 import type { ByteSlabs } from "./byte-slabs.js";
 
 /**
@@ -15,27 +15,18 @@ export type PackedTask = number;
 const HEADER_PLAIN = 0;
 const HEADER_STATUS_MESSAGE_IN_HISTORY = 1;
 
-/** Packs `task`; also returns the bytes that encode `task` exactly, when the packed form holds them. */
-export function packTask(slabs: ByteSlabs, task: Task): { packed: PackedTask; encoding: Uint8Array | undefined } {
+/** Packs `task` into `slabs`; returns the entry's address. */
+export function packTask(slabs: ByteSlabs, task: Task): PackedTask {
   const message = task.status?.message;
   const last = task.history[task.history.length - 1];
   const shared = message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last));
   const encoded = shared ? { ...task, status: { ...task.status!, message: undefined } } : task;
-  const bytes = encodeTask(encoded);
-  const packed = slabs.append(shared ? HEADER_STATUS_MESSAGE_IN_HISTORY : HEADER_PLAIN, bytes);
-  return { packed, encoding: shared ? undefined : bytes };
+  return slabs.append(shared ? HEADER_STATUS_MESSAGE_IN_HISTORY : HEADER_PLAIN, encodeTask(encoded));
 }
 
 /** Decodes a fresh Task; nothing in it aliases storage. */
 export function unpackTask(slabs: ByteSlabs, packed: PackedTask): Task {
-  return unpackTaskWithEncoding(slabs, packed).task;
-}
-
-/** As unpackTask, with the bytes that encode the decoded task exactly, when the packed form holds them. */
-export function unpackTaskWithEncoding(slabs: ByteSlabs, packed: PackedTask): { task: Task; encoding: Uint8Array | undefined } {
-  const bytes = slabs.copy(packed);
-  const task = fromBinary(TaskSchema, bytes);
-  if (slabs.header(packed) !== HEADER_STATUS_MESSAGE_IN_HISTORY) return { task, encoding: bytes };
-  task.status!.message = cloneMessage(task.history[task.history.length - 1]!);
-  return { task, encoding: undefined }; // the bytes lack the status message
+  const task = fromBinary(TaskSchema, slabs.copy(packed));
+  if (slabs.header(packed) === HEADER_STATUS_MESSAGE_IN_HISTORY) task.status!.message = cloneMessage(task.history[task.history.length - 1]!);
+  return task;
 }

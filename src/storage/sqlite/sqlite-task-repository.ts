@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database, { type Database as Db, type Statement } from "better-sqlite3";
-import { cloneTask } from "../task-clone.js";
+import { cloneTask } from "../../codec/task-clone.js";
 import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";

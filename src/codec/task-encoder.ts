@@ -11,7 +11,7 @@ import type { Artifact, Message, Part, Task, TaskStatus } from "../../gen/es/lf/
  * type writes its fields, as protoc-generated encoders do.
  *
  * It must mirror the Task tree of proto/lf/a2a/v1/a2a.proto (and google.protobuf Timestamp,
- * Struct, Value, ListValue). test/storage/task-encoder.test.ts proves byte equality with
+ * Struct, Value, ListValue). test/codec/task-encoder.test.ts proves byte equality with
  * toBinary and fails when the proto gains a field this file does not know (ENCODED_FIELDS).
  *
  * What protobuf-es does, and so do we: fields in field-number order; implicit presence (""

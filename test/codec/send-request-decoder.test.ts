@@ -12,7 +12,7 @@ import {
   type SendMessageRequest,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
-import { decodeSendMessageRequest, KNOWN_FIELDS } from "../../src/protocol/send-request-decoder.js";
+import { decodeSendMessageRequest, KNOWN_FIELDS } from "../../src/codec/send-request-decoder.js";
 
 const standardTextEncoding = getTextEncoding();
 afterEach(() => configureTextEncoding(standardTextEncoding));

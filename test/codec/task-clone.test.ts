@@ -28,7 +28,7 @@ import {
   type Task,
   type TaskStatus,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { CLONED_FIELDS, cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../../src/storage/task-clone.js";
+import { CLONED_FIELDS, cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../../src/codec/task-clone.js";
 
 type Cloned = Task | TaskStatus | Artifact | Message;
 const cloners = [

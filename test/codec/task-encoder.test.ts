@@ -16,7 +16,7 @@ import {
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
-import { ENCODED_FIELDS, encodeTask } from "../../src/storage/task-encoder.js";
+import { ENCODED_FIELDS, encodeTask } from "../../src/codec/task-encoder.js";
 
 const standardTextEncoding = getTextEncoding();
 afterEach(() => configureTextEncoding(standardTextEncoding));

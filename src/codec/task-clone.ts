@@ -11,7 +11,7 @@ import type { Artifact, Message, Part, Task, TaskStatus } from "../../gen/es/lf/
  * its fields, as generated code would.
  *
  * It must mirror the Task tree of proto/lf/a2a/v1/a2a.proto (and google.protobuf Timestamp,
- * Struct, Value, ListValue). test/storage/task-clone.test.ts proves equality with clone()
+ * Struct, Value, ListValue). test/codec/task-clone.test.ts proves equality with clone()
  * and fails when the proto gains a field this file does not know (CLONED_FIELDS).
  *
  * What clone() gives, and so do we:
