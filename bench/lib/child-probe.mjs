@@ -17,6 +17,22 @@ let session;
 function profile(msg) {
   const reply = (extra) => process.send({ id: msg.id, cpu: process.cpuUsage(), mem: process.memoryUsage(), ...extra });
   const fail = (err) => process.send({ id: msg.id, error: String(err?.message ?? err) });
+  if (msg.cmd === "heapSampleStart") {
+    session ??= new Session();
+    session.connect();
+    // Every allocation's stack, including objects the GC has already collected: where garbage comes from.
+    session.post("HeapProfiler.startSampling", { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }, (e) => (e ? fail(e) : reply({})));
+    return;
+  }
+  if (msg.cmd === "heapSampleStop") {
+    session.post("HeapProfiler.stopSampling", (err, result) => {
+      if (err) return fail(err);
+      writeFileSync(msg.file, JSON.stringify(result.profile));
+      session.disconnect();
+      reply({ file: msg.file });
+    });
+    return;
+  }
   if (msg.cmd === "profileStart") {
     session ??= new Session();
     session.connect();
@@ -40,7 +56,7 @@ function profile(msg) {
 if (typeof process.send === "function") {
   process.on("message", (msg) => {
     if (msg === null || typeof msg !== "object" || typeof msg.id !== "number") return;
-    if (msg.cmd === "profileStart" || msg.cmd === "profileStop") return profile(msg);
+    if (msg.cmd === "profileStart" || msg.cmd === "profileStop" || msg.cmd === "heapSampleStart" || msg.cmd === "heapSampleStop") return profile(msg);
     if (msg.cmd === "gc") {
       if (typeof globalThis.gc !== "function") {
         process.send({ id: msg.id, error: "run the server with --expose-gc" });

@@ -43,6 +43,10 @@ export interface ServerProcess {
   profileStart(): Promise<void>;
   /** Stops it and writes the profile (.cpuprofile JSON) to `file`. */
   profileStop(file: string): Promise<void>;
+  /** Starts V8's sampling heap profiler, counting also what the GC has collected since: allocation, not retention. */
+  heapSampleStart(): Promise<void>;
+  /** Stops it and writes the profile (.heapprofile JSON, opens in Chrome DevTools) to `file`. */
+  heapSampleStop(file: string): Promise<void>;
   /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
   /** Everything the child wrote to stderr (for error reports). */
@@ -132,7 +136,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     if (msg.error !== undefined) waiter.reject(new Error(`${options.name}: ${msg.error}`));
     else waiter.resolve({ cpu: msg.cpu!, mem: msg.mem!, spaces: msg.spaces });
   });
-  const ask = (cmd: "usage" | "gc" | "profileStart" | "profileStop", extra: object = {}) =>
+  const ask = (cmd: "usage" | "gc" | "profileStart" | "profileStop" | "heapSampleStart" | "heapSampleStop", extra: object = {}) =>
     new Promise<Usage>((resolve, reject) => {
       if (exited) return reject(new Error(`${options.name} has exited (${exited.code ?? exited.signal}):\n${stderr}`));
       const id = nextId++;
@@ -148,6 +152,8 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     usageAfterGc: () => ask("gc"),
     profileStart: async () => void (await ask("profileStart")),
     profileStop: async (file) => void (await ask("profileStop", { file })),
+    heapSampleStart: async () => void (await ask("heapSampleStart")),
+    heapSampleStop: async (file) => void (await ask("heapSampleStop", { file })),
     stderr: () => stderr,
     spawnedAt,
     send: (message) => void child.send(message),
