@@ -10,13 +10,23 @@ export const LISTENERS_PER_TURN = 128;
 
 interface Entry {
   readonly listener: TaskEventListener;
+  /** The hub's publish count when it subscribed: it gets only events numbered above. */
+  readonly since: number;
   active: boolean;
 }
 
-/** Events of one task still being delivered in slices, oldest first. */
+/**
+ * Events of one task still being delivered in slices, oldest first. Only the oldest has a
+ * listener list (a copy of the task's listeners when it came up): queued events hold nothing
+ * per listener, so an agent that publishes faster than the hub delivers costs one small entry
+ * per event, not one per event and listener.
+ */
 interface Backlog {
-  readonly events: Array<{ readonly event: TaskEvent; readonly entries: readonly Entry[] }>;
-  /** Next entry of the oldest event. */
+  readonly events: Array<{ readonly event: TaskEvent; readonly seq: number }>;
+  /** Index of the oldest event in `events` (shifting a long array per event would be quadratic). */
+  head: number;
+  entries: readonly Entry[];
+  /** Next entry to serve the oldest event. */
   next: number;
 }
 
@@ -33,6 +43,7 @@ export class EventHub {
   private readonly listeners = new Map<string, Set<Entry>>();
   private readonly backlogs = new Map<string, Backlog>();
   private total = 0;
+  private published = 0;
 
   constructor(private readonly onListenerError: (error: unknown, event: TaskEvent) => void = () => {}) {}
 
@@ -40,18 +51,19 @@ export class EventHub {
   subscribe(taskId: string, listener: TaskEventListener): () => void {
     let set = this.listeners.get(taskId);
     if (!set) this.listeners.set(taskId, (set = new Set()));
-    const entry: Entry = { listener, active: true };
+    const entry: Entry = { listener, since: this.published, active: true };
     set.add(entry);
     this.total++;
     return () => this.remove(taskId, entry);
   }
 
   publish(event: TaskEvent): void {
+    const seq = ++this.published;
     const set = this.listeners.get(event.taskId);
     if (!set) return;
     const backlog = this.backlogs.get(event.taskId);
     if (backlog !== undefined) {
-      backlog.events.push({ event, entries: [...set] });
+      backlog.events.push({ event, seq });
       return;
     }
     if (set.size <= LISTENERS_PER_TURN) {
@@ -60,7 +72,7 @@ export class EventHub {
       for (const entry of set) this.deliver(entry, event);
       return;
     }
-    const started: Backlog = { events: [{ event, entries: [...set] }], next: 0 };
+    const started: Backlog = { events: [{ event, seq }], head: 0, entries: [...set], next: 0 };
     this.backlogs.set(event.taskId, started);
     this.drain(event.taskId, started);
   }
@@ -78,18 +90,27 @@ export class EventHub {
   /** Delivers one slice of a task's backlog, and schedules the next while any is left. */
   private drain(taskId: string, backlog: Backlog): void {
     let budget = LISTENERS_PER_TURN;
-    while (budget > 0 && backlog.events.length > 0) {
-      const { event, entries } = backlog.events[0]!;
+    const { events } = backlog;
+    while (budget > 0 && backlog.head < events.length) {
+      const { event, seq } = events[backlog.head]!;
+      const { entries } = backlog;
       const end = Math.min(entries.length, backlog.next + budget);
-      for (let i = backlog.next; i < end; i++) if (entries[i]!.active) this.deliver(entries[i]!, event);
+      for (let i = backlog.next; i < end; i++) {
+        const entry = entries[i]!;
+        if (entry.active && entry.since < seq) this.deliver(entry, event);
+      }
       budget -= end - backlog.next;
       backlog.next = end;
-      if (end === entries.length) {
-        backlog.events.shift();
-        backlog.next = 0;
-      }
+      if (end < entries.length) break;
+      backlog.head++;
+      backlog.next = 0;
+      if (backlog.head < events.length) backlog.entries = [...(this.listeners.get(taskId) ?? [])];
     }
-    if (backlog.events.length === 0) this.backlogs.delete(taskId);
+    if (backlog.head > 1024 && backlog.head * 2 > events.length) {
+      events.splice(0, backlog.head);
+      backlog.head = 0;
+    }
+    if (backlog.head === events.length || backlog.entries.length === 0) this.backlogs.delete(taskId);
     else setImmediate(() => this.drain(taskId, backlog));
   }
 

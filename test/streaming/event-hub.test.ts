@@ -54,6 +54,29 @@ describe("EventHub: fan-out, in slices for many listeners", () => {
     expect(hub.listenerCount("t")).toBe(seen.length);
   });
 
+  it("R-SUB-1: a listener added while events are queued gets exactly those published after it subscribed", async () => {
+    const hub = new EventHub();
+    for (let i = 0; i < LISTENERS_PER_TURN + 1; i++) hub.subscribe("t", () => undefined);
+    hub.publish(event(1));
+    hub.publish(event(2)); // queued behind 1
+    const late: number[] = [];
+    hub.subscribe("t", (e) => late.push(e.version));
+    hub.publish(event(3));
+    await turns();
+    expect(late).toEqual([3]);
+  });
+
+  it("R-STREAM: a burst far larger than a slice reaches every listener whole and in order", async () => {
+    const hub = new EventHub();
+    const listeners = LISTENERS_PER_TURN + 72;
+    const events = 3000;
+    const seen = Array.from({ length: listeners }, () => ({ count: 0, ordered: true }));
+    for (const s of seen) hub.subscribe("t", (e) => { s.ordered &&= e.version === s.count + 1; s.count++; });
+    for (let v = 1; v <= events; v++) hub.publish(event(v));
+    for (let i = 0; i < 100_000 && seen.some((s) => s.count < events); i++) await turn();
+    expect(seen.every((s) => s.count === events && s.ordered)).toBe(true);
+  });
+
   it("R-SUB-5: a listener that throws is removed, reported once, and the others still get every event", async () => {
     const errors: unknown[] = [];
     const hub = new EventHub((error) => errors.push(error));
