@@ -3,13 +3,10 @@ import {
   clone,
   create,
   equals,
-  ScalarType,
   toBinary,
-  type DescField,
   type DescMessage,
   type JsonObject,
   type JsonValue,
-  type MessageInitShape,
   type UnknownField,
 } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
@@ -29,6 +26,7 @@ import {
   type TaskStatus,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CLONED_FIELDS, cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../../src/codec/task-clone.js";
+import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
 type Cloned = Task | TaskStatus | Artifact | Message;
 const cloners = [
@@ -84,15 +82,6 @@ function reachable(root: unknown): Set<object> {
   return seen;
 }
 
-const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
-const unknown = (no: number, ...data: number[]): UnknownField => ({ no, wireType: WireType.Varint, data: new Uint8Array(data) });
-const at = (seconds: bigint, nanos = 0) => create(TimestampSchema, { seconds, nanos });
-const textPart = (value: string) => create(PartSchema, { content: { case: "text", value } });
-const message = (init: MessageInitShape<typeof MessageSchema> = {}) =>
-  create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [textPart("hi")], ...init });
-const taskWith = (init: MessageInitShape<typeof TaskSchema>) => create(TaskSchema, { id: "t-1", contextId: "c-1", ...init });
-const withParts = (...parts: Part[]) => taskWith({ history: [message({ parts })] });
-const value = (kind: Value["kind"]) => create(ValueSchema, { kind });
 
 describe("cloneTask & co: static deep copies equal to protobuf-es's clone()", () => {
   it("R-GEN-1: knows every field of every message reachable from Task (fails when the proto gains one)", () => {
@@ -300,36 +289,6 @@ describe("cloneTask & co: static deep copies equal to protobuf-es's clone()", ()
     }
   });
 });
-
-/** Every message reachable from `root`, each field as "number localName type" (the notation of CLONED_FIELDS). */
-function describeTree(root: DescMessage): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  const visit = (desc: DescMessage) => {
-    if (desc.typeName in out) return;
-    out[desc.typeName] = desc.fields.map(describeField);
-    for (const field of desc.fields) if (field.message) visit(field.message);
-  };
-  visit(root);
-  return out;
-}
-
-function describeField(field: DescField): string {
-  const scalar = (type: ScalarType) => ScalarType[type].toLowerCase();
-  const single = (f: { scalar?: ScalarType; enum?: { typeName: string }; message?: { typeName: string } }) =>
-    f.scalar !== undefined ? scalar(f.scalar) : f.enum ? `enum ${f.enum.typeName}` : f.message!.typeName;
-  let type: string;
-  switch (field.fieldKind) {
-    case "list":
-      type = `repeated ${single(field)}`;
-      break;
-    case "map":
-      type = `map<${scalar(field.mapKey)}, ${single(field)}>`;
-      break;
-    default:
-      type = single(field);
-  }
-  return `${field.number} ${field.localName} ${type}${field.oneof ? ` oneof ${field.oneof.name}` : ""}`;
-}
 
 // Globals are slow to reach inside jest's VM context; the generator calls these often.
 const { imul, floor } = Math;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { create, ScalarType, type MessageInitShape, toBinary, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { create, toBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { configureTextEncoding, getTextEncoding, WireType } from "@bufbuild/protobuf/wire";
 import { ListValueSchema, NullValue, StructSchema, TimestampSchema, ValueSchema, type Timestamp, type Value } from "@bufbuild/protobuf/wkt";
 import {
@@ -17,29 +17,21 @@ import {
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
 import { ENCODED_FIELDS, encodeTask } from "../../src/codec/task-encoder.js";
+import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
 const standardTextEncoding = getTextEncoding();
 afterEach(() => configureTextEncoding(standardTextEncoding));
-
-const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 /** Byte equality, shown as hex so a failure points at the first differing byte. */
 function expectSameBytes(task: Task): void {
   expect(hex(encodeTask(task))).toBe(hex(toBinary(TaskSchema, task)));
 }
 
-const unknown = (no: number, ...data: number[]) => ({ no, wireType: WireType.Varint, data: new Uint8Array(data) });
 const lenUnknown = (no: number, text: string) => ({
   no,
   wireType: WireType.LengthDelimited,
   data: new Uint8Array([text.length, ...Buffer.from(text)]),
 });
-const at = (seconds: bigint, nanos = 0) => create(TimestampSchema, { seconds, nanos });
-const textPart = (value: string) => create(PartSchema, { content: { case: "text", value } });
-const message = (init: MessageInitShape<typeof MessageSchema> = {}) =>
-  create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [textPart("hi")], ...init });
-const taskWith = (init: MessageInitShape<typeof TaskSchema>) => create(TaskSchema, { id: "t-1", contextId: "c-1", ...init });
-const withParts = (...parts: Part[]) => taskWith({ history: [message({ parts })] });
 const withMetadata = (metadata: JsonObject) => taskWith({ metadata });
 
 describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobuf-es's toBinary", () => {
@@ -207,48 +199,6 @@ describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobu
     }
   });
 });
-
-function value(kind: Value["kind"]): Value {
-  return create(ValueSchema, { kind });
-}
-
-/** Every message reachable from `root`, each field as "number localName type" (the notation of ENCODED_FIELDS). */
-function describeTree(root: DescMessage): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  const visit = (desc: DescMessage) => {
-    if (desc.typeName in out) return;
-    out[desc.typeName] = desc.fields.map(describeField);
-    for (const field of desc.fields) {
-      if (field.fieldKind === "message" || (field.fieldKind === "list" && field.listKind === "message")) visit(field.message!);
-      if (field.fieldKind === "map" && field.mapKind === "message") visit(field.message);
-    }
-  };
-  visit(root);
-  return out;
-}
-
-function describeField(field: DescField): string {
-  const scalar = (type: ScalarType) => ScalarType[type].toLowerCase();
-  let type: string;
-  switch (field.fieldKind) {
-    case "scalar":
-      type = scalar(field.scalar);
-      break;
-    case "enum":
-      type = `enum ${field.enum.typeName}`;
-      break;
-    case "message":
-      type = field.message.typeName;
-      break;
-    case "list":
-      type = `repeated ${field.listKind === "scalar" ? scalar(field.scalar) : field.listKind === "enum" ? `enum ${field.enum.typeName}` : field.message.typeName}`;
-      break;
-    case "map":
-      type = `map<${scalar(field.mapKey)}, ${field.mapKind === "scalar" ? scalar(field.scalar) : field.mapKind === "enum" ? `enum ${field.enum.typeName}` : field.message.typeName}>`;
-      break;
-  }
-  return `${field.number} ${field.localName} ${type}${field.oneof ? ` oneof ${field.oneof.name}` : ""}`;
-}
 
 /** UTF-8 that writes a lone surrogate as its own 3 bytes instead of U+FFFD. */
 function wtf8(text: string): Uint8Array<ArrayBuffer> {
