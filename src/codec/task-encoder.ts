@@ -82,10 +82,22 @@ export const ENCODED_FIELDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 export function encodeTask(task: Task): Uint8Array {
+  return encode(() => writeTask(task));
+}
+
+/**
+ * A response whose oneof payload is `task` and nothing else: SendMessageResponse and
+ * StreamResponse both carry the task as field 1, so these are the bytes of either.
+ */
+export function encodeTaskPayload(task: Task): Uint8Array {
+  return encode(() => messageItem(1, task, writeTask));
+}
+
+function encode(write: () => void): Uint8Array {
   // Like BinaryWriter, take the text encoding configured at the time of the call.
   encodeUtf8 = getTextEncoding().encodeUtf8;
   pos = 0;
-  writeTask(task);
+  write();
   const bytes = copyOut();
   if (buf.length > MAX_KEPT_BUFFER) setBuffer(new Uint8Array(INITIAL_BUFFER));
   return bytes;

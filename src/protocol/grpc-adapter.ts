@@ -1,8 +1,8 @@
 import * as grpc from "@grpc/grpc-js";
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import { SendMessageRequestSchema, SendMessageResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { encodeTask } from "../codec/task-encoder.js";
+import { SendMessageRequestSchema, SendMessageResponseSchema, StreamResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import { rpcLogRecord, type RpcLogRecord } from "./logging-interceptor.js";
@@ -127,37 +127,23 @@ export function createServiceDefinition(service: DescService): grpc.ServiceDefin
 }
 
 /**
- * A unary reply. A Task, or a SendMessageResponse holding one, is encoded by the static Task
- * encoder (src/codec/task-encoder.ts: the same bytes as toBinary, several times faster).
+ * A Task, or a response (SendMessageResponse, StreamResponse) holding just a task, is encoded by
+ * the static Task encoder (src/codec/task-encoder.ts: the same bytes as toBinary, several times
+ * faster); anything else by toBinary.
  */
-function serializeUnary(schema: DescMessage): (message: Message) => Buffer {
-  const encode = (message: Message) => asBuffer(toBinary(schema, message));
-  if (schema.typeName === TaskSchema.typeName) return (message) => asBuffer(encodeTask(message as Task));
-  if (schema.typeName === SendMessageResponseSchema.typeName) {
-    return (message) => {
-      const { payload, $unknown } = message as SendMessageResponse;
-      if (payload.case !== "task" || $unknown !== undefined) return encode(message);
-      return lengthDelimited(SEND_MESSAGE_RESPONSE_TASK_TAG, encodeTask(payload.value));
-    };
-  }
-  return encode;
+function responseEncoder(schema: DescMessage): (message: Message) => Uint8Array {
+  const encode = (message: Message) => toBinary(schema, message);
+  if (schema.typeName === TaskSchema.typeName) return (message) => encodeTask(message as Task);
+  if (schema.typeName !== SendMessageResponseSchema.typeName && schema.typeName !== StreamResponseSchema.typeName) return encode;
+  return (message) => {
+    const { payload, $unknown } = message as SendMessageResponse | StreamResponse;
+    return payload.case === "task" && $unknown === undefined ? encodeTaskPayload(payload.value) : encode(message);
+  };
 }
 
-/** SendMessageResponse.task: field 1, wire type 2 (length-delimited). */
-const SEND_MESSAGE_RESPONSE_TASK_TAG = (1 << 3) | 2;
-
-/** One length-delimited field: tag, varint length, bytes. */
-function lengthDelimited(tag: number, bytes: Uint8Array): Buffer {
-  let lengthBytes = 1;
-  for (let n = bytes.byteLength; n >= 0x80; n >>>= 7) lengthBytes++;
-  const out = Buffer.allocUnsafe(1 + lengthBytes + bytes.byteLength);
-  out[0] = tag;
-  let at = 1;
-  let n = bytes.byteLength;
-  for (; n >= 0x80; n >>>= 7) out[at++] = (n & 0x7f) | 0x80;
-  out[at++] = n;
-  out.set(bytes, at);
-  return out;
+function serializeUnary(schema: DescMessage): (message: Message) => Buffer {
+  const encode = responseEncoder(schema);
+  return (message) => asBuffer(encode(message));
 }
 
 /**
@@ -165,10 +151,11 @@ function lengthDelimited(tag: number, bytes: Uint8Array): Buffer {
  * once and the bytes reused (grpc-js copies them into its own frame, so sharing is safe).
  */
 function serializeShared(schema: DescMessage): (message: Message) => Buffer {
+  const encode = responseEncoder(schema);
   const encoded = new WeakMap<Message, Buffer>();
   return (message) => {
     let bytes = encoded.get(message);
-    if (!bytes) encoded.set(message, (bytes = asBuffer(toBinary(schema, message))));
+    if (!bytes) encoded.set(message, (bytes = asBuffer(encode(message))));
     return bytes;
   };
 }

@@ -7,6 +7,8 @@ import {
   MessageSchema,
   PartSchema,
   Role,
+  SendMessageResponseSchema,
+  StreamResponseSchema,
   TaskSchema,
   TaskState,
   TaskStatusSchema,
@@ -16,7 +18,7 @@ import {
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
-import { ENCODED_FIELDS, encodeTask } from "../../src/codec/task-encoder.js";
+import { ENCODED_FIELDS, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
 import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
 const standardTextEncoding = getTextEncoding();
@@ -37,6 +39,15 @@ const withMetadata = (metadata: JsonObject) => taskWith({ metadata });
 describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobuf-es's toBinary", () => {
   it("R-GEN-1: knows every field of every message reachable from Task (fails when the proto gains one)", () => {
     expect(describeTree(TaskSchema)).toEqual(ENCODED_FIELDS);
+  });
+
+  it("R-GEN-1: encodeTaskPayload gives the bytes of a SendMessageResponse and of a StreamResponse holding the task", () => {
+    const random = new RandomTasks(0x7a5c);
+    for (const task of [taskWith({}), ...Array.from({ length: 200 }, () => random.task())]) {
+      const payload = hex(encodeTaskPayload(task));
+      expect(payload).toBe(hex(toBinary(SendMessageResponseSchema, create(SendMessageResponseSchema, { payload: { case: "task", value: task } }))));
+      expect(payload).toBe(hex(toBinary(StreamResponseSchema, create(StreamResponseSchema, { payload: { case: "task", value: task } }))));
+    }
   });
 
   it("R-GEN-1: an empty task is zero bytes, and scalars at their defaults are skipped", () => {
