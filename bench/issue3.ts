@@ -178,11 +178,11 @@ async function throughputRounds(cfg: typeof FULL, opts: Issue3Options, log: (s: 
 
 /** One row of the throughput table from a server's rounds: medians of the per-round figures, latency over all calls. */
 function combineRounds(phases: readonly PhaseResult[]): PhaseResult {
-  const all = phases.flatMap((p) => [...p.load.latenciesMs]);
-  const [p50, p99] = percentiles(Float64Array.from(all), [50, 99]);
+  const latenciesMs = Float64Array.from(phases.flatMap((p) => [...p.load.latenciesMs]));
+  const [p50, p99] = percentiles(latenciesMs, [50, 99]);
   const calls = phases.reduce((n, p) => n + p.load.calls, 0);
   return {
-    load: { ...phases[0]!.load, calls, latenciesMs: Float64Array.from(all), elapsedMs: phases.reduce((t, p) => t + p.load.elapsedMs, 0) },
+    load: { ...phases[0]!.load, calls, latenciesMs, elapsedMs: phases.reduce((t, p) => t + p.load.elapsedMs, 0) },
     callsPerSec: median(phases.map((p) => p.callsPerSec)),
     serverCpuPerCall: median(phases.map((p) => p.serverCpuPerCall)),
     clientCpuPerCall: median(phases.map((p) => p.clientCpuPerCall)),

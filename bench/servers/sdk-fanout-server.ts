@@ -9,19 +9,9 @@
  * synchronous, so "as fast as it takes them" is a loop of publish() calls.
  * Listens on 127.0.0.1:$BENCH_PORT.
  */
-import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { TaskState, type AgentCard, type Task } from "@a2a-js/sdk";
-import {
-  AgentEvent,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from "@a2a-js/sdk/server";
-import { A2AService, grpcService, UserBuilder } from "@a2a-js/sdk/server/grpc";
-
-const address = `127.0.0.1:${process.env.BENCH_PORT}`;
+import { TaskState } from "@a2a-js/sdk";
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
+import { serveSdkPeer, statusUpdate, submittedTask, textPart } from "./sdk-peer.js";
 
 interface Go {
   readonly taskId: string;
@@ -43,39 +33,13 @@ process.on("message", (msg: { bench?: string } & Go) => {
 });
 process.channel?.unref();
 
-const card: AgentCard = {
-  name: "bench-fanout",
-  description: "Publishes a numbered burst of artifact updates when the benchmark says go",
-  supportedInterfaces: [{ url: address, protocolBinding: "GRPC", tenant: "", protocolVersion: "1.0" }],
-  provider: undefined,
-  version: "1.0.0",
-  capabilities: { streaming: true, pushNotifications: false, extensions: [] },
-  securitySchemes: {},
-  securityRequirements: [],
-  defaultInputModes: ["text/plain"],
-  defaultOutputModes: ["text/plain"],
-  skills: [{ id: "fanout", name: "fanout", description: "Streams numbered chunks", tags: ["bench"], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
-  signatures: [],
-};
-
-const now = () => new Date().toISOString();
-const textPart = (value: string) => ({ content: { $case: "text" as const, value }, metadata: undefined, filename: "", mediaType: "" });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 class FanoutExecutor implements AgentExecutor {
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = ctx;
-    const task: Task = {
-      id: taskId,
-      contextId,
-      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
-      artifacts: [],
-      history: [ctx.userMessage],
-      metadata: undefined,
-    };
-    bus.publish(AgentEvent.task(task));
-    const status = (state: TaskState) => ({ taskId, contextId, status: { state, message: undefined, timestamp: now() }, metadata: undefined });
-    bus.publish(AgentEvent.statusUpdate(status(TaskState.TASK_STATE_WORKING)));
+    bus.publish(AgentEvent.task(submittedTask(ctx)));
+    bus.publish(AgentEvent.statusUpdate(statusUpdate(ctx, TaskState.TASK_STATE_WORKING)));
     const go = early.get(taskId) ?? (await new Promise<Go>((resolve) => waiting.set(taskId, resolve)));
     early.delete(taskId);
     const pad = "x".repeat(go.padBytes);
@@ -96,17 +60,15 @@ class FanoutExecutor implements AgentExecutor {
       else if (go.yieldEach) await new Promise((resolve) => setImmediate(resolve));
     }
     const publishMs = performance.now() - started;
-    bus.publish(AgentEvent.statusUpdate(status(TaskState.TASK_STATE_COMPLETED)));
+    bus.publish(AgentEvent.statusUpdate(statusUpdate(ctx, TaskState.TASK_STATE_COMPLETED)));
     process.send?.({ bench: "fanout-published", taskId, publishMs });
   }
 
   async cancelTask(): Promise<void> {}
 }
 
-const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new FanoutExecutor());
-const server = new Server();
-server.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-server.bindAsync(address, ServerCredentials.createInsecure(), (err) => {
-  if (err) throw err;
+serveSdkPeer(new FanoutExecutor(), {
+  name: "bench-fanout",
+  description: "Publishes a numbered burst of artifact updates when the benchmark says go",
+  skill: { id: "fanout", description: "Streams numbered chunks" },
 });
-process.on("SIGTERM", () => server.tryShutdown(() => process.exit(0)));
