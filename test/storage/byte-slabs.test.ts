@@ -53,3 +53,26 @@ describe("ByteSlabs: settled tasks' bytes off the V8 heap", () => {
     expect([...slabs.copy(small)]).toEqual([...bytes(100, 1)]);
   });
 });
+
+describe("ByteSlabs: strings (task and context ids) stored exactly", () => {
+  it("reads back and compares latin1, wide, empty and lone-surrogate strings without merging any two", () => {
+    const slabs = new ByteSlabs();
+    const strings = ["", "a", "0b7c1e4a-9d1f-4c55-8f0e-3a7a2c1d9e00", "café", "日本語", "😀", "\ud83d", "\ude00", "\ufffd", "x\u00ffy", "x\u0100y"];
+    const addresses = strings.map((s) => slabs.appendString(s));
+    strings.forEach((s, i) => {
+      expect(slabs.readString(addresses[i]!)).toBe(s);
+      strings.forEach((other, j) => expect(slabs.stringEquals(addresses[i]!, other)).toBe(i === j));
+    });
+  });
+
+  it("stores a one-byte-per-char id in as many bytes as it has chars", () => {
+    const slabs = new ByteSlabs();
+    const first = slabs.appendString("abcd");
+    const second = slabs.appendString("é");
+    const third = slabs.appendString("日");
+    expect(second - first).toBe(4 + 1 + 4); // length, header, 4 latin1 bytes
+    expect(third - second).toBe(4 + 1 + 1);
+    slabs.release(first);
+    expect(slabs.readString(third)).toBe("日");
+  });
+});

@@ -1,107 +1,187 @@
 import { TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { ListCursor } from "../../lifecycle/task-repository.js";
+import { hashKey, KeyTable } from "./key-table.js";
 import { StatusIndex } from "./status-index.js";
-import { isAfter, newestFirst, type TaskRecord } from "./task-record.js";
+import { NO_SLOT, type TaskColumns } from "./task-columns.js";
 
-/** Up to this many tasks a context keeps a plain array, sorted when listed (cheap at this size). */
+/** Up to this many tasks a context keeps them as a chain of slots, sorted when listed (cheap at this size). */
 const SMALL_CONTEXT = 32;
 const STATE_SLOTS = Math.max(...Object.values(TaskState).filter((v): v is number => typeof v === "number")) + 1;
+const INITIAL_CONTEXTS = 16;
 
-/** A large context: its own ordered index and counts per state. */
+/** A context past SMALL_CONTEXT tasks: its own ordered index and counts per state (a JS object; there are few). */
 class LargeContext {
-  readonly index = new StatusIndex<TaskRecord>();
   readonly perState = new Array<number>(STATE_SLOTS).fill(0);
-  constructor(readonly id: string) {}
+  constructor(readonly index: StatusIndex) {}
 }
 
 /**
- * Most contexts hold one task (a new conversation per request), so a context is stored
- * as cheaply as its size allows: the task's record itself, then a small array, then a
- * LargeContext. That keeps a one-task context at a map entry and its id string.
+ * The contexts of one scope, numbered, with nothing on the V8 heap per context while it is
+ * small. Why: most contexts hold one task (a new conversation per request), and a Map entry,
+ * an id string and an array per context cost more heap than the task itself.
+ *
+ * Per context number: the context id's bytes (in the tasks' key slabs), its task count and
+ * the first slot of its chain; the tasks of a small context are chained through the tasks'
+ * `next` column. A context that grows past SMALL_CONTEXT tasks moves to a LargeContext and
+ * stays one until it is empty.
  */
-type Context = TaskRecord | TaskRecord[] | LargeContext;
-
-/** The contexts of one scope. */
 export class ContextDirectory {
-  private readonly contexts = new Map<string, Context>();
+  private readonly ids: KeyTable;
+  private key = new Float64Array(INITIAL_CONTEXTS);
+  private count = new Int32Array(INITIAL_CONTEXTS);
+  private head = new Int32Array(INITIAL_CONTEXTS);
+  private readonly large = new Map<number, LargeContext>();
+  private readonly freeNumbers: number[] = [];
+  private used = 0;
 
-  /** The scope's shared copy of a context id, to be used in the new task's record. */
-  shared(contextId: string): string {
-    const c = this.contexts.get(contextId);
-    if (c === undefined) return contextId;
-    return c instanceof LargeContext ? c.id : Array.isArray(c) ? c[0]!.contextId : c.contextId;
+  constructor(private readonly tasks: TaskColumns) {
+    this.ids = new KeyTable((n, id) => tasks.keys.stringEquals(this.key[n]!, id));
   }
 
-  add(record: TaskRecord): void {
-    const id = record.contextId;
-    const c = this.contexts.get(id);
-    if (c === undefined) {
-      this.contexts.set(id, record);
-    } else if (c instanceof LargeContext) {
-      c.index.add(record);
-      c.perState[record.state]!++;
-    } else if (!Array.isArray(c)) {
-      this.contexts.set(id, [c, record]);
-    } else if (c.length < SMALL_CONTEXT) {
-      c.push(record);
+  /** The context's number, or -1 when it has no task. */
+  find(contextId: string): number {
+    return this.ids.get(contextId, hashKey(contextId));
+  }
+
+  /** Enters the task in `slot` (state and micros set) into its context; sets the slot's `ctx`. */
+  add(slot: number, contextId: string): void {
+    const hash = hashKey(contextId);
+    let c = this.ids.get(contextId, hash);
+    if (c < 0) {
+      c = this.newContext(contextId);
+      this.ids.add(hash, c);
+    }
+    this.tasks.ctx[slot] = c;
+    const n = ++this.count[c]!;
+    const large = this.large.get(c);
+    if (large !== undefined) {
+      large.index.add(slot);
+      large.perState[this.tasks.state[slot]!]!++;
+    } else if (n <= SMALL_CONTEXT) {
+      this.tasks.next[slot] = this.head[c]!;
+      this.head[c] = slot;
     } else {
-      const large = new LargeContext(id);
-      for (const r of [...c, record].sort(newestFirst).reverse()) {
-        large.index.add(r);
-        large.perState[r.state]!++;
+      const promoted = new LargeContext(new StatusIndex(this.tasks));
+      for (const s of [...this.chain(c), slot].sort(this.tasks.newestFirst).reverse()) {
+        promoted.index.add(s);
+        promoted.perState[this.tasks.state[s]!]!++;
       }
-      this.contexts.set(id, large);
+      this.head[c] = NO_SLOT;
+      this.large.set(c, promoted);
     }
   }
 
-  /** Call after `record.removed` is set. */
-  remove(record: TaskRecord): void {
-    const id = record.contextId;
-    const c = this.contexts.get(id);
-    if (c instanceof LargeContext) {
-      c.index.drop();
-      c.perState[record.state]!--;
-      if (c.index.live === 0) this.contexts.delete(id);
-    } else if (Array.isArray(c)) {
-      c.splice(c.indexOf(record), 1);
-      if (c.length === 1) this.contexts.set(id, c[0]!);
+  /** The context id of the task in `slot`. */
+  contextIdOf(slot: number): string {
+    return this.tasks.keys.readString(this.key[this.tasks.ctx[slot]!]!);
+  }
+
+  /** Takes the task in `slot` out of its context. Call after its slot is released; `state` is the state it had. */
+  remove(slot: number, state: TaskState): void {
+    const c = this.tasks.ctx[slot]!;
+    const n = --this.count[c]!;
+    const large = this.large.get(c);
+    if (large !== undefined) {
+      large.index.drop();
+      large.perState[state]!--;
     } else {
-      this.contexts.delete(id);
+      this.unlink(c, slot);
     }
+    if (n === 0) this.freeContext(c);
   }
 
-  /** Call after the record's state or status timestamp changed. */
-  moved(record: TaskRecord, oldState: TaskState, oldMicros: number): void {
-    const c = this.contexts.get(record.contextId);
-    if (!(c instanceof LargeContext)) return;
-    if (record.micros !== oldMicros) {
-      c.index.drop();
-      c.index.add(record);
+  /** Call after the task's state or status timestamp changed. */
+  moved(slot: number, oldState: TaskState, oldMicros: number): void {
+    const large = this.large.get(this.tasks.ctx[slot]!);
+    if (large === undefined) return;
+    if (this.tasks.micros[slot] !== oldMicros) {
+      large.index.drop();
+      large.index.add(slot);
     }
-    c.perState[oldState]!--;
-    c.perState[record.state]!++;
+    large.perState[oldState]!--;
+    large.perState[this.tasks.state[slot]!]!++;
   }
 
-  /** Number of tasks in the context, optionally only those in `state`. */
-  count(contextId: string, state?: TaskState): number {
-    const c = this.contexts.get(contextId);
-    if (c === undefined) return 0;
-    if (c instanceof LargeContext) return state === undefined ? c.index.live : c.perState[state]!;
-    const all = Array.isArray(c) ? c : [c];
-    return state === undefined ? all.length : all.filter((r) => r.state === state).length;
+  /** Number of tasks in context `c`, optionally only those in `state`. */
+  size(c: number, state?: TaskState): number {
+    if (c < 0) return 0;
+    if (state === undefined) return this.count[c]!;
+    const large = this.large.get(c);
+    if (large !== undefined) return large.perState[state]!;
+    let n = 0;
+    for (let s = this.head[c]!; s !== NO_SLOT; s = this.tasks.next[s]!) if (this.tasks.state[s] === state) n++;
+    return n;
   }
 
-  /** The context's tasks newest first, strictly after `after`, down to status micros `atLeast`. */
-  *walk(contextId: string, after?: ListCursor, atLeast = -Infinity): Generator<TaskRecord> {
-    const c = this.contexts.get(contextId);
-    if (c === undefined) return;
-    if (c instanceof LargeContext) {
-      yield* c.index.walk(after, atLeast);
+  /** Slots of context `c` newest first, strictly after `after`, down to status micros `atLeast`. */
+  *walk(c: number, after?: ListCursor, atLeast = -Infinity): Generator<number> {
+    if (c < 0) return;
+    const large = this.large.get(c);
+    if (large !== undefined) {
+      yield* large.index.walk(after, atLeast);
       return;
     }
-    for (const r of Array.isArray(c) ? [...c].sort(newestFirst) : [c]) {
-      if (r.micros < atLeast) return;
-      if (after === undefined || isAfter(r, after)) yield r;
+    for (const s of this.chain(c).sort(this.tasks.newestFirst)) {
+      if (this.tasks.micros[s]! < atLeast) return;
+      if (after === undefined || this.tasks.isAfter(s, after)) yield s;
     }
+  }
+
+  /** Drops stale entries of the large contexts' indexes (before freed slots are reused). */
+  compact(): void {
+    for (const large of this.large.values()) large.index.compact();
+  }
+
+  private chain(c: number): number[] {
+    const slots: number[] = [];
+    for (let s = this.head[c]!; s !== NO_SLOT; s = this.tasks.next[s]!) slots.push(s);
+    return slots;
+  }
+
+  private unlink(c: number, slot: number): void {
+    const next = this.tasks.next;
+    if (this.head[c] === slot) {
+      this.head[c] = next[slot]!;
+      return;
+    }
+    for (let s = this.head[c]!; s !== NO_SLOT; s = next[s]!) {
+      if (next[s] === slot) {
+        next[s] = next[slot]!;
+        return;
+      }
+    }
+  }
+
+  private newContext(contextId: string): number {
+    let c = this.freeNumbers.pop();
+    if (c === undefined) {
+      if (this.used === this.count.length) this.grow();
+      c = this.used++;
+    }
+    this.key[c] = this.tasks.keys.appendString(contextId);
+    this.count[c] = 0;
+    this.head[c] = NO_SLOT;
+    return c;
+  }
+
+  private freeContext(c: number): void {
+    const keys = this.tasks.keys;
+    this.ids.delete(hashKey(keys.readString(this.key[c]!)), c);
+    keys.release(this.key[c]!);
+    this.large.delete(c);
+    this.freeNumbers.push(c);
+  }
+
+  private grow(): void {
+    const n = this.count.length * 2;
+    const key = new Float64Array(n);
+    const count = new Int32Array(n);
+    const head = new Int32Array(n);
+    key.set(this.key);
+    count.set(this.count);
+    head.set(this.head);
+    this.key = key;
+    this.count = count;
+    this.head = head;
   }
 }

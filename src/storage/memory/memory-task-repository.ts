@@ -15,50 +15,50 @@ import {
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
-import { ContextDirectory } from "./context-directory.js";
 import { cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../../codec/task-clone.js";
-import { ByteSlabs } from "./byte-slabs.js";
-import { packTask, unpackTask } from "./packed-task.js";
-import { StatusIndex } from "./status-index.js";
 import { statusMicros } from "../../lifecycle/clock.js";
-import type { TaskRecord } from "./task-record.js";
-
-/** Everything stored under one (tenant, principal): no lookup ever crosses scopes (A-22). */
-interface ScopeTasks {
-  readonly scope: TaskScope;
-  readonly tasks: Map<string, TaskRecord>;
-  readonly all: StatusIndex<TaskRecord>;
-  readonly contexts: ContextDirectory;
-  /** Per-state indexes by TaskState number. */
-  readonly states: Array<StatusIndex<TaskRecord> | undefined>;
-}
+import { ByteSlabs } from "./byte-slabs.js";
+import { hashKey } from "./key-table.js";
+import { packTask, unpackTask } from "./packed-task.js";
+import { ScopeTasks } from "./scope-tasks.js";
+import { LIVE_BODY, TaskColumns } from "./task-columns.js";
 
 /** At most this many just-packed tasks are kept live until the next event-loop turn. */
 const JUST_PACKED_MAX = 64;
 
-/** Tasks in ListTasks order from one index. */
-type Walk = (after?: ListCursor, atLeast?: number) => Iterable<TaskRecord>;
+/** Slots in ListTasks order from one index. */
+type Walk = (after?: ListCursor, atLeast?: number) => Iterable<number>;
 
 /**
  * TaskRepository in process memory. Every write goes through `applyChange` and is
  * applied whole or not at all; nothing awaits between the version check and the
- * commit, so compare-and-set needs no lock. ListTasks walks per-scope indexes (see
- * StatusIndex, ContextDirectory) instead of sorting.
+ * commit, so compare-and-set needs no lock.
+ *
+ * Memory: a settled task leaves nothing on the V8 heap. Its fields are a slot in
+ * TaskColumns (typed arrays), its id and context id bytes and its packed body live in
+ * off-heap slabs, and the id and context lookups and ListTasks indexes are typed arrays
+ * too (KeyTable, ContextDirectory, StatusIndex). Only the few live (SUBMITTED, WORKING)
+ * tasks keep their bodies as JS objects.
  */
 export class MemoryTaskRepository implements TaskRepository {
   /** By tenant, then principal. Why two levels: a joined string key cost a JSON.stringify per call. */
   private readonly scopes = new Map<string, Map<string, ScopeTasks>>();
-  /**
-   * Tasks packed during this turn of the event loop, kept as the live objects they were packed
-   * from. Why: a blocking caller
-   * reads its task right after it settles; handing it the object (once: no one else has it)
-   * saves decoding the bytes just made. Cleared at the next turn, so memory stays packed.
-   */
-  private readonly justPacked = new Map<TaskRecord, Task>();
-  /** The packed bodies of settled tasks, off the V8 heap. */
+  /** The packed bodies of settled tasks. */
   private readonly slabs = new ByteSlabs();
+  /** Task and context ids, apart from the bodies: they live as long as their task, bodies may be repacked. */
+  private readonly keys = new ByteSlabs();
+  private readonly tasks = new TaskColumns(this.keys);
+  /** Bodies of tasks not packed (SUBMITTED, WORKING), by slot. */
+  private readonly live = new Map<number, Task>();
+  /**
+   * Tasks packed during this turn of the event loop, by slot, kept as the live objects they
+   * were packed from, with the version they were packed at. Why: a blocking caller reads its
+   * task right after it settles; handing it the object (once: no one else has it) saves
+   * decoding the bytes just made. Cleared at the next turn, so memory stays packed.
+   */
+  private readonly justPacked = new Map<number, { version: number; task: Task }>();
 
-  /** Off-heap bytes reserved for settled tasks: what the memory tests watch. */
+  /** Off-heap bytes reserved for settled tasks' bodies: what the memory tests watch. */
   get packedFootprint(): { slabs: number; bytes: number } {
     return this.slabs.footprint;
   }
@@ -67,116 +67,119 @@ export class MemoryTaskRepository implements TaskRepository {
     if (task.id === "") throw new InvalidChangeError(task.id, "a new task needs an id");
     if (task.status?.state !== INITIAL_STATE) throw new InvalidChangeError(task.id, "a new task must be in TASK_STATE_SUBMITTED");
     const home = this.scopeTasks(scope, true);
-    if (home.tasks.has(task.id)) throw new DuplicateTaskError(task.id);
+    const hash = hashKey(task.id);
+    if (home.ids.get(task.id, hash) >= 0) throw new DuplicateTaskError(task.id);
 
     const stored = cloneTask(task);
-    stored.contextId = home.contexts.shared(task.contextId);
-    const record: TaskRecord = {
-      id: task.id,
-      contextId: stored.contextId,
-      state: INITIAL_STATE,
-      micros: statusMicros(task),
-      version: 1,
-      body: stored,
-      removed: false,
-    };
-    home.tasks.set(record.id, record);
-    home.all.add(record);
-    home.contexts.add(record);
-    stateIndex(home, record.state).add(record);
+    const tasks = this.tasks;
+    const slot = tasks.allocate(task.id);
+    tasks.state[slot] = INITIAL_STATE;
+    tasks.micros[slot] = statusMicros(task);
+    tasks.version[slot] = 1;
+    this.live.set(slot, stored);
+    home.ids.add(hash, slot);
+    home.contexts.add(slot, task.contextId);
+    home.all.add(slot);
+    home.stateIndex(INITIAL_STATE).add(slot);
     return { task: cloneTask(stored), version: 1 };
   }
 
   async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
-    const record = this.scopeTasks(scope)?.tasks.get(taskId);
-    if (record === undefined) return undefined;
-    if (typeof record.body === "number") {
-      const task = this.takeJustPacked(record) ?? unpackTask(this.slabs, record.body);
-      return { task: trimmed(task, options.historyLength, true), version: record.version };
-    }
-    return { task: this.readTask(record, options.historyLength, true), version: record.version };
+    const home = this.scopeTasks(scope);
+    const slot = home === undefined ? -1 : home.ids.get(taskId, hashKey(taskId));
+    if (slot < 0) return undefined;
+    const task = this.takeJustPacked(slot) ?? this.copyOf(home!, slot);
+    return { task: trimmed(task, options.historyLength, true), version: this.tasks.version[slot]! };
   }
 
   async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
     const home = this.scopeTasks(scope);
-    const record = home?.tasks.get(taskId);
-    if (home === undefined || record === undefined) throw new TaskNotFoundError(taskId);
-    if (record.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, record.version);
+    const slot = home === undefined ? -1 : home.ids.get(taskId, hashKey(taskId));
+    if (slot < 0) throw new TaskNotFoundError(taskId);
+    const tasks = this.tasks;
+    const version = tasks.version[slot]!;
+    if (version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, version);
 
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
-    const wasPacked = typeof record.body === "number" ? record.body : undefined;
-    const task = wasPacked !== undefined ? (this.takeJustPacked(record) ?? unpackTask(this.slabs, wasPacked)) : (record.body as Task);
+    const packed = tasks.body[slot]!;
+    const task = packed === LIVE_BODY ? this.live.get(slot)! : (this.takeJustPacked(slot) ?? this.unpack(home!, slot));
     applyChange(task, ownChange(change));
-    task.contextId = record.contextId;
-    if (wasPacked !== undefined) this.slabs.release(wasPacked);
+    if (packed !== LIVE_BODY) this.slabs.release(packed);
 
-    const oldState = record.state;
-    const oldMicros = record.micros;
-    if (isSettled(task.status!.state)) {
-      const packed = packTask(this.slabs, task);
-      record.body = packed;
-      this.keepJustPacked(record, task);
+    const oldState = tasks.state[slot]! as TaskState;
+    const oldMicros = tasks.micros[slot]!;
+    const state = task.status!.state;
+    const micros = statusMicros(task);
+    tasks.version[slot] = version + 1;
+    tasks.state[slot] = state;
+    tasks.micros[slot] = micros;
+    if (isSettled(state)) {
+      tasks.body[slot] = packTask(this.slabs, task);
+      this.live.delete(slot);
+      this.keepJustPacked(slot, version + 1, task);
     } else {
-      record.body = task;
+      tasks.body[slot] = LIVE_BODY;
+      this.live.set(slot, task);
     }
-    record.version++;
-    record.state = task.status!.state;
-    record.micros = statusMicros(task);
-    if (record.micros !== oldMicros) {
-      home.all.drop();
-      home.all.add(record);
+    if (micros !== oldMicros) {
+      home!.all.drop();
+      home!.all.add(slot);
     }
-    if (record.micros !== oldMicros || record.state !== oldState) {
-      stateIndex(home, oldState).drop();
-      stateIndex(home, record.state).add(record);
-      home.contexts.moved(record, oldState, oldMicros);
+    if (micros !== oldMicros || state !== oldState) {
+      home!.stateIndex(oldState).drop();
+      home!.stateIndex(state).add(slot);
+      home!.contexts.moved(slot, oldState, oldMicros);
     }
-    return record.version;
+    return version + 1;
   }
 
   async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
     const home = this.scopeTasks(scope);
     if (home === undefined) return { tasks: [], totalSize: 0 };
     const { contextId, state, statusMicrosAtLeast: atLeast } = query;
+    const tasks = this.tasks;
+    const contexts = home.contexts;
+    const ctx = contextId === undefined ? -1 : contexts.find(contextId);
 
     // Walk the narrowest index that covers the filters; test the other filter per task.
     const byState = state === undefined ? undefined : home.states[state];
-    const inContext = contextId === undefined ? undefined : home.contexts.count(contextId);
+    const inContext = contexts.size(ctx);
     let walk: Walk = (after, min) => home.all.walk(after, min);
     let size = home.all.live;
-    if (byState !== undefined || state !== undefined) {
+    if (state !== undefined) {
       walk = (after, min) => byState?.walk(after, min) ?? [];
       size = byState?.live ?? 0;
     }
-    if (contextId !== undefined && (state === undefined || inContext! < size)) {
-      walk = (after, min) => home.contexts.walk(contextId, after, min);
+    if (contextId !== undefined && (state === undefined || inContext < size)) {
+      walk = (after, min) => contexts.walk(ctx, after, min);
     }
-    const wanted = (r: TaskRecord) => (state === undefined || r.state === state) && (contextId === undefined || r.contextId === contextId);
+    const wanted = (s: number) => (state === undefined || tasks.state[s] === state) && (contextId === undefined || tasks.ctx[s] === ctx);
 
+    // An unknown context is number -1: its walk is empty and no task's `ctx` matches it.
     let totalSize = 0;
     if (atLeast !== undefined) {
-      for (const r of walk(undefined, atLeast)) if (wanted(r)) totalSize++;
+      for (const s of walk(undefined, atLeast)) if (wanted(s)) totalSize++;
     } else if (contextId !== undefined) {
-      totalSize = home.contexts.count(contextId, state);
+      totalSize = contexts.size(ctx, state);
     } else {
       totalSize = size;
     }
 
-    const page: TaskRecord[] = [];
+    const page: number[] = [];
     let more = false;
-    for (const r of walk(query.after, atLeast)) {
-      if (!wanted(r)) continue;
+    for (const s of walk(query.after, atLeast)) {
+      if (!wanted(s)) continue;
       if (page.length === query.pageSize) {
         more = true;
         break;
       }
-      page.push(r);
+      page.push(s);
     }
     const last = page[page.length - 1];
     return {
-      tasks: page.map((r) => this.readTask(r, query.historyLength, query.includeArtifacts)),
-      next: more && last !== undefined ? { statusMicros: last.micros, taskId: last.id } : undefined,
+      tasks: page.map((s) => trimmed(this.copyOf(home, s), query.historyLength, query.includeArtifacts)),
+      next: more && last !== undefined ? { statusMicros: tasks.micros[last]!, taskId: tasks.idOf(last) } : undefined,
       totalSize,
     };
   }
@@ -185,8 +188,8 @@ export class MemoryTaskRepository implements TaskRepository {
     const active: Array<{ scope: TaskScope; task: StoredTask }> = [];
     for (const home of this.allScopes()) {
       for (const state of [TaskState.SUBMITTED, TaskState.WORKING]) {
-        for (const r of home.states[state]?.walk() ?? []) {
-          active.push({ scope: home.scope, task: { task: this.readTask(r, undefined, true), version: r.version } });
+        for (const s of home.states[state]?.walk() ?? []) {
+          active.push({ scope: home.scope, task: { task: this.copyOf(home, s), version: this.tasks.version[s]! } });
         }
       }
     }
@@ -199,45 +202,66 @@ export class MemoryTaskRepository implements TaskRepository {
       for (const state of TERMINAL_STATES) {
         const index = home.states[state];
         if (index === undefined) continue;
-        for (const record of [...index.oldest(statusMicros)]) {
-          record.removed = true;
-          if (typeof record.body === "number") this.slabs.release(record.body);
-          home.tasks.delete(record.id);
-          home.all.drop();
+        for (const slot of [...index.oldest(statusMicros)]) {
+          this.remove(home, slot, state);
           index.drop();
-          home.contexts.remove(record);
           purged++;
         }
       }
-      if (home.tasks.size === 0) this.dropScope(home.scope);
+      if (home.size === 0) this.dropScope(home);
     }
     return purged;
   }
 
   async close(): Promise<void> {
     this.scopes.clear();
+    this.live.clear();
     this.justPacked.clear();
     this.slabs.clear();
+    this.keys.clear();
+    this.tasks.clear();
   }
 
-  /** A copy of the stored task for a caller, trimmed as asked. */
-  private readTask(record: TaskRecord, historyLength: number | undefined, includeArtifacts: boolean): Task {
-    const task = typeof record.body === "number" ? unpackTask(this.slabs, record.body) : cloneTask(record.body);
-    return trimmed(task, historyLength, includeArtifacts);
+  /** Takes the task in `slot` out of every structure but the state index it is in (the caller drops that). */
+  private remove(home: ScopeTasks, slot: number, state: TaskState): void {
+    const tasks = this.tasks;
+    home.ids.delete(hashKey(tasks.idOf(slot)), slot);
+    const body = tasks.body[slot]!;
+    if (body !== LIVE_BODY) this.slabs.release(body);
+    this.live.delete(slot);
+    this.justPacked.delete(slot);
+    tasks.release(slot);
+    home.all.drop();
+    home.contexts.remove(slot, state);
+    home.removed(slot);
   }
 
-  private keepJustPacked(record: TaskRecord, task: Task): void {
+  /** A copy of the stored task for a caller. */
+  private copyOf(home: ScopeTasks, slot: number): Task {
+    return this.tasks.body[slot] === LIVE_BODY ? cloneTask(this.live.get(slot)!) : this.unpack(home, slot);
+  }
+
+  private unpack(home: ScopeTasks, slot: number): Task {
+    return unpackTask(this.slabs, this.tasks.body[slot]!, this.tasks.idOf(slot), home.contexts.contextIdOf(slot));
+  }
+
+  private keepJustPacked(slot: number, version: number, task: Task): void {
     // Bounded too: a caller that settles many tasks without yielding to the event loop keeps few alive.
-    if (this.justPacked.size >= JUST_PACKED_MAX) return;
+    if (this.justPacked.size >= JUST_PACKED_MAX) {
+      this.justPacked.delete(slot); // never leave an older object of this slot behind
+      return;
+    }
     if (this.justPacked.size === 0) setImmediate(() => this.justPacked.clear()).unref();
-    this.justPacked.set(record, task);
+    this.justPacked.set(slot, { version, task });
   }
 
-  /** The live object a record was just packed from, handed over once (the caller then owns it). */
-  private takeJustPacked(record: TaskRecord): Task | undefined {
-    const task = this.justPacked.get(record);
-    if (task === undefined) return undefined;
-    this.justPacked.delete(record);
+  /** The live object the slot's task was just packed from, handed over once (the caller then owns it). */
+  private takeJustPacked(slot: number): Task | undefined {
+    const kept = this.justPacked.get(slot);
+    if (kept === undefined) return undefined;
+    this.justPacked.delete(slot);
+    if (kept.version !== this.tasks.version[slot] || this.tasks.body[slot] === LIVE_BODY) return undefined;
+    const task = kept.task;
     // Storage pushed the status message into history as the same object; a decoded copy has two.
     if (task.status?.message !== undefined && task.status.message === task.history[task.history.length - 1]) {
       task.status.message = cloneMessage(task.status.message);
@@ -251,13 +275,7 @@ export class MemoryTaskRepository implements TaskRepository {
     let principals = this.scopes.get(scope.tenant);
     let home = principals?.get(scope.principal);
     if (home === undefined && create) {
-      home = {
-        scope: { tenant: scope.tenant, principal: scope.principal },
-        tasks: new Map(),
-        all: new StatusIndex(),
-        contexts: new ContextDirectory(),
-        states: [],
-      };
+      home = new ScopeTasks({ tenant: scope.tenant, principal: scope.principal }, this.tasks);
       if (principals === undefined) this.scopes.set(scope.tenant, (principals = new Map()));
       principals.set(scope.principal, home);
     }
@@ -268,17 +286,13 @@ export class MemoryTaskRepository implements TaskRepository {
     for (const principals of this.scopes.values()) yield* principals.values();
   }
 
-  private dropScope(scope: TaskScope): void {
-    const principals = this.scopes.get(scope.tenant);
-    principals?.delete(scope.principal);
-    if (principals?.size === 0) this.scopes.delete(scope.tenant);
+  private dropScope(home: ScopeTasks): void {
+    home.dispose();
+    const principals = this.scopes.get(home.scope.tenant);
+    principals?.delete(home.scope.principal);
+    if (principals?.size === 0) this.scopes.delete(home.scope.tenant);
   }
 }
-
-function stateIndex(home: ScopeTasks, state: TaskState): StatusIndex<TaskRecord> {
-  return (home.states[state] ??= new StatusIndex(state));
-}
-
 
 function trimmed(task: Task, historyLength: number | undefined, includeArtifacts: boolean): Task {
   if (historyLength !== undefined) task.history = historyLength === 0 ? [] : task.history.slice(-historyLength);
