@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newId } from "./ids.js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { PartSchema, TaskState, type Message, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { agentMessageLiteral, artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral } from "./message-literals.js";
@@ -18,6 +18,8 @@ export interface RunHost {
 
 export type RunOutcome = { kind: "message"; message: Message } | { kind: "task"; writer: TaskWriter } | { kind: "nothing" };
 
+const NO_EXTENSIONS: ReadonlySet<string> = new Set<string>();
+
 /** Thrown to an agent that uses the context against the rules; the run logs it. */
 export class AgentMisuseError extends Error {
   override name = "AgentMisuseError";
@@ -29,7 +31,8 @@ export class AgentMisuseError extends Error {
  * update of a new turn, and resolves `outcome` with the first answer (a message or the task).
  */
 export class AgentRun implements AgentContext {
-  readonly activated = new Set<string>();
+  /** Extensions the agent activated; a set is made only for agents that activate one. */
+  activated: ReadonlySet<string> = NO_EXTENSIONS;
   /** Called with the writer of a new task before its "created" event is published. */
   readonly onCreate: Array<(writer: TaskWriter) => void> = [];
   private writer: TaskWriter | undefined;
@@ -78,7 +81,8 @@ export class AgentRun implements AgentContext {
   }
 
   activateExtension(uri: string): void {
-    this.activated.add(uri);
+    if (this.activated === NO_EXTENSIONS) this.activated = new Set<string>();
+    (this.activated as Set<string>).add(uri);
   }
 
   async reply(content: MessageInput, options?: { metadata?: JsonObject }): Promise<void> {
@@ -110,17 +114,24 @@ export class AgentRun implements AgentContext {
     return this.status(TaskState.AUTH_REQUIRED, message);
   }
 
-  async artifact(input: ArtifactInput, options?: { append?: boolean; lastChunk?: boolean }): Promise<void> {
-    const writer = this.writer ?? (await this.ensureTask()); // no await (a microtask) once the task exists
+  artifact(input: ArtifactInput, options?: { append?: boolean; lastChunk?: boolean }): Promise<void> {
+    try {
+      return this.writer ? this.writeArtifact(this.writer, input, options) : this.ensureTask().then((writer) => this.writeArtifact(writer, input, options));
+    } catch (error) {
+      return Promise.reject(error); // a malformed artifact is a rejection, as from an async function
+    }
+  }
+
+  private writeArtifact(writer: TaskWriter, input: ArtifactInput, options: { append?: boolean; lastChunk?: boolean } | undefined): Promise<void> {
     const artifact = artifactLiteral({
-      artifactId: input.artifactId ?? randomUUID(),
+      artifactId: input.artifactId ?? newId(),
       name: input.name ?? "",
       description: input.description ?? "",
       parts: input.parts.map(toPart),
       metadata: input.metadata,
       extensions: input.extensions ?? [],
     });
-    await this.refusalsLogged(writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false }), "artifact");
+    return this.refusalsLogged(writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false }), "artifact");
   }
 
   /** A status change made by the service itself (failure, cancel): no agent misuse checks. */
@@ -144,9 +155,14 @@ export class AgentRun implements AgentContext {
     this.resolveOutcome({ kind: "nothing" });
   }
 
-  private async status(state: TaskState, content: MessageInput | undefined): Promise<void> {
-    const writer = this.writer ?? (await this.ensureTask()); // no await (a microtask) once the task exists
-    await this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) }), stateName(state));
+  private status(state: TaskState, content: MessageInput | undefined): Promise<void> {
+    // Not async: once the task exists, a status update costs no promise besides the write's own.
+    const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) }), stateName(state));
+    try {
+      return this.writer ? write(this.writer) : this.ensureTask().then(write);
+    } catch (error) {
+      return Promise.reject(error); // a malformed message is a rejection, as from an async function
+    }
   }
 
   /** A refused agent event is logged here, so it is on record even when the agent catches the error. */
@@ -172,7 +188,7 @@ export class AgentRun implements AgentContext {
   }
 
   private async createTask(): Promise<TaskWriter> {
-    const taskId = randomUUID();
+    const taskId = newId();
     this.message.taskId = taskId;
     this.message.contextId = this.contextId;
     const task = newTaskLiteral(taskId, this.contextId, taskStatusLiteral(TaskState.SUBMITTED, undefined, this.host.clock.now()), [this.message]);
@@ -191,7 +207,7 @@ export class AgentRun implements AgentContext {
   private agentMessage(content: MessageInput, taskId: string | undefined): Message {
     const parts = typeof content === "string" ? [toPart(content)] : content.map(toPart);
     if (parts.length === 0) throw new AgentMisuseError("an agent message needs at least one part");
-    return agentMessageLiteral(randomUUID(), this.contextId, taskId ?? "", parts);
+    return agentMessageLiteral(newId(), this.contextId, taskId ?? "", parts);
   }
 }
 

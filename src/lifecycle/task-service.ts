@@ -1,5 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { randomUUID } from "node:crypto";
+import { newId } from "./ids.js";
 import {
   ListTasksResponseSchema,
   MessageSchema,
@@ -83,8 +83,8 @@ export class TaskService implements RunHost {
   readonly logger: CoreLogger;
   private readonly writers = new Map<string, TaskWriter>();
   private readonly runs = new Map<string, AgentRun>();
-  private readonly liveRuns = new Set<Promise<void>>();
-  private readonly activeRuns = new Set<AgentRun>();
+  /** Runs in flight, each with the promise that ends when it has finished (one map, not two sets: it churns per call). */
+  private readonly activeRuns = new Map<AgentRun, Promise<void>>();
   private shuttingDown = false;
 
   constructor(private readonly options: TaskServiceOptions) {
@@ -97,7 +97,9 @@ export class TaskService implements RunHost {
   }
 
   async sendMessage(rc: RequestContext, request: SendMessageRequest): Promise<SendMessageResponse> {
-    const run = await this.startRun(rc, request);
+    const message = request.message!;
+    // The usual message (a new task, no references) starts its run without a microtask.
+    const run = message.taskId === "" && message.referenceTaskIds.length === 0 ? this.launchNewRun(rc, request, []) : await this.startRun(rc, request);
     const outcome = await run.outcome;
     this.collectExtensions(rc, run);
     if (outcome.kind === "nothing") throw agentGaveNoAnswer();
@@ -219,12 +221,12 @@ export class TaskService implements RunHost {
   /** Stops every agent run. Tasks still running are failed, unless the agent can resume them after a restart. */
   async shutdown(graceMs: number): Promise<void> {
     this.shuttingDown = true;
-    for (const run of this.activeRuns) run.stop("the server is shutting down");
-    const all = Promise.allSettled([...this.liveRuns]);
+    for (const run of this.activeRuns.keys()) run.stop("the server is shutting down");
+    const all = Promise.allSettled([...this.activeRuns.values()]);
     await Promise.race([all, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     if (this.options.agent.resume) return;
     await Promise.allSettled(
-      [...this.activeRuns].map((run) => run.settle(TaskState.FAILED, "the server shut down before the task finished; send the request again")),
+      [...this.activeRuns.keys()].map((run) => run.settle(TaskState.FAILED, "the server shut down before the task finished; send the request again")),
     );
   }
 
@@ -248,20 +250,37 @@ export class TaskService implements RunHost {
     request: SendMessageRequest,
     beforeAgent?: (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>,
   ): Promise<AgentRun> {
-    if (this.shuttingDown) throw new UnsupportedOperationError("the server is shutting down; try again on another instance");
     const message = request.message!;
-    this.checkMediaTypes(message);
-    // Most messages reference no task: no async lookup (and no microtask) for them.
+    if (message.taskId === "" && beforeAgent === undefined && message.referenceTaskIds.length === 0) return this.launchNewRun(rc, request, []);
+    this.admit(message);
     const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
     if (message.taskId === "") {
-      const contextId = message.contextId === "" ? randomUUID() : message.contextId;
-      message.contextId = contextId;
-      const run = new AgentRun(this, message, undefined, contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata);
+      const run = this.newRun(rc, request, referenceTasks);
       await beforeAgent?.({ run });
       this.launch(run, false);
       return run;
     }
     return this.continueTask(rc, request, message, referenceTasks, beforeAgent);
+  }
+
+  /** Refusals that need no stored state: shutdown, and media types the agent does not take. */
+  private admit(message: Message): void {
+    if (this.shuttingDown) throw new UnsupportedOperationError("the server is shutting down; try again on another instance");
+    this.checkMediaTypes(message);
+  }
+
+  /** Starts a run for a message that opens a new task and needs no lookup first. */
+  private launchNewRun(rc: RequestContext, request: SendMessageRequest, referenceTasks: Task[]): AgentRun {
+    this.admit(request.message!);
+    const run = this.newRun(rc, request, referenceTasks);
+    this.launch(run, false);
+    return run;
+  }
+
+  private newRun(rc: RequestContext, request: SendMessageRequest, referenceTasks: Task[]): AgentRun {
+    const message = request.message!;
+    if (message.contextId === "") message.contextId = newId();
+    return new AgentRun(this, message, undefined, message.contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata);
   }
 
   /** A follow-up on an existing task (R-SEND-10..12, R-CTX-4, R-CTX-5). */
@@ -305,15 +324,14 @@ export class TaskService implements RunHost {
   }
 
   private launch(run: AgentRun, resume: boolean): void {
-    this.activeRuns.add(run);
-    const done = this.execute(run, resume).finally(() => {
+    // then(), not finally(): execute() never rejects, and finally() costs two more promises.
+    const done: Promise<void> = this.execute(run, resume).then(() => {
       this.activeRuns.delete(run);
-      this.liveRuns.delete(done);
       const taskId = run.taskId;
       if (taskId !== undefined && this.runs.get(taskId) === run) this.runs.delete(taskId);
       if (taskId !== undefined) this.dropWriterIfIdle(taskId);
     });
-    this.liveRuns.add(done);
+    this.activeRuns.set(run, done);
   }
 
   private async execute(run: AgentRun, resume: boolean): Promise<void> {
@@ -346,23 +364,18 @@ export class TaskService implements RunHost {
     if (!isSettled(state)) return run.settle(TaskState.FAILED, "the agent stopped without finishing the task");
   }
 
-  private async waitUntilSettled(writer: TaskWriter, rc: RequestContext): Promise<void> {
-    if (isSettled(writer.state)) return;
-    await new Promise<void>((resolve, reject) => {
-      const unsubscribe = this.options.hub.subscribe(writer.taskId, (event) => {
-        if (event.kind === "status" && isSettled(event.status.state)) finish();
-      });
-      const onGone = (reason: unknown) => {
-        finish();
-        reject(reason ?? new Error("the client went away"));
-      };
-      const stopWatching = watchGone(rc, onGone);
-      const finish = () => {
-        unsubscribe();
+  private waitUntilSettled(writer: TaskWriter, rc: RequestContext): Promise<void> {
+    const settled = writer.whenSettled();
+    if (isSettled(writer.state)) return settled;
+    // The client going away ends the wait too: the reply then holds the task as it is (and
+    // will likely not be read); the task goes on.
+    return new Promise<void>((resolve) => {
+      const end = () => {
         stopWatching();
         resolve();
       };
-      if (isSettled(writer.state)) finish();
+      const stopWatching = watchGone(rc, end);
+      settled.then(end);
     });
   }
 
@@ -426,7 +439,7 @@ export class TaskService implements RunHost {
     const message =
       text === undefined
         ? undefined
-        : create(MessageSchema, { messageId: randomUUID(), contextId: task.contextId, taskId: task.id, role: Role.AGENT, parts: [{ content: { case: "text", value: text } }] });
+        : create(MessageSchema, { messageId: newId(), contextId: task.contextId, taskId: task.id, role: Role.AGENT, parts: [{ content: { case: "text", value: text } }] });
     return create(TaskStatusSchema, { state, timestamp: this.clock.now(), message });
   }
 

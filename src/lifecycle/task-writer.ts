@@ -1,6 +1,7 @@
 import type { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
+import { isSettled } from "./task-state.js";
 import { VersionConflictError, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
 
 /**
@@ -13,6 +14,8 @@ import { VersionConflictError, type TaskChange, type TaskRepository, type TaskSc
 export class TaskWriter {
   private queue: Promise<unknown> = Promise.resolve();
   private pending = 0;
+  private settling: Promise<void> | undefined;
+  private resolveSettled: (() => void) | undefined;
 
   constructor(
     private readonly repository: TaskRepository,
@@ -29,16 +32,29 @@ export class TaskWriter {
     return this.currentState;
   }
 
+  /** No write in flight and no one waiting for the task to settle: the service may forget this writer. */
   get idle(): boolean {
-    return this.pending === 0;
+    return this.pending === 0 && this.settling === undefined;
   }
 
   write(change: TaskChange): Promise<void> {
-    this.pending++;
-    const result = this.queue.then(() => this.apply(change));
+    // An idle writer applies at once: the queue has nothing to wait for, and going through it
+    // would cost a promise and a microtask per write.
+    const result = this.pending++ === 0 ? this.apply(change) : this.queue.then(() => this.apply(change));
     // Why one then(done, done) and not catch().finally(): the same queue, two fewer promises per write.
     this.queue = result.then(this.done, this.done);
     return result;
+  }
+
+  /**
+   * Resolves once the task is settled (terminal or interrupted) as far as this writer knows.
+   * Why here and not a hub listener: the writer already sees every state change, so a blocking
+   * caller waits without a subscription of its own. While someone waits the writer is not
+   * idle, so the service keeps it and every write to the task in this process goes through it.
+   */
+  whenSettled(): Promise<void> {
+    if (isSettled(this.currentState)) return Promise.resolve();
+    return (this.settling ??= new Promise<void>((resolve) => (this.resolveSettled = resolve)));
   }
 
   /** A queued write ended, either way. */
@@ -46,15 +62,25 @@ export class TaskWriter {
     if (--this.pending === 0) this.onIdle(this);
   };
 
-  private async apply(change: TaskChange): Promise<void> {
-    try {
-      this.version = await this.repository.update(this.scope, this.taskId, this.version, change);
-    } catch (error) {
-      if (!(error instanceof VersionConflictError)) throw error;
-      this.version = await this.repository.update(this.scope, this.taskId, error.actual, change);
-    }
+  private apply(change: TaskChange): Promise<void> {
+    return this.repository.update(this.scope, this.taskId, this.version, change).then(
+      (version) => this.accepted(change, version),
+      (error: unknown) => {
+        if (!(error instanceof VersionConflictError)) throw error;
+        return this.repository.update(this.scope, this.taskId, error.actual, change).then((version) => this.accepted(change, version));
+      },
+    );
+  }
+
+  private accepted(change: TaskChange, version: number): void {
+    this.version = version;
     if (change.kind === "status") this.currentState = change.status.state;
-    this.hub.publish(eventOf(change, this.version, this.taskId, this.contextId));
+    this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
+    if (this.resolveSettled !== undefined && isSettled(this.currentState)) {
+      this.resolveSettled();
+      this.resolveSettled = undefined;
+      this.settling = undefined;
+    }
   }
 }
 
