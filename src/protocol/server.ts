@@ -76,6 +76,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(options.keepaliveTimeMs !== undefined ? { "grpc.keepalive_time_ms": options.keepaliveTimeMs } : {}),
     ...(options.keepaliveTimeoutMs !== undefined ? { "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs } : {}),
     interceptors: [createLoggingInterceptor(logger)],
+    // No channelz service is served, so its per-call and per-session bookkeeping would be pure cost.
+    "grpc.enable_channelz": 0,
   });
 
   const streams = new StreamRegistry();

@@ -39,6 +39,7 @@ function listValues(metadata: grpc.Metadata, key: string): string[] {
  * Anything that is not Major.Minor[.Patch] has no version at all.
  */
 function majorMinor(version: string): string | undefined {
+  if (version === "1.0") return version; // what nearly every client sends: no regex, no new string
   const match = /^(\d{1,9})\.(\d{1,9})(?:\.\d{1,9})?$/.exec(version);
   return match ? `${Number(match[1])}.${Number(match[2])}` : undefined;
 }
@@ -64,7 +65,8 @@ export function readVersion(metadata: grpc.Metadata, options: ReadVersionOptions
 
 /** Extension URIs the client opts into (R-EXT-1), in the order sent, each once. */
 export function readRequestedExtensions(metadata: grpc.Metadata): string[] {
-  return [...new Set(listValues(metadata, EXTENSIONS_KEY))];
+  const uris = listValues(metadata, EXTENSIONS_KEY);
+  return uris.length < 2 ? uris : [...new Set(uris)];
 }
 
 /**
@@ -73,6 +75,9 @@ export function readRequestedExtensions(metadata: grpc.Metadata): string[] {
  * so one version of an extension never stands in for another (R-EXT-4).
  */
 export function checkRequiredExtensions(requested: readonly string[], declared: readonly AgentExtension[]): void {
+  let anyRequired = false;
+  for (const ext of declared) anyRequired ||= ext.required;
+  if (!anyRequired) return; // the usual card: nothing to check, nothing to allocate
   const asked = new Set(requested);
   const missing = declared.filter((ext) => ext.required && !asked.has(ext.uri)).map((ext) => ext.uri);
   if (missing.length > 0) throw new ExtensionSupportRequiredError([...new Set(missing)]);
