@@ -1,36 +1,61 @@
 import { equals, fromBinary } from "@bufbuild/protobuf";
-import { MessageSchema, TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { MessageSchema, TaskSchema, type Message, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneMessage } from "../../codec/task-clone.js";
 import { encodeTask } from "../../codec/task-encoder.js";
 import type { ByteSlabs } from "./byte-slabs.js";
 
 /**
  * A settled task kept as its protobuf encoding in off-heap slabs (see ByteSlabs), behind a
- * one-byte header; the task's slot keeps only the entry's address.
- * The id and context id are left out: the store keeps them already (task and context keys),
- * and gives them back on unpacking.
- * The status message is normally also the last history entry (it was appended there),
- * so it is stored once: header STATUS_MESSAGE_IN_HISTORY says to restore it from there.
+ * one-byte header of flags; the task's slot keeps only the entry's address.
+ * What the store knows already is left out, and put back on unpacking:
+ * - the task's id and context id (the store keeps them as the task's keys);
+ * - STATUS_MESSAGE_IN_HISTORY: the status message is normally also the last history entry
+ *   (it was appended there), so it is stored once;
+ * - MESSAGE_IDS_ARE_TASKS: every message names this task and its context (the usual case:
+ *   the service stamps them), so their task and context ids are dropped too.
  */
 export type PackedTask = number;
 
-const HEADER_PLAIN = 0;
-const HEADER_STATUS_MESSAGE_IN_HISTORY = 1;
+const STATUS_MESSAGE_IN_HISTORY = 1;
+const MESSAGE_IDS_ARE_TASKS = 2;
 
-/** Packs `task` into `slabs` without its id and context id; returns the entry's address. */
+/** Packs `task` into `slabs`; returns the entry's address. */
 export function packTask(slabs: ByteSlabs, task: Task): PackedTask {
-  const message = task.status?.message;
-  const last = task.history[task.history.length - 1];
-  const shared = message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last));
-  const status = shared ? { ...task.status!, message: undefined } : task.status;
-  return slabs.append(shared ? HEADER_STATUS_MESSAGE_IN_HISTORY : HEADER_PLAIN, encodeTask({ ...task, id: "", contextId: "", status }));
+  let message = task.status?.message;
+  let history = task.history;
+  const last = history[history.length - 1];
+  let header = 0;
+  if (message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last))) {
+    header |= STATUS_MESSAGE_IN_HISTORY;
+    message = undefined;
+  }
+  const own = (m: Message) => m.taskId === task.id && m.contextId === task.contextId;
+  if (history.every(own) && (message === undefined || own(message))) {
+    header |= MESSAGE_IDS_ARE_TASKS;
+    const anonymous = (m: Message): Message => ({ ...m, taskId: "", contextId: "" });
+    history = history.map(anonymous);
+    if (message !== undefined) message = anonymous(message);
+  }
+  const status = task.status === undefined ? undefined : { ...task.status, message };
+  return slabs.append(header, encodeTask({ ...task, id: "", contextId: "", status, history }));
 }
 
 /** Decodes a fresh Task with the given id and context id; nothing in it aliases storage. */
 export function unpackTask(slabs: ByteSlabs, packed: PackedTask, id: string, contextId: string): Task {
   const task = fromBinary(TaskSchema, slabs.copy(packed));
+  const header = slabs.header(packed);
   task.id = id;
   task.contextId = contextId;
-  if (slabs.header(packed) === HEADER_STATUS_MESSAGE_IN_HISTORY) task.status!.message = cloneMessage(task.history[task.history.length - 1]!);
+  if (header & MESSAGE_IDS_ARE_TASKS) {
+    for (const m of task.history) {
+      m.taskId = id;
+      m.contextId = contextId;
+    }
+    if (task.status?.message !== undefined) {
+      task.status.message.taskId = id;
+      task.status.message.contextId = contextId;
+    }
+  }
+  if (header & STATUS_MESSAGE_IN_HISTORY) task.status!.message = cloneMessage(task.history[task.history.length - 1]!);
   return task;
 }
