@@ -29,15 +29,21 @@ export function packTask(slabs: ByteSlabs, task: Task): PackedTask {
     header |= STATUS_MESSAGE_IN_HISTORY;
     message = undefined;
   }
-  const own = (m: Message) => m.taskId === task.id && m.contextId === task.contextId;
-  if (history.every(own) && (message === undefined || own(message))) {
+  if (history.every((m) => namesTask(m, task)) && (message === undefined || namesTask(message, task))) {
     header |= MESSAGE_IDS_ARE_TASKS;
-    const anonymous = (m: Message): Message => ({ ...m, taskId: "", contextId: "" });
-    history = history.map(anonymous);
-    if (message !== undefined) message = anonymous(message);
+    history = history.map(withoutIds);
+    if (message !== undefined) message = withoutIds(message);
   }
   const status = task.status === undefined ? undefined : { ...task.status, message };
   return slabs.append(header, encodeTask({ ...task, id: "", contextId: "", status, history }));
+}
+
+function namesTask(m: Message, task: Task): boolean {
+  return m.taskId === task.id && m.contextId === task.contextId;
+}
+
+function withoutIds(m: Message): Message {
+  return { ...m, taskId: "", contextId: "" };
 }
 
 /** Decodes a fresh Task with the given id and context id; nothing in it aliases storage. */

@@ -7,6 +7,8 @@ const staleLimit = (live: number) => (live >> 2) + 32;
 /** A list walk that skips this many stale entries compacts the index afterwards. */
 const WALK_STALE_LIMIT = 256;
 const INITIAL_ENTRIES = 16;
+/** Entries (12 bytes each) an index may keep reserved when mostly empty. */
+const SHRINK_ABOVE = 4096;
 
 /**
  * Tasks of one scope (optionally one context or one state) in ListTasks order, for
@@ -96,9 +98,10 @@ export class StatusIndex {
       w++;
     }
     this.length = w;
-    // Give memory back after a purge emptied most of the index.
+    // Give memory back after a purge emptied most of a large index. Small ones keep theirs: the
+    // SUBMITTED and WORKING indexes empty and refill all the time.
     const capacity = this.slots.length;
-    if (capacity > INITIAL_ENTRIES && w < capacity >> 2) this.resize(Math.max(INITIAL_ENTRIES, capacity >> 1));
+    if (capacity > SHRINK_ABOVE && w < capacity >> 2) this.resize(capacity >> 1);
   }
 
   private isLive(i: number): boolean {
