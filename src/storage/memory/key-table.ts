@@ -7,7 +7,9 @@ export function hashKey(key: string): number {
 
 /** Resize when entries exceed this share of the cells (and shrink below a quarter of it). */
 const MAX_LOAD = 0.625;
-const MIN_CELLS = 16;
+const MIN_CELLS = 8;
+/** Shared by every empty table: a typed array costs ~200 heap bytes even when tiny, and scopes are many. */
+const NO_CELLS = new Int32Array(0);
 
 /**
  * A map from string keys to small non-negative integers (task slots, context numbers) that
@@ -15,87 +17,82 @@ const MIN_CELLS = 16;
  * per key on the heap, and V8 keeps old space ~2.4× what it uses.
  *
  * The keys themselves live elsewhere (their owner stores them off-heap); the table keeps
- * only each entry's value and the key's 32-bit hash, in two Int32Arrays, and asks
- * `matches(value, key)` to confirm a hit whose hash agrees. Open addressing with linear
+ * only each entry's value and the key's 32-bit hash, side by side in one Int32Array, and
+ * asks `matches(value, key)` to confirm a hit whose hash agrees. Open addressing with linear
  * probing; deletion shifts the following entries back, so there are no tombstones.
  */
 export class KeyTable {
-  /** value + 1 per cell; 0 = empty. */
-  private values: Int32Array;
-  private hashes: Int32Array;
-  private mask: number;
+  /** Per cell: value + 1 (0 = empty), then the key's hash. */
+  private table = NO_CELLS;
+  private mask = -1;
   size = 0;
 
-  constructor(
-    private readonly matches: (value: number, key: string) => boolean,
-    cells = MIN_CELLS,
-  ) {
-    const n = Math.max(MIN_CELLS, 1 << Math.ceil(Math.log2(cells)));
-    this.values = new Int32Array(n);
-    this.hashes = new Int32Array(n);
-    this.mask = n - 1;
-  }
+  constructor(private readonly matches: (value: number, key: string) => boolean) {}
 
   /** Number of cells (for tests: growth and shrinking). */
   get cells(): number {
-    return this.values.length;
+    return this.table.length >> 1;
   }
 
   /** The value stored under `key` (whose hash is `hash`), or -1. */
   get(key: string, hash: number): number {
+    if (this.size === 0) return -1;
+    const table = this.table;
     for (let i = hash & this.mask; ; i = (i + 1) & this.mask) {
-      const v = this.values[i]!;
+      const v = table[2 * i]!;
       if (v === 0) return -1;
-      if (this.hashes[i] === hash && this.matches(v - 1, key)) return v - 1;
+      if (table[2 * i + 1] === hash && this.matches(v - 1, key)) return v - 1;
     }
   }
 
   /** Adds `key` -> `value`. The key must not be present (callers check with get first). */
   add(hash: number, value: number): void {
-    if (this.size + 1 > this.values.length * MAX_LOAD) this.resize(this.values.length * 2);
+    if (this.size + 1 > this.cells * MAX_LOAD) this.resize(Math.max(MIN_CELLS, this.cells * 2));
     this.place(hash, value);
     this.size++;
   }
 
   /** Removes the entry holding `value` under `hash`; false if there is none. */
   delete(hash: number, value: number): boolean {
+    if (this.size === 0) return false;
+    const table = this.table;
     const mask = this.mask;
     let i = hash & mask;
     for (; ; i = (i + 1) & mask) {
-      const v = this.values[i]!;
+      const v = table[2 * i]!;
       if (v === 0) return false;
       if (v === value + 1) break;
     }
     // Backward shift: move later entries of the probe run into the hole when their home allows it.
     let hole = i;
-    for (let j = (i + 1) & mask; this.values[j] !== 0; j = (j + 1) & mask) {
-      const home = this.hashes[j]! & mask;
+    for (let j = (i + 1) & mask; table[2 * j] !== 0; j = (j + 1) & mask) {
+      const home = table[2 * j + 1]! & mask;
       // The entry at j may fill the hole if its home is not cyclically in (hole, j].
       if (((j - home) & mask) >= ((j - hole) & mask)) {
-        this.values[hole] = this.values[j]!;
-        this.hashes[hole] = this.hashes[j]!;
+        table[2 * hole] = table[2 * j]!;
+        table[2 * hole + 1] = table[2 * j + 1]!;
         hole = j;
       }
     }
-    this.values[hole] = 0;
-    this.hashes[hole] = 0;
+    table[2 * hole] = 0;
+    table[2 * hole + 1] = 0;
     this.size--;
-    if (this.values.length > MIN_CELLS && this.size < this.values.length * MAX_LOAD * 0.25) this.resize(this.values.length / 2);
+    if (this.size === 0) this.resize(0);
+    else if (this.cells > MIN_CELLS && this.size < this.cells * MAX_LOAD * 0.25) this.resize(this.cells / 2);
     return true;
   }
 
   private place(hash: number, value: number): void {
     let i = hash & this.mask;
-    while (this.values[i] !== 0) i = (i + 1) & this.mask;
-    this.values[i] = value + 1;
-    this.hashes[i] = hash;
+    while (this.table[2 * i] !== 0) i = (i + 1) & this.mask;
+    this.table[2 * i] = value + 1;
+    this.table[2 * i + 1] = hash;
   }
 
   private resize(cells: number): void {
-    const { values, hashes } = this;
-    this.values = new Int32Array(cells);
-    this.hashes = new Int32Array(cells);
+    const old = this.table;
+    this.table = cells === 0 ? NO_CELLS : new Int32Array(2 * cells);
     this.mask = cells - 1;
-    for (let i = 0; i < values.length; i++) if (values[i] !== 0) this.place(hashes[i]!, values[i]! - 1);
+    for (let i = 0; i < old.length; i += 2) if (old[i] !== 0) this.place(old[i + 1]!, old[i]! - 1);
   }
 }

@@ -46,10 +46,10 @@ describe("KeyTable: id -> slot with nothing on the V8 heap per key", () => {
   });
 
   it("probe runs that wrap around the end of the table survive deletes", () => {
-    // Homes 14 and 15 for all keys: runs wrap to cells 0, 1, ...
+    // Homes 14 and 15 of 16 cells for all keys: runs wrap to cells 0, 1, ...
     const home = (key: string) => (key.charCodeAt(0) % 2 === 0 ? 14 : 15);
     const { t, add, get, delete: del } = table(home);
-    const keys = ["a", "b", "c", "d", "e", "f", "g"];
+    const keys = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
     const values = keys.map(add);
     expect(t.cells).toBe(16);
     for (let i = 0; i < keys.length; i += 2) {
@@ -60,7 +60,7 @@ describe("KeyTable: id -> slot with nothing on the V8 heap per key", () => {
 
   it("grows past its load limit and shrinks after deletes, keeping every key", () => {
     const { t, add, get, delete: del } = table();
-    expect(t.cells).toBe(16);
+    expect(t.cells).toBe(0); // nothing allocated until the first key
     const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
     const values = keys.map(add);
     expect(t.cells).toBeGreaterThanOrEqual(5000 / 0.625);
@@ -69,6 +69,11 @@ describe("KeyTable: id -> slot with nothing on the V8 heap per key", () => {
     expect(t.size).toBe(500);
     expect(t.cells).toBeLessThan(grown);
     keys.forEach((k, i) => expect(get(k)).toBe(i % 10 === 0 ? values[i] : -1));
+    keys.forEach((k, i) => i % 10 === 0 && del(k, values[i]!));
+    expect([t.size, t.cells]).toEqual([0, 0]);
+    expect(get("k0")).toBe(-1);
+    add("again");
+    expect(get("again")).toBe(5000);
   });
 
   it("non-ASCII ids, and ids differing only in a lone surrogate, are distinct keys", () => {
