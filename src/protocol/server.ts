@@ -76,8 +76,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(options.keepaliveTimeMs !== undefined ? { "grpc.keepalive_time_ms": options.keepaliveTimeMs } : {}),
     ...(options.keepaliveTimeoutMs !== undefined ? { "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs } : {}),
     interceptors: [createLoggingInterceptor(logger)],
-    // No channelz service is served, so its per-call and per-session bookkeeping would be pure cost.
-    "grpc.enable_channelz": 0,
+    // Channelz stays on although no channelz service is served: with it off, grpc-js 1.14 does
+    // not track sessions, and forceShutdown() leaves the connections of stuck calls open.
   });
 
   const streams = new StreamRegistry();
