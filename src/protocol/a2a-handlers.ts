@@ -45,19 +45,10 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const push = card.capabilities?.pushNotifications === true;
 
   /** Version and identity: what every RPC checks before looking at its request. */
+  const versionOptions = { allowMissing: options.allowMissingVersion };
   const begin = (call: CallContext, tenant: string): RequestContext => {
-    readVersion(call.metadata, { allowMissing: options.allowMissingVersion });
-    const requestedExtensions = readRequestedExtensions(call.metadata);
-    return {
-      caller: { tenant, principal: "anonymous" },
-      requestedExtensions,
-      activatedExtensions: new Set(),
-      // Lazy: an AbortSignal costs an AbortController per call; most calls never need one.
-      get signal() {
-        return call.signal;
-      },
-      onGone: call.onEnd ? (listener) => call.onEnd!(listener) : undefined,
-    };
+    readVersion(call.metadata, versionOptions);
+    return new EdgeRequestContext(call, tenant, readRequestedExtensions(call.metadata));
   };
   const requireExtensions = (rc: RequestContext) => checkRequiredExtensions(rc.requestedExtensions, declaredExtensions);
   const echoExtensions = (rc: RequestContext, call: CallContext) => {
@@ -143,4 +134,27 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
     ListTaskPushNotificationConfigs: refusePush(validateListTaskPushNotificationConfigsRequest),
     DeleteTaskPushNotificationConfig: refusePush(validateDeleteTaskPushNotificationConfigRequest),
   };
+}
+
+/** The lifecycle's view of one call. A class: its accessors are shared, not closures made per call. */
+class EdgeRequestContext implements RequestContext {
+  readonly caller: { readonly tenant: string; readonly principal: string };
+  readonly activatedExtensions = new Set<string>();
+
+  constructor(private readonly call: CallContext, tenant: string, readonly requestedExtensions: readonly string[]) {
+    this.caller = { tenant, principal: "anonymous" };
+  }
+
+  /** Lazy: an AbortSignal costs an AbortController per call; most calls never need one. */
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+
+  onGone(listener: (reason: unknown) => void): () => void {
+    if (this.call.onEnd) return this.call.onEnd(listener);
+    const signal = this.call.signal;
+    const onAbort = () => listener(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    return () => signal.removeEventListener("abort", onAbort);
+  }
 }

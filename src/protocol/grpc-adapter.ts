@@ -305,8 +305,9 @@ class GrpcCallContext implements CallContext {
   constructor(readonly method: string, readonly call: AnyServerCall) {
     this.metadata = call.metadata;
     this.record = rpcLogRecord(call.metadata) ?? { fields: {} };
-    // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended.
-    call.once("cancelled", () => {
+    // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended;
+    // once per call, so on() does what once() would without its wrapper and removal.
+    call.on("cancelled", () => {
       if (this.#endReason === undefined) this.end(new Error("call cancelled or deadline exceeded"));
     });
   }

@@ -9,13 +9,15 @@ export interface RpcLogRecord {
 
 /*
  * grpc-js hands the handler the very Metadata object the interceptor saw, so the
- * metadata object is the key that joins a handler's call to its log record.
+ * metadata object carries the call's log record, under a symbol. Why not a WeakMap keyed by
+ * the metadata: an ephemeron entry and an identity hash per call, for the same join.
  */
-const records = new WeakMap<grpc.Metadata, RpcLogRecord>();
+const RECORD = Symbol("rpcLogRecord");
+type WithRecord = grpc.Metadata & { [RECORD]?: RpcLogRecord };
 
 /** The log record of the call that received this request metadata (undefined outside the interceptor). */
 export function rpcLogRecord(metadata: grpc.Metadata): RpcLogRecord | undefined {
-  return records.get(metadata);
+  return (metadata as WithRecord)[RECORD];
 }
 
 /** Metadata keys whose values are never logged (R-SEC-6). */
@@ -89,12 +91,13 @@ export function createLoggingInterceptor(logger: Logger): grpc.ServerInterceptor
       start: (next) => next({
         onReceiveMetadata: (md, nextMd) => {
           metadata = md;
-          records.set(md, record);
+          (md as WithRecord)[RECORD] = record;
           nextMd(md);
         },
         // grpc-js calls onCancel at the end of every call; it only counts when no status
         // went out through this interceptor: client cancel, deadline, or a forced close.
         onCancel: () => {
+          if (logged) return;
           const deadline = call.getDeadline();
           const expired = deadline instanceof Date ? deadline.getTime() <= Date.now() : deadline <= Date.now();
           finish(expired ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED, expired ? "deadline exceeded" : "cancelled");
