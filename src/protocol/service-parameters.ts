@@ -20,6 +20,8 @@ export interface ReadVersionOptions {
   allowMissing: boolean;
 }
 
+const NO_EXTENSIONS: readonly string[] = Object.freeze([]);
+
 /** All entries of a metadata key, split on commas, trimmed, without empty items. */
 function listValues(metadata: grpc.Metadata, key: string): string[] {
   const items: string[] = [];
@@ -49,6 +51,8 @@ function majorMinor(version: string): string | undefined {
  * server supports, as Major.Minor. Throws VersionNotSupportedError otherwise (FAILED_PRECONDITION).
  */
 export function readVersion(metadata: grpc.Metadata, options: ReadVersionOptions): string {
+  const sent = metadata.get(VERSION_KEY);
+  if (sent.length === 1 && sent[0] === SUPPORTED_VERSIONS[0]) return SUPPORTED_VERSIONS[0]!; // what nearly every call sends
   const requested = listValues(metadata, VERSION_KEY);
   if (requested.length === 0) {
     if (options.allowMissing) return SUPPORTED_VERSIONS[0]!;
@@ -64,7 +68,8 @@ export function readVersion(metadata: grpc.Metadata, options: ReadVersionOptions
 }
 
 /** Extension URIs the client opts into (R-EXT-1), in the order sent, each once. */
-export function readRequestedExtensions(metadata: grpc.Metadata): string[] {
+export function readRequestedExtensions(metadata: grpc.Metadata): readonly string[] {
+  if (metadata.get(EXTENSIONS_KEY).length === 0) return NO_EXTENSIONS; // the usual call: nothing to split
   const uris = listValues(metadata, EXTENSIONS_KEY);
   return uris.length < 2 ? uris : [...new Set(uris)];
 }
