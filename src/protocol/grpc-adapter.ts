@@ -5,7 +5,8 @@ import { SendMessageRequestSchema, SendMessageResponseSchema, StreamResponseSche
 import { encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
-import { rpcLogRecord, type RpcLogRecord } from "./logging-interceptor.js";
+import type { Logger } from "pino";
+import { attachLogRecord, rpcLogRecord, RpcLogLine, type RpcLogRecord } from "./logging-interceptor.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
 /**
@@ -95,6 +96,16 @@ export interface AdapterRuntime {
   /** Set when shutdown has begun: calls that still arrive get UNAVAILABLE. */
   closing: boolean;
   readonly streams: StreamRegistry;
+  /**
+   * Given: the adapter writes the log line of each unary call itself (see unaryLogged), and
+   * encodes its response, refusing one over `maxSendBytes` as grpc-js would.
+   */
+  readonly unaryLog?: { readonly logger: Logger; readonly maxSendBytes: number };
+}
+
+/** The paths of a service's unary methods: what the adapter logs itself when runtime.unaryLog is set. */
+export function unaryPaths(service: DescService): Set<string> {
+  return new Set(service.methods.filter((m) => m.methodKind === "unary").map((m) => `/${service.typeName}/${m.name}`));
 }
 
 export const SHUTTING_DOWN = "server is shutting down";
@@ -141,9 +152,10 @@ function responseEncoder(schema: DescMessage): (message: Message) => Uint8Array 
   };
 }
 
-function serializeUnary(schema: DescMessage): (message: Message) => Buffer {
+function serializeUnary(schema: DescMessage): (message: Message | Uint8Array) => Buffer {
   const encode = responseEncoder(schema);
-  return (message) => asBuffer(encode(message));
+  // The adapter may have encoded the response already (to check its size before logging it).
+  return (message) => asBuffer(message instanceof Uint8Array ? message : encode(message));
 }
 
 /**
@@ -187,7 +199,9 @@ export function createServiceImplementation(service: DescService, runtime: Adapt
   for (const method of service.methods) {
     implementation[method.name] = method.methodKind === "server_streaming"
       ? serverStreamingCall(service, method, runtime)
-      : unaryCall(service, method, runtime);
+      : runtime.unaryLog
+        ? unaryLogged(service, method, runtime, runtime.unaryLog)
+        : unaryCall(service, method, runtime);
   }
   return implementation;
 }
@@ -249,6 +263,75 @@ function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRun
   };
 }
 
+/**
+ * A unary call that writes its own log line (instead of going through the logging interceptor,
+ * which costs a wrapping call object and its listeners per call). The response is encoded here,
+ * so that the line tells what the client gets: a response over the send limit becomes
+ * RESOURCE_EXHAUSTED, as grpc-js would make it, and an encoding failure INTERNAL.
+ */
+function unaryLogged(
+  service: DescService,
+  method: DescMethod,
+  runtime: AdapterRuntime,
+  log: NonNullable<AdapterRuntime["unaryLog"]>,
+): grpc.handleUnaryCall<unknown, unknown> {
+  const path = `/${service.typeName}/${method.name}`;
+  const encode = responseEncoder(method.output);
+  return (call, callback) => {
+    const line = new RpcLogLine(log.logger, path, call);
+    line.metadata = call.metadata;
+    attachLogRecord(call.metadata, line.record);
+    const fail = (status: CallStatus) => {
+      line.finish(status.code, status.details);
+      callback(asServiceError(status));
+    };
+    const refused = refusal(service, method, runtime, call.request);
+    if (refused) return fail(refused);
+    const ctx = new GrpcCallContext(method.name, call, line.record, () => line.finishUnanswered(call.getDeadline()));
+    const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
+    handler(call.request, ctx).then(
+      (response) => {
+        try {
+          ctx.flushHeaders();
+          const bytes = encodeChecked(encode, response as Message, log.maxSendBytes, ctx);
+          if (bytes instanceof Uint8Array) {
+            line.finish(grpc.status.OK, undefined);
+            callback(null, bytes);
+          } else {
+            fail(bytes);
+          }
+        } finally {
+          ctx.end();
+        }
+      },
+      (error: unknown) => {
+        try {
+          const status = statusOf(error, ctx, runtime);
+          ctx.flushHeaders();
+          fail(status);
+        } finally {
+          ctx.end();
+        }
+      },
+    );
+  };
+}
+
+/** The response's bytes, or the status the call must end with instead. */
+function encodeChecked(encode: (message: Message) => Uint8Array, response: Message, maxBytes: number, ctx: GrpcCallContext): Uint8Array | CallStatus {
+  let bytes: Uint8Array;
+  try {
+    bytes = encode(response);
+  } catch (error) {
+    ctx.record.err = error;
+    return { code: grpc.status.INTERNAL, details: "internal error" };
+  }
+  if (maxBytes >= 0 && bytes.byteLength > maxBytes) {
+    return { code: grpc.status.RESOURCE_EXHAUSTED, details: `Sent message larger than max (${bytes.byteLength + 5} vs. ${maxBytes})` };
+  }
+  return bytes;
+}
+
 function serverStreamingCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleServerStreamingCall<unknown, unknown> {
   return (call) => {
     const refused = refusal(service, method, runtime, call.request);
@@ -302,12 +385,14 @@ class GrpcCallContext implements CallContext {
   #headersSent = false;
   #endListeners: Set<(reason: Error) => void> | undefined;
 
-  constructor(readonly method: string, readonly call: AnyServerCall) {
+  /** `onCancelled`: also told when grpc-js reports the call cancelled (see below). */
+  constructor(readonly method: string, readonly call: AnyServerCall, record?: RpcLogRecord, onCancelled?: () => void) {
     this.metadata = call.metadata;
-    this.record = rpcLogRecord(call.metadata) ?? { fields: {} };
+    this.record = record ?? rpcLogRecord(call.metadata) ?? { fields: {} };
     // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended;
     // once per call, so on() does what once() would without its wrapper and removal.
     call.on("cancelled", () => {
+      onCancelled?.();
       if (this.#endReason === undefined) this.end(new Error("call cancelled or deadline exceeded"));
     });
   }

@@ -48,63 +48,97 @@ const SERVER_FAULTS = new Set([grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.s
 const QUIET_METHODS = new Set(["/grpc.health.v1.Health/Check"]);
 
 /**
+ * One RPC's log line in the making: started when the call arrives, written once by finish().
+ * Used by the interceptor below, and directly by the A2A adapter for its unary calls (which
+ * the interceptor passes by: see createLoggingInterceptor).
+ */
+export class RpcLogLine {
+  readonly record: RpcLogRecord = { fields: {} };
+  /** Request metadata, logged (redacted) at debug level. */
+  metadata: grpc.Metadata | undefined;
+  private readonly started = performance.now();
+  private readonly peer: string | undefined;
+  private logged = false;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly path: string,
+    private readonly call: { getPeer(): string },
+  ) {
+    // Why conditional: reading the peer goes through the HTTP/2 socket proxy (µs per call); when
+    // info lines are off, only error lines are written, and those end with a status while the
+    // stream (and its socket) is still there to ask.
+    this.peer = logger.isLevelEnabled("info") ? call.getPeer() : undefined;
+  }
+
+  get finished(): boolean {
+    return this.logged;
+  }
+
+  /** Writes the line for the call's status; later calls do nothing. */
+  finish(code: grpc.status, details: string | undefined): void {
+    if (this.logged) return;
+    this.logged = true;
+    const failed = SERVER_FAULTS.has(code);
+    const level = failed ? "error" : QUIET_METHODS.has(this.path) ? "debug" : "info";
+    if (!this.logger.isLevelEnabled(level)) return;
+    // Split here, not per call: most lines are not written at warn level.
+    const [, service = "", method = ""] = this.path.split("/");
+    const line: Record<string, unknown> = {
+      ...this.record.fields,
+      service,
+      method,
+      grpc_code: code,
+      grpc_status: grpc.status[code] ?? "UNKNOWN",
+      duration_ms: Math.round((performance.now() - this.started) * 10) / 10,
+      peer: this.peer ?? peerNow(this.call),
+    };
+    if (code !== grpc.status.OK && details) line["details"] = details;
+    if (failed && this.record.err !== undefined) line["err"] = this.record.err;
+    if (this.metadata && this.logger.isLevelEnabled("debug")) line["metadata"] = redactMetadata(this.metadata);
+    this.logger[level](line, "rpc");
+  }
+
+  /** The call ended without a status from the server: the client cancelled, or its deadline passed. */
+  finishUnanswered(deadline: grpc.Deadline): void {
+    if (this.logged) return;
+    const expired = deadline instanceof Date ? deadline.getTime() <= Date.now() : deadline <= Date.now();
+    this.finish(expired ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED, expired ? "deadline exceeded" : "cancelled");
+  }
+}
+
+/** Attaches a call's log record to its request metadata, where rpcLogRecord finds it. */
+export function attachLogRecord(metadata: grpc.Metadata, record: RpcLogRecord): void {
+  (metadata as WithRecord)[RECORD] = record;
+}
+
+/**
  * A grpc-js server interceptor that writes exactly one log line per RPC, for every
  * service on the server: method, gRPC status (number and name), duration, peer, and
  * whatever the handler set with setLogField (e.g. task_id). Request metadata is
  * logged only at debug level, redacted.
+ *
+ * Calls whose path `loggedElsewhere` accepts pass through untouched: their handler writes the
+ * line itself (an interceptor costs a few µs per call: a wrapping call object and its listeners).
  */
-export function createLoggingInterceptor(logger: Logger): grpc.ServerInterceptor {
+export function createLoggingInterceptor(logger: Logger, loggedElsewhere: (path: string) => boolean = () => false): grpc.ServerInterceptor {
   return (methodDescriptor, call) => {
-    const started = performance.now();
-    // Why conditional: reading the peer goes through the HTTP/2 socket proxy (µs per call); when
-    // info lines are off, only error lines are written, and those end with a status while the
-    // stream (and its socket) is still there to ask.
-    const peer = logger.isLevelEnabled("info") ? call.getPeer() : undefined;
-    const record: RpcLogRecord = { fields: {} };
-    let metadata: grpc.Metadata | undefined;
-    let logged = false;
-
-    const finish = (code: grpc.status, details: string | undefined) => {
-      if (logged) return;
-      logged = true;
-      const failed = SERVER_FAULTS.has(code);
-      const level = failed ? "error" : QUIET_METHODS.has(methodDescriptor.path) ? "debug" : "info";
-      if (!logger.isLevelEnabled(level)) return;
-      // Split here, not per call: most lines are not written at warn level.
-      const [, service = "", method = ""] = methodDescriptor.path.split("/");
-      const line: Record<string, unknown> = {
-        ...record.fields,
-        service,
-        method,
-        grpc_code: code,
-        grpc_status: grpc.status[code] ?? "UNKNOWN",
-        duration_ms: Math.round((performance.now() - started) * 10) / 10,
-        peer: peer ?? peerNow(call),
-      };
-      if (code !== grpc.status.OK && details) line["details"] = details;
-      if (failed && record.err !== undefined) line["err"] = record.err;
-      if (metadata && logger.isLevelEnabled("debug")) line["metadata"] = redactMetadata(metadata);
-      logger[level](line, "rpc");
-    };
-
+    // grpc-js chains interceptors by what each returns: the call itself means "not intercepted".
+    if (loggedElsewhere(methodDescriptor.path)) return call as grpc.ServerInterceptingCall;
+    const line = new RpcLogLine(logger, methodDescriptor.path, call);
     return new grpc.ServerInterceptingCall(call, {
       start: (next) => next({
         onReceiveMetadata: (md, nextMd) => {
-          metadata = md;
-          (md as WithRecord)[RECORD] = record;
+          line.metadata = md;
+          attachLogRecord(md, line.record);
           nextMd(md);
         },
         // grpc-js calls onCancel at the end of every call; it only counts when no status
         // went out through this interceptor: client cancel, deadline, or a forced close.
-        onCancel: () => {
-          if (logged) return;
-          const deadline = call.getDeadline();
-          const expired = deadline instanceof Date ? deadline.getTime() <= Date.now() : deadline <= Date.now();
-          finish(expired ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED, expired ? "deadline exceeded" : "cancelled");
-        },
+        onCancel: () => line.finishUnanswered(call.getDeadline()),
       }),
       sendStatus: (status, next) => {
-        finish(status.code, status.details);
+        line.finish(status.code, status.details);
         next(status);
       },
     });

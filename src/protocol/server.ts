@@ -4,7 +4,7 @@ import { file_grpc_health_v1_health } from "../../gen/es/grpc/health/v1/health_p
 import { A2AService, file_lf_a2a_v1_a2a } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { formatHostPort, parseHostPort } from "../config/parse-values.js";
 import {
-  createServiceDefinition, createServiceImplementation, defaultToStatus, SHUTTING_DOWN,
+  createServiceDefinition, createServiceImplementation, defaultToStatus, SHUTTING_DOWN, unaryPaths,
   type A2AServiceHandlers, type AdapterRuntime, type ToStatus,
 } from "./grpc-adapter.js";
 import { HealthService } from "./health.js";
@@ -70,12 +70,14 @@ const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { logger } = options;
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const a2aUnaryPaths = unaryPaths(A2AService);
   const server = new grpc.Server({
     "grpc.max_receive_message_length": maxMessageBytes,
     "grpc.max_send_message_length": maxMessageBytes,
     ...(options.keepaliveTimeMs !== undefined ? { "grpc.keepalive_time_ms": options.keepaliveTimeMs } : {}),
     ...(options.keepaliveTimeoutMs !== undefined ? { "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs } : {}),
-    interceptors: [createLoggingInterceptor(logger)],
+    // The A2A service's unary calls write their own log line (grpc-adapter: unaryLogged).
+    interceptors: [createLoggingInterceptor(logger, (path) => a2aUnaryPaths.has(path))],
     // Channelz stays on although no channelz service is served: with it off, grpc-js 1.14 does
     // not track sessions, and forceShutdown() leaves the connections of stuck calls open.
   });
@@ -86,6 +88,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     toStatus: options.toStatus ?? defaultToStatus,
     closing: false,
     streams,
+    unaryLog: { logger, maxSendBytes: maxMessageBytes },
   };
   server.addService(createServiceDefinition(A2AService), createServiceImplementation(A2AService, runtime));
 

@@ -110,6 +110,27 @@ describe("A2A service adapter", () => {
     expect(response?.id).toBe("ok");
   });
 
+  test("FND-LOG: a unary response over the send limit ends RESOURCE_EXHAUSTED, and the call's one log line says so", async () => {
+    const big = create(TaskSchema, { id: "big", contextId: "ctx-1", status: { state: TaskState.COMPLETED }, metadata: { note: "x".repeat(4096) } });
+    t = await startTestServer({ maxMessageBytes: 2048, handlers: { async GetTask() { return big; } } });
+    const { error } = await unary(t.a2a, t.a2a.getTask, GetTaskRequest.fromPartial({ id: "big" }));
+    expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    await until(() => rpcLine(t!.lines, "GetTask") !== undefined, "the log line");
+    expect(rpcLine(t.lines, "GetTask")).toMatchObject({ grpc_code: grpc.status.RESOURCE_EXHAUSTED, grpc_status: "RESOURCE_EXHAUSTED" });
+    expect(t.lines.filter((l) => l["msg"] === "rpc" && l["method"] === "GetTask")).toHaveLength(1);
+  });
+
+  test("FND-LOG: unary calls refused before their handler (undecodable, unimplemented) get their log line too", async () => {
+    t = await startTestServer({ handlers: {} });
+    const raw = new grpc.Client(`127.0.0.1:${t.server.port}`, grpc.credentials.createInsecure());
+    await new Promise<void>((resolve) => raw.makeUnaryRequest(`/${A2A}/GetTask`, (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff, 0xff]), () => resolve()));
+    await new Promise<void>((resolve) => raw.makeUnaryRequest(`/${A2A}/ListTasks`, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), () => resolve()));
+    raw.close();
+    await until(() => rpcLine(t!.lines, "ListTasks") !== undefined, "the log lines");
+    expect(rpcLine(t.lines, "GetTask")).toMatchObject({ grpc_code: grpc.status.INVALID_ARGUMENT, details: "request is not a valid lf.a2a.v1.GetTaskRequest message" });
+    expect(rpcLine(t.lines, "ListTasks")).toMatchObject({ grpc_code: grpc.status.UNIMPLEMENTED });
+  });
+
   test("FND-STREAM: a server stream sends headers first, every message in order, and ends OK when the handler resolves", async () => {
     t = await startTestServer({
       handlers: {
