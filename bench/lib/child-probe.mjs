@@ -21,7 +21,8 @@ function profile(msg) {
     session ??= new Session();
     session.connect();
     // Every allocation's stack, including objects the GC has already collected: where garbage comes from.
-    session.post("HeapProfiler.startSampling", { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }, (e) => (e ? fail(e) : reply({})));
+    // A2A_PROBE_SURVIVORS=1: only what outlived a scavenge (what gets promoted).
+    session.post("HeapProfiler.startSampling", { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.A2A_PROBE_SURVIVORS !== "1" }, (e) => (e ? fail(e) : reply({})));
     return;
   }
   if (msg.cmd === "heapSampleStop") {
