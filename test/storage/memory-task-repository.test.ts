@@ -55,4 +55,23 @@ describe("MemoryTaskRepository: settled tasks in off-heap slabs", () => {
     expect((await repo.get(scope, "t"))?.task.artifacts).toHaveLength(12);
     await repo.close();
   });
+
+  it("R-TASK: only tasks in progress keep a heap entry for fast lookup; settling drops it, resuming brings it back", async () => {
+    const repo = new MemoryTaskRepository();
+    for (let i = 0; i < 50; i++) await completedTask(repo, i, "done");
+    const status = (state: TaskState, ms: number) => create(TaskStatusSchema, { state, timestamp: at(ms) });
+    await repo.create(scope, create(TaskSchema, { id: "asks", contextId: "c", status: status(TaskState.SUBMITTED, 100) }));
+    expect(repo.tasksInProgress).toBe(1);
+    let v = await repo.update(scope, "asks", 1, { kind: "status", status: status(TaskState.WORKING, 101) });
+    expect(repo.tasksInProgress).toBe(1);
+    v = await repo.update(scope, "asks", v, { kind: "status", status: status(TaskState.INPUT_REQUIRED, 101) });
+    expect(repo.tasksInProgress).toBe(0);
+    v = await repo.update(scope, "asks", v, { kind: "status", status: status(TaskState.WORKING, 102) });
+    expect(repo.tasksInProgress).toBe(1);
+    v = await repo.update(scope, "asks", v, { kind: "status", status: status(TaskState.COMPLETED, 103) });
+    expect(repo.tasksInProgress).toBe(0);
+    expect((await repo.get(scope, "asks"))?.version).toBe(v);
+    expect((await repo.get(scope, "task-7"))?.task.status?.state).toBe(TaskState.COMPLETED);
+    await repo.close();
+  });
 });

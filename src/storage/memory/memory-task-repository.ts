@@ -58,6 +58,13 @@ export class MemoryTaskRepository implements TaskRepository {
    */
   private readonly justPacked = new Map<number, { version: number; task: Task }>();
 
+  /** Tasks not settled yet, which keep JS objects on the heap (their bodies, an id entry): what the memory tests watch. */
+  get tasksInProgress(): number {
+    let n = 0;
+    for (const home of this.allScopes()) n += home.activeIds.size;
+    return n;
+  }
+
   /** Off-heap bytes reserved for settled tasks' bodies: what the memory tests watch. */
   get packedFootprint(): { slabs: number; bytes: number } {
     return this.slabs.footprint;
@@ -78,6 +85,7 @@ export class MemoryTaskRepository implements TaskRepository {
     tasks.version[slot] = 1;
     this.live.set(slot, stored);
     home.ids.add(hash, slot);
+    home.activeIds.set(task.id, slot);
     home.contexts.add(slot, task.contextId);
     home.all.add(slot);
     home.stateIndex(INITIAL_STATE).add(slot);
@@ -86,7 +94,7 @@ export class MemoryTaskRepository implements TaskRepository {
 
   async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
     const home = this.scopeTasks(scope);
-    const slot = home === undefined ? -1 : home.ids.get(taskId, hashKey(taskId));
+    const slot = home === undefined ? -1 : home.slotOf(taskId);
     if (slot < 0) return undefined;
     const task = this.takeJustPacked(slot) ?? this.copyOf(home!, slot);
     return { task: trimmed(task, options.historyLength, true), version: this.tasks.version[slot]! };
@@ -94,7 +102,7 @@ export class MemoryTaskRepository implements TaskRepository {
 
   async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
     const home = this.scopeTasks(scope);
-    const slot = home === undefined ? -1 : home.ids.get(taskId, hashKey(taskId));
+    const slot = home === undefined ? -1 : home.slotOf(taskId);
     if (slot < 0) throw new TaskNotFoundError(taskId);
     const tasks = this.tasks;
     const version = tasks.version[slot]!;
@@ -117,10 +125,12 @@ export class MemoryTaskRepository implements TaskRepository {
     if (isSettled(state)) {
       tasks.body[slot] = packTask(this.slabs, task);
       this.live.delete(slot);
+      home!.activeIds.delete(taskId);
       this.keepJustPacked(slot, version + 1, task);
     } else {
       tasks.body[slot] = LIVE_BODY;
       this.live.set(slot, task);
+      if (packed !== LIVE_BODY) home!.activeIds.set(taskId, slot);
     }
     if (micros !== oldMicros) {
       home!.all.drop();
@@ -225,7 +235,9 @@ export class MemoryTaskRepository implements TaskRepository {
   /** Takes the task in `slot` out of every structure but the state index it is in (the caller drops that). */
   private remove(home: ScopeTasks, slot: number, state: TaskState): void {
     const tasks = this.tasks;
-    home.ids.delete(hashKey(tasks.idOf(slot)), slot);
+    const id = tasks.idOf(slot);
+    home.ids.delete(hashKey(id), slot);
+    home.activeIds.delete(id);
     const body = tasks.body[slot]!;
     if (body !== LIVE_BODY) this.slabs.release(body);
     this.live.delete(slot);

@@ -1,7 +1,7 @@
 import type { TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskScope } from "../../lifecycle/task-repository.js";
 import { ContextDirectory } from "./context-directory.js";
-import { KeyTable } from "./key-table.js";
+import { KeyTable, hashKey } from "./key-table.js";
 import { StatusIndex } from "./status-index.js";
 import type { TaskColumns } from "./task-columns.js";
 
@@ -19,6 +19,13 @@ export class ScopeTasks {
   readonly contexts: ContextDirectory;
   /** Per-state indexes by TaskState number. */
   readonly states: Array<StatusIndex | undefined> = [];
+  /**
+   * Slots of the scope's tasks not settled yet (SUBMITTED, WORKING), by id. Why: those are the
+   * tasks written several times in a row; a Map finds them by the id string's cached hash,
+   * where `ids` hashes the id and compares its stored bytes on every lookup. They are few
+   * (the tasks in progress), so their heap cost is small.
+   */
+  readonly activeIds = new Map<string, number>();
   /** Slots of removed tasks that the indexes may still point at (see `settlePending`). */
   private pending: number[] = [];
 
@@ -29,6 +36,11 @@ export class ScopeTasks {
     this.ids = new KeyTable((slot, id) => tasks.idEquals(slot, id));
     this.all = new StatusIndex(tasks);
     this.contexts = new ContextDirectory(tasks);
+  }
+
+  /** The slot of the task with this id, or -1. */
+  slotOf(id: string): number {
+    return this.activeIds.get(id) ?? this.ids.get(id, hashKey(id));
   }
 
   get size(): number {
