@@ -19,31 +19,52 @@ export type PackedTask = number;
 const STATUS_MESSAGE_IN_HISTORY = 1;
 const MESSAGE_IDS_ARE_TASKS = 2;
 
-/** Packs `task` into `slabs`; returns the entry's address. */
+/**
+ * Packs `task` into `slabs`; returns the entry's address. The task is left as it was.
+ * Why in place: what is left out is blanked on the task itself while it is encoded, and put
+ * back right after (nothing else runs in between); copying the task, its status and each
+ * message to leave them out cost more than encoding.
+ */
 export function packTask(slabs: ByteSlabs, task: Task): PackedTask {
-  let message = task.status?.message;
-  let history = task.history;
+  const { id, contextId, status, history } = task;
+  const message = status?.message;
   const last = history[history.length - 1];
   let header = 0;
-  if (message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last))) {
-    header |= STATUS_MESSAGE_IN_HISTORY;
-    message = undefined;
+  if (message !== undefined && last !== undefined && (message === last || equals(MessageSchema, message, last))) header |= STATUS_MESSAGE_IN_HISTORY;
+  const kept = header & STATUS_MESSAGE_IN_HISTORY ? undefined : message;
+  if (allNameTask(history, task) && (kept === undefined || namesTask(kept, task))) header |= MESSAGE_IDS_ARE_TASKS;
+  task.id = "";
+  task.contextId = "";
+  if (status !== undefined) status.message = kept;
+  if (header & MESSAGE_IDS_ARE_TASKS) setIds(history, kept, "", "");
+  try {
+    return slabs.append(header, encodeTask(task));
+  } finally {
+    task.id = id;
+    task.contextId = contextId;
+    if (status !== undefined) status.message = message;
+    if (header & MESSAGE_IDS_ARE_TASKS) setIds(history, kept, id, contextId);
   }
-  if (history.every((m) => namesTask(m, task)) && (message === undefined || namesTask(message, task))) {
-    header |= MESSAGE_IDS_ARE_TASKS;
-    history = history.map(withoutIds);
-    if (message !== undefined) message = withoutIds(message);
-  }
-  const status = task.status === undefined ? undefined : { ...task.status, message };
-  return slabs.append(header, encodeTask({ ...task, id: "", contextId: "", status, history }));
+}
+
+function allNameTask(history: readonly Message[], task: Task): boolean {
+  for (const m of history) if (!namesTask(m, task)) return false;
+  return true;
 }
 
 function namesTask(m: Message, task: Task): boolean {
   return m.taskId === task.id && m.contextId === task.contextId;
 }
 
-function withoutIds(m: Message): Message {
-  return { ...m, taskId: "", contextId: "" };
+function setIds(history: readonly Message[], message: Message | undefined, taskId: string, contextId: string): void {
+  for (const m of history) {
+    m.taskId = taskId;
+    m.contextId = contextId;
+  }
+  if (message !== undefined) {
+    message.taskId = taskId;
+    message.contextId = contextId;
+  }
 }
 
 /** Decodes a fresh Task with the given id and context id; nothing in it aliases storage. */
