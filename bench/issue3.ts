@@ -155,6 +155,11 @@ async function throughputRounds(cfg: typeof FULL, opts: Issue3Options, log: (s: 
     checkCompletedTask(LABEL.ours, ours.first);
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
     for (const { served } of servers) await drive(served.server, served.lc, load, cfg.warmup);
+    // A full collection in every server before measuring. Why: V8 promotes far more of each
+    // scavenge's survivors once it has run its first full collection (grpc-js servers then
+    // promote ~1.5–2 MB per scavenge instead of ~25 KB), and the servers reach that point after
+    // different numbers of calls; unforced, a server measured before it looks cheaper.
+    for (const { served } of servers) await served.server.usageAfterGc();
     const perRound = Math.ceil(cfg.calls / cfg.rounds);
     const phases: PhaseResult[][] = servers.map(() => []);
     for (let round = 0; round < cfg.rounds; round++) {
