@@ -383,7 +383,8 @@ class GrpcCallContext implements CallContext {
   #endReason: Error | undefined;
   #headers: grpc.Metadata | undefined;
   #headersSent = false;
-  #endListeners: Set<(reason: Error) => void> | undefined;
+  /** An array, not a Set: there is usually one listener, and a Set costs its hash table per call. */
+  #endListeners: Array<(reason: Error) => void> | undefined;
 
   /** `onCancelled`: also told when grpc-js reports the call cancelled (see below). */
   constructor(readonly method: string, readonly call: AnyServerCall, record?: RpcLogRecord, onCancelled?: () => void) {
@@ -407,11 +408,15 @@ class GrpcCallContext implements CallContext {
 
   onEnd(listener: (reason: Error) => void): () => void {
     if (this.#endReason !== undefined) return () => {};
-    const listeners = (this.#endListeners ??= new Set());
+    const listeners = (this.#endListeners ??= []);
     // A function may be added twice; wrap it so each registration is its own entry.
     const entry = (reason: Error) => listener(reason);
-    listeners.add(entry);
-    return () => listeners.delete(entry);
+    listeners.push(entry);
+    return () => {
+      if (this.#endListeners !== listeners) return; // ended: end() is calling them, leave its list alone
+      const at = listeners.indexOf(entry);
+      if (at >= 0) listeners.splice(at, 1);
+    };
   }
 
   setLogField(key: string, value: string): void {

@@ -72,4 +72,27 @@ describe("CallContext.onEnd", () => {
     expect(late).toBe(false);
     expect(atEnd).toBe(1);
   });
+
+  it("listeners that remove themselves or each other while the call ends are each still called once", async () => {
+    const called: string[] = [];
+    t = await startTestServer({
+      handlers: {
+        async GetTask(request, call) {
+          let removeB: () => void = () => undefined;
+          const removeA = call.onEnd!(() => {
+            called.push("a");
+            removeA();
+            removeB();
+          });
+          removeB = call.onEnd!(() => called.push("b"));
+          call.onEnd!(() => called.push("c"));
+          return task(request.id);
+        },
+      },
+    });
+    const { error } = await unary(t.a2a, t.a2a.getTask, GetTaskRequest.fromPartial({ id: "z" }));
+    expect(error).toBeUndefined();
+    await until(() => called.length === 3, "every end listener");
+    expect(called).toEqual(["a", "b", "c"]);
+  });
 });
