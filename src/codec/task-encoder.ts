@@ -93,6 +93,11 @@ export function encodeTaskPayload(task: Task): Uint8Array {
   return encode(() => messageItem(1, task, writeTask));
 }
 
+/** A Message on its own (the SQLite store keeps each history message as its own blob). */
+export function encodeMessage(message: Message): Uint8Array {
+  return encode(() => writeMessage(message));
+}
+
 function encode(write: () => void): Uint8Array {
   // Like BinaryWriter, take the text encoding configured at the time of the call.
   encodeUtf8 = getTextEncoding().encodeUtf8;

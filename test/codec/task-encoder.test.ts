@@ -18,7 +18,7 @@ import {
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
-import { ENCODED_FIELDS, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
+import { ENCODED_FIELDS, encodeMessage, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
 import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
 const standardTextEncoding = getTextEncoding();
@@ -48,6 +48,14 @@ describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobu
       expect(payload).toBe(hex(toBinary(SendMessageResponseSchema, create(SendMessageResponseSchema, { payload: { case: "task", value: task } }))));
       expect(payload).toBe(hex(toBinary(StreamResponseSchema, create(StreamResponseSchema, { payload: { case: "task", value: task } }))));
     }
+  });
+
+  it("R-GEN-1: encodeMessage gives the bytes of a Message alone, unknown fields and all", () => {
+    const part = textPart("p");
+    part.$unknown = [lenUnknown(15, "abc")];
+    const msg = message({ parts: [part, textPart("é😀")], metadata: { k: [1, "two", null] }, extensions: ["urn:x"], referenceTaskIds: ["t-0"] });
+    msg.$unknown = [lenUnknown(16, "m")];
+    for (const m of [msg, create(MessageSchema), message()]) expect(hex(encodeMessage(m))).toBe(hex(toBinary(MessageSchema, m)));
   });
 
   it("R-GEN-1: an empty task is zero bytes, and scalars at their defaults are skipped", () => {
