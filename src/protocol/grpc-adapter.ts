@@ -6,7 +6,7 @@ import { encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import type { Logger } from "pino";
-import { attachLogRecord, rpcLogRecord, RpcLogLine, type RpcLogRecord } from "./logging-interceptor.js";
+import { rpcLogRecord, RpcLogLine, type RpcLogRecord } from "./logging-interceptor.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
 /**
@@ -97,13 +97,13 @@ export interface AdapterRuntime {
   closing: boolean;
   readonly streams: StreamRegistry;
   /**
-   * Given: the adapter writes the log line of each unary call itself (see unaryLogged), and
-   * encodes its response, refusing one over `maxSendBytes` as grpc-js would.
+   * The adapter writes the log line of each unary call itself (see unaryCall), and encodes its
+   * response, refusing one over `maxSendBytes` as grpc-js would.
    */
-  readonly unaryLog?: { readonly logger: Logger; readonly maxSendBytes: number };
+  readonly unaryLog: { readonly logger: Logger; readonly maxSendBytes: number };
 }
 
-/** The paths of a service's unary methods: what the adapter logs itself when runtime.unaryLog is set. */
+/** The paths of a service's unary methods: the calls the adapter logs itself (the interceptor passes them by). */
 export function unaryPaths(service: DescService): Set<string> {
   return new Set(service.methods.filter((m) => m.methodKind === "unary").map((m) => `/${service.typeName}/${m.name}`));
 }
@@ -199,9 +199,7 @@ export function createServiceImplementation(service: DescService, runtime: Adapt
   for (const method of service.methods) {
     implementation[method.name] = method.methodKind === "server_streaming"
       ? serverStreamingCall(service, method, runtime)
-      : runtime.unaryLog
-        ? unaryLogged(service, method, runtime, runtime.unaryLog)
-        : unaryCall(service, method, runtime);
+      : unaryCall(service, method, runtime);
   }
   return implementation;
 }
@@ -234,61 +232,24 @@ function asServiceError(status: CallStatus): Partial<grpc.ServiceError> {
   return { code: status.code, details: status.details, metadata: status.metadata ?? new grpc.Metadata() };
 }
 
-function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleUnaryCall<unknown, unknown> {
-  return (call, callback) => {
-    const refused = refusal(service, method, runtime, call.request);
-    if (refused) return callback(asServiceError(refused));
-    const ctx = new GrpcCallContext(method.name, call);
-    const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
-    // Why end() in each branch and not finally(): two promises fewer per call.
-    handler(call.request, ctx).then(
-      (response) => {
-        try {
-          ctx.flushHeaders();
-          callback(null, response);
-        } finally {
-          ctx.end();
-        }
-      },
-      (error: unknown) => {
-        try {
-          const status = statusOf(error, ctx, runtime);
-          ctx.flushHeaders();
-          callback(asServiceError(status));
-        } finally {
-          ctx.end();
-        }
-      },
-    );
-  };
-}
-
 /**
  * A unary call that writes its own log line (instead of going through the logging interceptor,
  * which costs a wrapping call object and its listeners per call). The response is encoded here,
  * so that the line tells what the client gets: a response over the send limit becomes
  * RESOURCE_EXHAUSTED, as grpc-js would make it, and an encoding failure INTERNAL.
  */
-function unaryLogged(
-  service: DescService,
-  method: DescMethod,
-  runtime: AdapterRuntime,
-  log: NonNullable<AdapterRuntime["unaryLog"]>,
-): grpc.handleUnaryCall<unknown, unknown> {
+function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleUnaryCall<unknown, unknown> {
+  const log = runtime.unaryLog;
   const path = `/${service.typeName}/${method.name}`;
   const encode = responseEncoder(method.output);
   return (call, callback) => {
     const line = new RpcLogLine(log.logger, path, call);
     line.metadata = call.metadata;
-    attachLogRecord(call.metadata, line.record);
-    const fail = (status: CallStatus) => {
-      line.finish(status.code, status.details);
-      callback(asServiceError(status));
-    };
     const refused = refusal(service, method, runtime, call.request);
-    if (refused) return fail(refused);
+    if (refused) return failCall(line, callback, refused);
     const ctx = new GrpcCallContext(method.name, call, line.record, () => line.finishUnanswered(call.getDeadline()));
     const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
+    // Why end() in each branch and not finally(): two promises fewer per call.
     handler(call.request, ctx).then(
       (response) => {
         try {
@@ -298,7 +259,7 @@ function unaryLogged(
             line.finish(grpc.status.OK, undefined);
             callback(null, bytes);
           } else {
-            fail(bytes);
+            failCall(line, callback, bytes);
           }
         } finally {
           ctx.end();
@@ -308,13 +269,19 @@ function unaryLogged(
         try {
           const status = statusOf(error, ctx, runtime);
           ctx.flushHeaders();
-          fail(status);
+          failCall(line, callback, status);
         } finally {
           ctx.end();
         }
       },
     );
   };
+}
+
+/** Ends a unary call with `status`, after writing its log line. */
+function failCall(line: RpcLogLine, callback: grpc.sendUnaryData<unknown>, status: CallStatus): void {
+  line.finish(status.code, status.details);
+  callback(asServiceError(status));
 }
 
 /** The response's bytes, or the status the call must end with instead. */

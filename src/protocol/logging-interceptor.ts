@@ -108,7 +108,7 @@ export class RpcLogLine {
 }
 
 /** Attaches a call's log record to its request metadata, where rpcLogRecord finds it. */
-export function attachLogRecord(metadata: grpc.Metadata, record: RpcLogRecord): void {
+function attachLogRecord(metadata: grpc.Metadata, record: RpcLogRecord): void {
   (metadata as WithRecord)[RECORD] = record;
 }
 
