@@ -251,7 +251,6 @@ export class TaskService implements RunHost {
     beforeAgent?: (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>,
   ): Promise<AgentRun> {
     const message = request.message!;
-    if (message.taskId === "" && beforeAgent === undefined && message.referenceTaskIds.length === 0) return this.launchNewRun(rc, request, []);
     this.admit(message);
     const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
     if (message.taskId === "") {
