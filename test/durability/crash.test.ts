@@ -1,4 +1,3 @@
-import type { ServiceError } from "@grpc/grpc-js";
 import { Role, TaskState, type Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { fetchTask, killAll, listAllTasks, send, startService, taskOf, tempDataDir, type RunningService } from "./service-process.js";
 

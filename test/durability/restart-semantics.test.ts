@@ -1,4 +1,4 @@
-import { TaskState, type Message, type Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { TaskState, type Message } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { RESUMABLE_AGENT, fetchTask, killAll, send, startService, subscribe, taskOf, tempDataDir } from "./service-process.js";
 
 /**
