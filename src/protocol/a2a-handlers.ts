@@ -151,10 +151,6 @@ class EdgeRequestContext implements RequestContext {
   }
 
   onGone(listener: (reason: unknown) => void): () => void {
-    if (this.call.onEnd) return this.call.onEnd(listener);
-    const signal = this.call.signal;
-    const onAbort = () => listener(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    return () => signal.removeEventListener("abort", onAbort);
+    return this.call.onEnd(listener);
   }
 }

@@ -27,9 +27,8 @@ export interface CallContext {
   /**
    * Calls `listener` when the call ends from now on (not if it has already ended), as the
    * signal's abort event does, without building an AbortSignal. Returns the remover.
-   * (Optional so that hand-made contexts in tests need not have it.)
    */
-  onEnd?(listener: (reason: Error) => void): () => void;
+  onEnd(listener: (reason: Error) => void): () => void;
   /** Adds a field to this RPC's one log line, e.g. ("task_id", id). */
   setLogField(key: string, value: string): void;
   /**

@@ -42,6 +42,11 @@ function fakeCall(): CallContext & { abort(): void; fields: Record<string, strin
     method: "SubscribeToTask",
     metadata: new grpc.Metadata(),
     signal: controller.signal,
+    onEnd: (listener) => {
+      const onAbort = () => listener(controller.signal.reason as Error);
+      controller.signal.addEventListener("abort", onAbort, { once: true });
+      return () => controller.signal.removeEventListener("abort", onAbort);
+    },
     setLogField: (k, v) => void (fields[k] = v),
     setResponseHeader: () => undefined,
     abort: () => controller.abort(),
