@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { create, toBinary, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { create, toBinary, type JsonObject, type JsonValue, type UnknownField } from "@bufbuild/protobuf";
 import { configureTextEncoding, getTextEncoding, WireType } from "@bufbuild/protobuf/wire";
-import { ListValueSchema, NullValue, StructSchema, TimestampSchema, ValueSchema, type Timestamp, type Value } from "@bufbuild/protobuf/wkt";
+import { ListValueSchema, NullValue, StructSchema, TimestampSchema, ValueSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   ArtifactSchema,
   MessageSchema,
@@ -12,13 +12,11 @@ import {
   TaskSchema,
   TaskState,
   TaskStatusSchema,
-  type Artifact,
-  type Message,
-  type Part,
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
 import { ENCODED_FIELDS, encodeMessage, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
+import { RandomTasks } from "./random-tasks.js";
 import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
 const standardTextEncoding = getTextEncoding();
@@ -42,7 +40,7 @@ describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobu
   });
 
   it("R-GEN-1: encodeTaskPayload gives the bytes of a SendMessageResponse and of a StreamResponse holding the task", () => {
-    const random = new RandomTasks(0x7a5c);
+    const random = new EncoderTasks(0x7a5c);
     for (const task of [taskWith({}), ...Array.from({ length: 200 }, () => random.task())]) {
       const payload = hex(encodeTaskPayload(task));
       expect(payload).toBe(hex(toBinary(SendMessageResponseSchema, create(SendMessageResponseSchema, { payload: { case: "task", value: task } }))));
@@ -208,7 +206,7 @@ describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobu
   });
 
   it("R-GEN-1: 2,500 seeded random tasks, each byte-equal, with the standard and with the server's text encoding", () => {
-    const random = new RandomTasks(0x5eed);
+    const random = new EncoderTasks(0x5eed);
     const tasks = Array.from({ length: 2500 }, () => random.task());
     for (const encoding of ["standard", "server"]) {
       if (encoding === "server") installProtobufTextEncoding();
@@ -237,169 +235,33 @@ function wtf8(text: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(out);
 }
 
-// Globals are slow to reach inside jest's VM context; the generator calls these millions of times.
-const { imul, floor } = Math;
 const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i));
 
-/** Varied tasks from a seeded generator (mulberry32), so a failure reproduces. */
-class RandomTasks {
-  private state: number;
+/** Tasks with values at the edges of the wire format: lengths of 2 and 3 bytes, lone surrogates, 32-bit edges. */
+class EncoderTasks extends RandomTasks {
+  protected readonly enumEdges = [1000, -1, 0x7fffffff, -0x80000000];
 
-  constructor(seed: number) {
-    this.state = seed >>> 0;
+  protected oddJsonValue(): JsonValue {
+    return this.chance(0.1) ? (undefined as unknown as JsonValue) : this.number();
   }
 
-  task(): Task {
-    const task = create(TaskSchema, {
-      id: this.string(),
-      contextId: this.string(),
-      artifacts: this.list(3, () => this.artifact()),
-      history: this.list(5, () => this.message()),
-    });
-    if (this.chance(0.8)) {
-      task.status = create(TaskStatusSchema, {
-        state: this.enumValue(8),
-        message: this.chance(0.5) ? this.message() : undefined,
-        timestamp: this.chance(0.7) ? this.timestamp() : undefined,
-      });
-      this.maybeUnknown(task.status);
-    }
-    if (this.chance(0.2)) task.metadata = this.jsonObject(2);
-    this.maybeUnknown(task);
-    return task;
-  }
-
-  private message(): Message {
-    const msg = create(MessageSchema, {
-      messageId: this.string(),
-      contextId: this.string(),
-      taskId: this.string(),
-      role: this.enumValue(2),
-      parts: this.list(3, () => this.part()),
-      extensions: this.list(2, () => this.string()),
-      referenceTaskIds: this.list(2, () => this.string()),
-    });
-    if (this.chance(0.2)) msg.metadata = this.jsonObject(2);
-    this.maybeUnknown(msg);
-    return msg;
-  }
-
-  private artifact(): Artifact {
-    const artifact = create(ArtifactSchema, {
-      artifactId: this.string(),
-      name: this.string(),
-      description: this.string(),
-      parts: this.list(3, () => this.part()),
-      extensions: this.list(2, () => this.string()),
-    });
-    if (this.chance(0.2)) artifact.metadata = this.jsonObject(2);
-    this.maybeUnknown(artifact);
-    return artifact;
-  }
-
-  private part(): Part {
-    const part = create(PartSchema, { filename: this.string(), mediaType: this.string() });
-    switch (this.int(5)) {
-      case 0:
-        part.content = { case: "text", value: this.string() };
-        break;
-      case 1:
-        part.content = { case: "raw", value: this.bytes() };
-        break;
-      case 2:
-        part.content = { case: "url", value: this.string() };
-        break;
-      case 3:
-        part.content = { case: "data", value: this.valueMessage(3) };
-        break;
-    }
-    if (this.chance(0.2)) part.metadata = this.jsonObject(2);
-    this.maybeUnknown(part);
-    return part;
-  }
-
-  private valueMessage(depth: number): Value {
-    const v = create(ValueSchema);
-    switch (this.int(depth > 0 ? 7 : 5)) {
-      case 0:
-        v.kind = { case: "nullValue", value: this.chance(0.8) ? NullValue.NULL_VALUE : (3 as NullValue) };
-        break;
-      case 1:
-        v.kind = { case: "numberValue", value: this.number() };
-        break;
-      case 2:
-        v.kind = { case: "stringValue", value: this.string() };
-        break;
-      case 3:
-        v.kind = { case: "boolValue", value: this.chance(0.5) };
-        break;
-      case 5: {
-        const fields: Record<string, Value> = {};
-        for (let i = this.int(4); i > 0; i--) fields[this.key()] = this.valueMessage(depth - 1);
-        v.kind = { case: "structValue", value: this.maybeUnknown(create(StructSchema, { fields })) };
-        break;
-      }
-      case 6:
-        v.kind = { case: "listValue", value: this.maybeUnknown(create(ListValueSchema, { values: this.list(4, () => this.valueMessage(depth - 1)) })) };
-        break;
-      // 4: no kind
-    }
-    return this.maybeUnknown(v);
-  }
-
-  private jsonObject(depth: number): JsonObject {
-    const obj: JsonObject = {};
-    for (let i = this.int(5); i > 0; i--) obj[this.key()] = this.jsonValue(depth);
-    return obj;
-  }
-
-  private jsonValue(depth: number): JsonValue {
-    switch (this.int(depth > 0 ? 7 : 5)) {
-      case 0:
-        return null;
-      case 1:
-        return this.number();
-      case 2:
-        return this.string();
-      case 3:
-        return this.chance(0.5);
-      case 4:
-        return this.chance(0.1) ? (undefined as unknown as JsonValue) : this.number();
-      case 5:
-        return this.list(4, () => this.jsonValue(depth - 1));
-      default:
-        return this.jsonObject(depth - 1);
-    }
-  }
-
-  private timestamp(): Timestamp {
+  protected timestamp(): Timestamp {
     const seconds = this.pick([0n, 1n, 1735689600n + BigInt(this.int(1e6)), -1n, 2n ** 40n, -(2n ** 63n), 2n ** 63n - 1n, 0x7fffffffn, 0x80000000n]);
     const nanos = this.pick([0, 1, this.int(1e9), 999_999_999, -1, 0x7fffffff, -0x80000000]);
-    return this.maybeUnknown(create(TimestampSchema, { seconds, nanos }));
+    return create(TimestampSchema, { seconds, nanos });
   }
 
-  private maybeUnknown<T extends { $unknown?: unknown }>(message: T): T {
-    if (this.chance(0.1)) {
-      message.$unknown = this.list(3, () =>
-        this.chance(0.5) ? unknown(this.pick([9, 15, 16, 100, 2 ** 29 - 1]), this.int(128)) : lenUnknown(this.pick([10, 20, 3000]), this.string().slice(0, 100).replace(/[^\x20-\x7e]/g, "")),
-      );
-    }
-    return message;
+  protected unknownField(): UnknownField {
+    return this.chance(0.5)
+      ? unknown(this.pick([9, 15, 16, 100, 2 ** 29 - 1]), this.int(128))
+      : lenUnknown(this.pick([10, 20, 3000]), this.string().slice(0, 100).replace(/[^\x20-\x7e]/g, ""));
   }
 
-  private enumValue(max: number): number {
-    return this.chance(0.9) ? this.int(max + 1) : this.pick([max + 1, 1000, -1, 0x7fffffff, -0x80000000]);
-  }
-
-  private number(): number {
-    return this.pick([0, -0, NaN, Infinity, -Infinity, 1.5, -3, 1e300, 5e-324, this.next() * 1e6 - 5e5, this.int(100)]);
-  }
-
-  private key(): string {
+  protected key(): string {
     return this.pick(["", "a", "key", "1", "10", "é", "🎉", this.string()]);
   }
 
-  private string(): string {
+  protected string(): string {
     const roll = this.next();
     if (roll < 0.25) return "";
     const length = roll < 0.8 ? this.int(40) : this.int(300);
@@ -413,30 +275,7 @@ class RandomTasks {
     return this.chance(0.01) ? out.repeat(1 + this.int(200)) : out;
   }
 
-  private bytes(): Uint8Array {
+  protected bytes(): Uint8Array {
     return Uint8Array.from({ length: this.chance(0.9) ? this.int(40) : this.int(400) }, () => this.int(256));
-  }
-
-  private list<T>(max: number, item: () => T): T[] {
-    return Array.from({ length: this.int(max + 1) }, item);
-  }
-
-  private pick<T>(choices: readonly T[]): T {
-    return choices[this.int(choices.length)]!;
-  }
-
-  private chance(p: number): boolean {
-    return this.next() < p;
-  }
-
-  private int(below: number): number {
-    return floor(this.next() * below);
-  }
-
-  private next(): number {
-    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
-    t = imul(t ^ (t >>> 15), t | 1);
-    t ^= t + imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 }
