@@ -6,7 +6,7 @@ import type { AgentContext, ArtifactInput, Caller, MessageInput, PartInput } fro
 import type { StatusClock } from "./clock.js";
 import type { CoreLogger } from "./logger.js";
 import { isTerminal, stateName } from "./task-state.js";
-import type { TaskWriter } from "./task-writer.js";
+import { WRITTEN, type TaskWriter } from "./task-writer.js";
 
 /** What the service provides to a run: how to create and write its task. */
 export interface RunHost {
@@ -14,9 +14,18 @@ export interface RunHost {
   readonly logger: CoreLogger;
   /** Stores a new task and returns its writer; the run's `onCreate` observers run before "created" is published. */
   createTask(run: AgentRun, task: Task): Promise<TaskWriter>;
+  /** True when the store creates tasks synchronously: `createTaskNow` may then be used. */
+  readonly createsTasksNow: boolean;
+  /** `createTask`, within the call (only when `createsTasksNow`). */
+  createTaskNow(run: AgentRun, task: Task): TaskWriter;
 }
 
-export type RunOutcome = { kind: "message"; message: Message } | { kind: "task"; writer: TaskWriter } | { kind: "nothing" };
+export type RunOutcome =
+  | { kind: "message"; message: Message }
+  | { kind: "task"; writer: TaskWriter }
+  | { kind: "nothing" }
+  /** No answer could be given: the task could not be stored. */
+  | { kind: "error"; error: unknown };
 
 const NO_EXTENSIONS: ReadonlySet<string> = new Set<string>();
 
@@ -116,7 +125,8 @@ export class AgentRun implements AgentContext {
 
   artifact(input: ArtifactInput, options?: { append?: boolean; lastChunk?: boolean }): Promise<void> {
     try {
-      return this.writer ? this.writeArtifact(this.writer, input, options) : this.ensureTask().then((writer) => this.writeArtifact(writer, input, options));
+      const writer = this.writer ?? this.createTaskNow();
+      return writer !== undefined ? this.writeArtifact(writer, input, options) : this.ensureTask().then((writer) => this.writeArtifact(writer, input, options));
     } catch (error) {
       return Promise.reject(error); // a malformed artifact is a rejection, as from an async function
     }
@@ -155,11 +165,17 @@ export class AgentRun implements AgentContext {
     this.resolveOutcome({ kind: "nothing" });
   }
 
+  /** The run ended without an answer because of `error` (its task could not be stored): the caller gets it. */
+  finishWithError(error: unknown): void {
+    this.resolveOutcome({ kind: "error", error });
+  }
+
   private status(state: TaskState, content: MessageInput | undefined): Promise<void> {
     // Not async: once the task exists, a status update costs no promise besides the write's own.
     const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) }), stateName(state));
     try {
-      return this.writer ? write(this.writer) : this.ensureTask().then(write);
+      const writer = this.writer ?? this.createTaskNow();
+      return writer !== undefined ? write(writer) : this.ensureTask().then(write);
     } catch (error) {
       return Promise.reject(error); // a malformed message is a rejection, as from an async function
     }
@@ -167,6 +183,7 @@ export class AgentRun implements AgentContext {
 
   /** A refused agent event is logged here, so it is on record even when the agent catches the error. */
   private refusalsLogged(write: Promise<void>, what: string): Promise<void> {
+    if (write === WRITTEN) return write; // accepted already: nothing to log
     // Why catch() and not an async try/await: one promise fewer per agent event.
     return write.catch((error: unknown) => {
       this.host.logger.warn({ err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what }, "refused an agent event that breaks the task rules");
@@ -188,13 +205,35 @@ export class AgentRun implements AgentContext {
   }
 
   private async createTask(): Promise<TaskWriter> {
+    const writer = await this.host.createTask(this, this.newTask());
+    this.adopt(writer);
+    return writer;
+  }
+
+  /**
+   * The task made within this call, when the store can (see RunHost.createsTasksNow); else
+   * undefined, and ensureTask() makes it. A failure is kept, as ensureTask keeps it.
+   */
+  private createTaskNow(): TaskWriter | undefined {
+    if (!this.host.createsTasksNow || this.answered === "message" || this.creating !== undefined) return undefined;
+    let writer: TaskWriter;
+    try {
+      writer = this.host.createTaskNow(this, this.newTask());
+    } catch (error) {
+      this.creating = Promise.reject(error);
+      this.creating.catch(() => {}); // the caller gets the error thrown; later updates get this rejection
+      throw error;
+    }
+    this.adopt(writer);
+    return writer;
+  }
+
+  /** The new task for this turn: SUBMITTED, with the incoming message (now carrying the ids) as its history. */
+  private newTask(): Task {
     const taskId = newId();
     this.message.taskId = taskId;
     this.message.contextId = this.contextId;
-    const task = newTaskLiteral(taskId, this.contextId, taskStatusLiteral(TaskState.SUBMITTED, undefined, this.host.clock.now()), [this.message]);
-    const writer = await this.host.createTask(this, task);
-    this.adopt(writer);
-    return writer;
+    return newTaskLiteral(taskId, this.contextId, taskStatusLiteral(TaskState.SUBMITTED, undefined, this.host.clock.now()), [this.message]);
   }
 
   private adopt(writer: TaskWriter): void {

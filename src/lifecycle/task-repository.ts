@@ -78,6 +78,13 @@ export interface ReadOptions {
  * - InvalidChangeError: the change itself is malformed.
  */
 export interface TaskRepository {
+  /**
+   * Set by a repository that completes its work within the call (process memory): the same
+   * operations, synchronous. The lifecycle prefers them. Why: a blocking SendMessage makes
+   * five repository calls and the writes behind them cost three promises each when async;
+   * on the memory store that was a measurable share of the call's CPU.
+   */
+  readonly immediate?: ImmediateTaskRepository;
   /** Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists. */
   create(scope: TaskScope, task: Task): Promise<StoredTask>;
   get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined>;
@@ -89,6 +96,16 @@ export interface TaskRepository {
   /** Removes terminal tasks whose status timestamp is older than the given time; returns how many. */
   purgeTerminalBefore(statusMicros: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * The synchronous face of a repository that never waits: same guards, same errors (thrown
+ * instead of rejected), same results as `create`, `get` and `update`.
+ */
+export interface ImmediateTaskRepository {
+  createNow(scope: TaskScope, task: Task): StoredTask;
+  getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined;
+  updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number;
 }
 
 export class VersionConflictError extends Error {

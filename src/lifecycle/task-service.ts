@@ -103,11 +103,14 @@ export class TaskService implements RunHost {
     const outcome = await run.outcome;
     this.collectExtensions(rc, run);
     if (outcome.kind === "nothing") throw agentGaveNoAnswer();
+    if (outcome.kind === "error") throw outcome.error;
     if (outcome.kind === "message") return sendMessageResponseLiteral({ case: "message", value: outcome.message });
     const writer = outcome.writer;
     if (!request.configuration?.returnImmediately) await this.waitUntilSettled(writer, rc);
     this.collectExtensions(rc, run);
-    const stored = await this.repository.get(rc.caller, writer.taskId, { historyLength: request.configuration?.historyLength });
+    const options = { historyLength: request.configuration?.historyLength };
+    const immediate = this.repository.immediate;
+    const stored = immediate !== undefined ? immediate.getNow(rc.caller, writer.taskId, options) : await this.repository.get(rc.caller, writer.taskId, options);
     if (!stored) throw new TaskNotFoundError(writer.taskId);
     return sendMessageResponseLiteral({ case: "task", value: stored.task });
   }
@@ -125,9 +128,9 @@ export class TaskService implements RunHost {
     });
     const outcome = await run.outcome;
     this.collectExtensions(rc, run);
-    if (outcome.kind === "nothing") {
+    if (outcome.kind === "nothing" || outcome.kind === "error") {
       feed.close();
-      throw agentGaveNoAnswer();
+      throw outcome.kind === "error" ? outcome.error : agentGaveNoAnswer();
     }
     if (outcome.kind === "message") feed.sendMessageAndEnd(create(StreamResponseSchema, { payload: { case: "message", value: outcome.message } }));
     return { close: () => feed.close() };
@@ -237,11 +240,24 @@ export class TaskService implements RunHost {
 
   // RunHost: called by a run on its first task update.
   async createTask(run: AgentRun, task: Task): Promise<TaskWriter> {
-    const stored = await this.repository.create(run.caller, task);
+    return this.created(run, await this.repository.create(run.caller, task));
+  }
+
+  get createsTasksNow(): boolean {
+    return this.repository.immediate !== undefined;
+  }
+
+  createTaskNow(run: AgentRun, task: Task): TaskWriter {
+    return this.created(run, this.repository.immediate!.createNow(run.caller, task));
+  }
+
+  /** A run's new task is stored: its writer, the run on record, the observers told, "created" published. */
+  private created(run: AgentRun, stored: StoredTask): TaskWriter {
+    const { task } = stored;
     const writer = this.writerFor(run.caller, stored);
     this.runs.set(task.id, run);
     for (const observe of run.onCreate) observe(writer);
-    this.options.hub.publish({ kind: "created", version: stored.version, taskId: task.id, contextId: task.contextId, task: stored.task });
+    this.options.hub.publish({ kind: "created", version: stored.version, taskId: task.id, contextId: task.contextId, task });
     return writer;
   }
 
@@ -345,6 +361,8 @@ export class TaskService implements RunHost {
       await this.finishRun(run, failure);
     } catch (error) {
       this.options.logger.error({ err: error, task_id: run.taskId }, "could not settle the task after the agent ended");
+      // A caller still waiting for the first answer gets the error instead of waiting forever.
+      if (!run.hasAnswered) run.finishWithError(error);
     }
   }
 

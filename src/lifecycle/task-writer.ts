@@ -2,7 +2,13 @@ import type { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import { isSettled } from "./task-state.js";
-import { VersionConflictError, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
+import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
+
+/**
+ * What `write` returns for a write already applied and published (on a synchronous store):
+ * one shared settled promise instead of a new one per write.
+ */
+export const WRITTEN: Promise<void> = Promise.resolve();
 
 /**
  * The single writer of one task inside this process. Writes are queued and applied one at a
@@ -41,6 +47,11 @@ export class TaskWriter {
     // An idle writer applies at once: the queue has nothing to wait for, and going through it
     // would cost a promise and a microtask per write.
     const result = this.pending++ === 0 ? this.apply(change) : this.queue.then(() => this.apply(change));
+    if (result === WRITTEN) {
+      // Applied and published already (a synchronous store): nothing to queue behind.
+      this.done();
+      return result;
+    }
     // Why one then(done, done) and not catch().finally(): the same queue, two fewer promises per write.
     this.queue = result.then(this.done, this.done);
     return result;
@@ -63,6 +74,8 @@ export class TaskWriter {
   };
 
   private apply(change: TaskChange): Promise<void> {
+    const immediate = this.repository.immediate;
+    if (immediate !== undefined) return this.applyNow(immediate, change);
     return this.repository.update(this.scope, this.taskId, this.version, change).then(
       (version) => this.accepted(change, version),
       (error: unknown) => {
@@ -70,6 +83,23 @@ export class TaskWriter {
         return this.repository.update(this.scope, this.taskId, error.actual, change).then((version) => this.accepted(change, version));
       },
     );
+  }
+
+  /** `apply` on a synchronous store: WRITTEN once accepted, a rejection if refused. */
+  private applyNow(store: ImmediateTaskRepository, change: TaskChange): Promise<void> {
+    let version: number;
+    try {
+      try {
+        version = store.updateNow(this.scope, this.taskId, this.version, change);
+      } catch (error) {
+        if (!(error instanceof VersionConflictError)) throw error;
+        version = store.updateNow(this.scope, this.taskId, error.actual, change);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.accepted(change, version);
+    return WRITTEN;
   }
 
   private accepted(change: TaskChange, version: number): void {

@@ -11,6 +11,7 @@ import {
   type TaskChange,
   type TaskPage,
   type TaskQuery,
+  type ImmediateTaskRepository,
   type TaskRepository,
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
@@ -40,7 +41,10 @@ type Walk = (after?: ListCursor, atLeast?: number) => Iterable<number>;
  * too (KeyTable, ContextDirectory, StatusIndex). Only the few live (SUBMITTED, WORKING)
  * tasks keep their bodies as JS objects.
  */
-export class MemoryTaskRepository implements TaskRepository {
+export class MemoryTaskRepository implements TaskRepository, ImmediateTaskRepository {
+  /** Every operation completes within the call: the lifecycle may use the synchronous forms. */
+  readonly immediate: ImmediateTaskRepository = this;
+
   /** By tenant, then principal. Why two levels: a joined string key cost a JSON.stringify per call. */
   private readonly scopes = new Map<string, Map<string, ScopeTasks>>();
   /** The packed bodies of settled tasks. */
@@ -71,6 +75,18 @@ export class MemoryTaskRepository implements TaskRepository {
   }
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
+    return this.createNow(scope, task);
+  }
+
+  async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
+    return this.getNow(scope, taskId, options);
+  }
+
+  async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
+    return this.updateNow(scope, taskId, expectedVersion, change);
+  }
+
+  createNow(scope: TaskScope, task: Task): StoredTask {
     if (task.id === "") throw new InvalidChangeError(task.id, "a new task needs an id");
     if (task.status?.state !== INITIAL_STATE) throw new InvalidChangeError(task.id, "a new task must be in TASK_STATE_SUBMITTED");
     const home = this.scopeTasks(scope, true);
@@ -92,7 +108,7 @@ export class MemoryTaskRepository implements TaskRepository {
     return { task: cloneTask(stored), version: 1 };
   }
 
-  async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
+  getNow(scope: TaskScope, taskId: string, options: ReadOptions = {}): StoredTask | undefined {
     const home = this.scopeTasks(scope);
     const slot = home === undefined ? -1 : home.slotOf(taskId);
     if (slot < 0) return undefined;
@@ -100,7 +116,7 @@ export class MemoryTaskRepository implements TaskRepository {
     return { task: trimmed(task, options.historyLength, true), version: this.tasks.version[slot]! };
   }
 
-  async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
+  updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
     const home = this.scopeTasks(scope);
     const slot = home === undefined ? -1 : home.slotOf(taskId);
     if (slot < 0) throw new TaskNotFoundError(taskId);

@@ -1,0 +1,169 @@
+import { create } from "@bufbuild/protobuf";
+import { MessageSchema, Role, SendMessageRequestSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { EventHub } from "../../src/events/event-hub.js";
+import type { TaskEvent } from "../../src/events/task-event.js";
+import type { Agent } from "../../src/lifecycle/agent.js";
+import { silentLogger } from "../../src/lifecycle/logger.js";
+import { PageTokenCodec } from "../../src/lifecycle/page-token.js";
+import { IllegalTransitionError, type TaskRepository } from "../../src/lifecycle/task-repository.js";
+import { TaskService, type RequestContext } from "../../src/lifecycle/task-service.js";
+import { TaskWriter, WRITTEN } from "../../src/lifecycle/task-writer.js";
+import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
+import { newTask, scopeOf, statusChange } from "../support/tasks.js";
+
+/*
+ * TaskWriter and the lifecycle on both kinds of store: one that answers within the call
+ * (the memory store's `immediate` face) and one that answers later (any async store, here the
+ * memory store with its synchronous face hidden). Same guards, same events, same order.
+ */
+
+/** The memory store as an async-only store: `immediate` hidden, every method a real promise. */
+function asyncOnly(repository: MemoryTaskRepository, overrides: Partial<TaskRepository> = {}): TaskRepository {
+  return {
+    create: (scope, task) => repository.create(scope, task),
+    get: (scope, id, options) => repository.get(scope, id, options),
+    update: (scope, id, version, change) => repository.update(scope, id, version, change),
+    list: (scope, query) => repository.list(scope, query),
+    listActive: () => repository.listActive(),
+    purgeTerminalBefore: (micros) => repository.purgeTerminalBefore(micros),
+    close: () => repository.close(),
+    ...overrides,
+  };
+}
+
+const scope = scopeOf("", "writer-test");
+
+async function writerOn(kind: "immediate" | "async") {
+  const memory = new MemoryTaskRepository();
+  const repository = kind === "immediate" ? memory : asyncOnly(memory);
+  const hub = new EventHub();
+  const task = newTask({ micros: 1_000, text: "hello" });
+  const stored = await memory.create(scope, task);
+  const events: TaskEvent[] = [];
+  hub.subscribe(task.id, (event) => events.push(event));
+  let idleCalls = 0;
+  const writer = new TaskWriter(repository, hub, scope, task.id, task.contextId, stored.version, TaskState.SUBMITTED, () => idleCalls++);
+  return { memory, repository, hub, task, writer, events, idle: () => idleCalls };
+}
+
+describe("TaskWriter on a store that answers within the call", () => {
+  it("applies and publishes before write() returns, and hands back the shared WRITTEN promise", async () => {
+    const { writer, events, memory, task, idle } = await writerOn("immediate");
+    const result = writer.write(statusChange(TaskState.WORKING, 2_000));
+    expect(result).toBe(WRITTEN);
+    expect(events.map((e) => [e.kind, e.version])).toEqual([["status", 2]]);
+    expect(writer.state).toBe(TaskState.WORKING);
+    expect(writer.idle).toBe(true);
+    expect(idle()).toBe(1);
+    expect((await memory.get(scope, task.id))!.version).toBe(2);
+  });
+
+  it("refuses an illegal transition with a rejection, publishes nothing, and stays usable", async () => {
+    const { writer, events } = await writerOn("immediate");
+    await expect(writer.write(statusChange(TaskState.INPUT_REQUIRED, 2_000))).rejects.toBeInstanceOf(IllegalTransitionError);
+    expect(events).toEqual([]);
+    expect(writer.state).toBe(TaskState.SUBMITTED);
+    await expect(writer.write(statusChange(TaskState.WORKING, 3_000))).resolves.toBeUndefined();
+    expect(events.map((e) => e.version)).toEqual([2]);
+    expect(writer.idle).toBe(true);
+  });
+
+  it("retries once against the stored version when another writer got there first", async () => {
+    const { writer, events, repository, hub, task } = await writerOn("immediate");
+    const other = new TaskWriter(repository, hub, scope, task.id, task.contextId, 1, TaskState.SUBMITTED, () => {});
+    expect(other.write(statusChange(TaskState.WORKING, 2_000))).toBe(WRITTEN);
+    // `writer` still believes version 1: its write is refused once, then applied at version 3.
+    expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN);
+    expect(events.map((e) => e.version)).toEqual([2, 3]);
+  });
+
+  it("settles whenSettled() waiters within the write that settles the task", async () => {
+    const { writer } = await writerOn("immediate");
+    writer.write(statusChange(TaskState.WORKING, 2_000));
+    let settled = false;
+    void writer.whenSettled().then(() => (settled = true));
+    expect(writer.idle).toBe(false); // someone waits: the service keeps the writer
+    writer.write(statusChange(TaskState.COMPLETED, 3_000));
+    await Promise.resolve();
+    expect(settled).toBe(true);
+    expect(writer.idle).toBe(true);
+  });
+});
+
+describe("TaskWriter on a store that answers later", () => {
+  it("queues writes made while one is in flight and publishes them in version order", async () => {
+    const { writer, events, idle } = await writerOn("async");
+    const writes = [
+      writer.write(statusChange(TaskState.WORKING, 2_000)),
+      writer.write(statusChange(TaskState.WORKING, 3_000)),
+      writer.write(statusChange(TaskState.COMPLETED, 4_000)),
+    ];
+    expect(writes[0]).not.toBe(WRITTEN);
+    expect(events).toEqual([]); // nothing applied yet: the store answers later
+    await Promise.all(writes);
+    expect(events.map((e) => e.version)).toEqual([2, 3, 4]);
+    expect(writer.state).toBe(TaskState.COMPLETED);
+    await Promise.resolve();
+    expect(writer.idle).toBe(true);
+    expect(idle()).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a refused write in the queue does not stop the ones after it", async () => {
+    const { writer, events } = await writerOn("async");
+    const refused = writer.write(statusChange(TaskState.INPUT_REQUIRED, 2_000));
+    const accepted = writer.write(statusChange(TaskState.WORKING, 3_000));
+    await expect(refused).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(accepted).resolves.toBeUndefined();
+    expect(events.map((e) => e.version)).toEqual([2]);
+  });
+});
+
+describe("blocking SendMessage on either kind of store", () => {
+  const agent: Agent = {
+    async execute(ctx) {
+      await ctx.working();
+      await ctx.artifact({ name: "answer", parts: ["4"] });
+      await ctx.complete();
+    },
+  };
+  const request = () =>
+    create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
+  const rc = (): RequestContext => ({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() });
+  const serviceOn = (repository: TaskRepository) =>
+    new TaskService({ repository, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
+
+  it.each(["immediate", "async"] as const)("%s: the reply is the completed task with its artifact and history", async (kind) => {
+    const memory = new MemoryTaskRepository();
+    const service = serviceOn(kind === "immediate" ? memory : asyncOnly(memory));
+    const response = await service.sendMessage(rc(), request());
+    expect(response.payload.case).toBe("task");
+    const task = response.payload.value as import("../../gen/es/lf/a2a/v1/a2a_pb.js").Task;
+    expect(task.status?.state).toBe(TaskState.COMPLETED);
+    expect(task.artifacts.map((a) => a.name)).toEqual(["answer"]);
+    expect(task.history.map((m) => [m.messageId, m.taskId, m.contextId])).toEqual([["m-1", task.id, task.contextId]]);
+    const stored = await memory.get(scope, task.id);
+    expect(stored?.version).toBe(4); // created, working, artifact, completed
+    await new Promise((resolve) => setImmediate(resolve)); // the run's bookkeeping ends after the reply
+    expect(service.runningCount).toBe(0);
+  });
+
+  it.each(["immediate", "async"] as const)("%s: a task that cannot be stored fails the call with the store's error instead of hanging", async (kind) => {
+    const memory = new MemoryTaskRepository();
+    const broken = new Error("disk full");
+    const repository: TaskRepository =
+      kind === "immediate"
+        ? Object.assign(Object.create(memory) as MemoryTaskRepository, {
+            immediate: {
+              createNow: () => {
+                throw broken;
+              },
+              getNow: memory.getNow.bind(memory),
+              updateNow: memory.updateNow.bind(memory),
+            },
+          })
+        : asyncOnly(memory, { create: () => Promise.reject(broken) });
+    const service = serviceOn(repository);
+    await expect(service.sendMessage(rc(), request())).rejects.toBe(broken);
+    expect(memory.tasksInProgress).toBe(0);
+  });
+});
