@@ -461,6 +461,7 @@ export class TaskService implements RunHost {
   }
 
   private collectExtensions(rc: RequestContext, run: AgentRun): void {
+    if (run.activated.size === 0) return; // the usual case: no iterator to make
     for (const uri of run.activated) rc.activatedExtensions.add(uri);
   }
 }

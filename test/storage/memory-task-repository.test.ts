@@ -74,4 +74,32 @@ describe("MemoryTaskRepository: settled tasks in off-heap slabs", () => {
     expect((await repo.get(scope, "task-7"))?.task.status?.state).toBe(TaskState.COMPLETED);
     await repo.close();
   });
+
+  it("A-22: a task read right after it settles is its own scope's, when another scope settled a task with the same id in the same turn", () => {
+    // Within one turn the store hands the just-settled object over instead of decoding it; the
+    // hand-over is keyed by id, so it must check the scope. Synchronous calls keep it one turn.
+    const repo = new MemoryTaskRepository();
+    const other = { tenant: "", principal: "someone-else" };
+    const status = (state: TaskState, ms: number) => create(TaskStatusSchema, { state, timestamp: at(ms) });
+    for (const [who, state] of [[scope, TaskState.COMPLETED], [other, TaskState.FAILED]] as const) {
+      repo.createNow(who, create(TaskSchema, { id: "same", contextId: `c-${who.principal}`, status: status(TaskState.SUBMITTED, 1) }));
+      repo.updateNow(who, "same", 1, { kind: "status", status: status(TaskState.WORKING, 2) });
+      repo.updateNow(who, "same", 2, { kind: "status", status: status(state, 3) });
+    }
+    // The hand-over now holds the other scope's task (set last): reading ours first must not get it.
+    const mine = repo.getNow(scope, "same");
+    expect(mine?.task.status?.state).toBe(TaskState.COMPLETED);
+    expect(mine?.task.contextId).toBe("c-anonymous");
+    expect(mine?.version).toBe(3);
+    expect(repo.getNow(other, "same")?.task.status?.state).toBe(TaskState.FAILED);
+    expect(repo.getNow(other, "same")?.task.contextId).toBe("c-someone-else"); // handed over once, then decoded
+    // A task removed in the same turn is gone, hand-over or not.
+    repo.createNow(scope, create(TaskSchema, { id: "purged", contextId: "c", status: status(TaskState.SUBMITTED, 4) }));
+    repo.updateNow(scope, "purged", 1, { kind: "status", status: status(TaskState.CANCELED, 5) });
+    return repo.purgeTerminalBefore((Date.UTC(2025, 0, 1) + 6) * 1000).then((purged) => {
+      expect(purged).toBe(3);
+      expect(repo.getNow(scope, "purged")).toBeUndefined();
+      expect(repo.getNow(scope, "same")).toBeUndefined();
+    });
+  });
 });

@@ -27,6 +27,14 @@ import { LIVE_BODY, TaskColumns } from "./task-columns.js";
 /** At most this many just-packed tasks are kept live until the next event-loop turn. */
 const JUST_PACKED_MAX = 64;
 
+/** A task packed this turn, kept as the object it was packed from (see `justPacked`). */
+interface JustPacked {
+  readonly home: ScopeTasks;
+  readonly slot: number;
+  readonly version: number;
+  readonly task: Task;
+}
+
 /** Slots in ListTasks order from one index. */
 type Walk = (after?: ListCursor, atLeast?: number) => Iterable<number>;
 
@@ -55,12 +63,13 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   /** Bodies of tasks not packed (SUBMITTED, WORKING), by slot. */
   private readonly live = new Map<number, Task>();
   /**
-   * Tasks packed during this turn of the event loop, by slot, kept as the live objects they
+   * Tasks packed during this turn of the event loop, by id, kept as the live objects they
    * were packed from, with the version they were packed at. Why: a blocking caller reads its
    * task right after it settles; handing it the object (once: no one else has it) saves
-   * decoding the bytes just made. Cleared at the next turn, so memory stays packed.
+   * decoding the bytes just made, and finding it by the id string (its hash cached) saves
+   * hashing the id into the key table. Cleared at the next turn, so memory stays packed.
    */
-  private readonly justPacked = new Map<number, { version: number; task: Task }>();
+  private readonly justPacked = new Map<string, JustPacked>();
 
   /** Tasks not settled yet, which keep JS objects on the heap (their bodies, an id entry): what the memory tests watch. */
   get tasksInProgress(): number {
@@ -110,10 +119,12 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   getNow(scope: TaskScope, taskId: string, options: ReadOptions = {}): StoredTask | undefined {
     const home = this.scopeTasks(scope);
-    const slot = home === undefined ? -1 : home.slotOf(taskId);
+    if (home === undefined) return undefined;
+    const kept = this.takeJustPacked(home, taskId);
+    if (kept !== undefined) return { task: trimmed(kept.task, options.historyLength, true), version: kept.version };
+    const slot = home.slotOf(taskId);
     if (slot < 0) return undefined;
-    const task = this.takeJustPacked(slot) ?? this.copyOf(home!, slot);
-    return { task: trimmed(task, options.historyLength, true), version: this.tasks.version[slot]! };
+    return { task: trimmed(this.copyOf(home, slot), options.historyLength, true), version: this.tasks.version[slot]! };
   }
 
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
@@ -127,7 +138,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
     const packed = tasks.body[slot]!;
-    const task = packed === LIVE_BODY ? this.live.get(slot)! : (this.takeJustPacked(slot) ?? this.unpack(home!, slot));
+    const task = packed === LIVE_BODY ? this.live.get(slot)! : (this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot));
     applyChange(task, ownChange(change));
     if (packed !== LIVE_BODY) this.slabs.release(packed);
 
@@ -142,7 +153,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
       tasks.body[slot] = packTask(this.slabs, task);
       this.live.delete(slot);
       home!.activeIds.delete(taskId);
-      this.keepJustPacked(slot, version + 1, task);
+      this.keepJustPacked(home!, taskId, slot, version + 1, task);
     } else {
       tasks.body[slot] = LIVE_BODY;
       this.live.set(slot, task);
@@ -257,7 +268,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     const body = tasks.body[slot]!;
     if (body !== LIVE_BODY) this.slabs.release(body);
     this.live.delete(slot);
-    this.justPacked.delete(slot);
+    this.justPacked.delete(id);
     tasks.release(slot);
     home.all.drop();
     home.contexts.remove(slot, state);
@@ -273,28 +284,32 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     return unpackTask(this.slabs, this.tasks.body[slot]!, this.tasks.idOf(slot), home.contexts.contextIdOf(slot));
   }
 
-  private keepJustPacked(slot: number, version: number, task: Task): void {
+  private keepJustPacked(home: ScopeTasks, id: string, slot: number, version: number, task: Task): void {
     // Bounded too: a caller that settles many tasks without yielding to the event loop keeps few alive.
     if (this.justPacked.size >= JUST_PACKED_MAX) {
-      this.justPacked.delete(slot); // never leave an older object of this slot behind
+      this.justPacked.delete(id); // never leave an older object of this task behind
       return;
     }
     if (this.justPacked.size === 0) setImmediate(() => this.justPacked.clear()).unref();
-    this.justPacked.set(slot, { version, task });
+    this.justPacked.set(id, { home, slot, version, task });
   }
 
-  /** The live object the slot's task was just packed from, handed over once (the caller then owns it). */
-  private takeJustPacked(slot: number): Task | undefined {
-    const kept = this.justPacked.get(slot);
-    if (kept === undefined) return undefined;
-    this.justPacked.delete(slot);
+  /**
+   * The live object task `id` of `home` was just packed from, handed over once (the caller then
+   * owns it), if it is still what is stored.
+   */
+  private takeJustPacked(home: ScopeTasks, id: string): { task: Task; version: number } | undefined {
+    const kept = this.justPacked.get(id);
+    if (kept === undefined || kept.home !== home) return undefined; // none, or the same id in another scope
+    this.justPacked.delete(id);
+    const { slot } = kept;
     if (kept.version !== this.tasks.version[slot] || this.tasks.body[slot] === LIVE_BODY) return undefined;
     const task = kept.task;
     // Storage pushed the status message into history as the same object; a decoded copy has two.
     if (task.status?.message !== undefined && task.status.message === task.history[task.history.length - 1]) {
       task.status.message = cloneMessage(task.status.message);
     }
-    return task;
+    return kept;
   }
 
   private scopeTasks(scope: TaskScope, create: true): ScopeTasks;
