@@ -2,6 +2,7 @@ import { newId } from "./ids.js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { PartSchema, TaskState, type Message, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { agentMessageLiteral, artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral } from "./message-literals.js";
+import type { ActiveRunLinks } from "./active-runs.js";
 import type { AgentContext, ArtifactInput, Caller, MessageInput, PartInput } from "./agent.js";
 import type { StatusClock } from "./clock.js";
 import type { CoreLogger } from "./logger.js";
@@ -39,7 +40,11 @@ export class AgentMisuseError extends Error {
  * It turns the agent's calls into guarded task writes, creates the task on the first task
  * update of a new turn, and resolves `outcome` with the first answer (a message or the task).
  */
-export class AgentRun implements AgentContext {
+export class AgentRun implements AgentContext, ActiveRunLinks {
+  // Kept by the service's list of runs in flight (see active-runs.ts).
+  activePrev: ActiveRunLinks | undefined = undefined;
+  activeNext: ActiveRunLinks | undefined = undefined;
+  done: Promise<void> | undefined = undefined;
   /** Extensions the agent activated; a set is made only for agents that activate one. */
   activated: ReadonlySet<string> = NO_EXTENSIONS;
   /** Called with the writer of a new task before its "created" event is published. */

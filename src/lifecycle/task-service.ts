@@ -17,6 +17,7 @@ import {
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { Agent, Caller } from "./agent.js";
+import { ActiveRuns } from "./active-runs.js";
 import { AgentRun, type RunHost } from "./agent-run.js";
 import { StatusClock, microsAtLeast } from "./clock.js";
 import {
@@ -83,8 +84,8 @@ export class TaskService implements RunHost {
   readonly logger: CoreLogger;
   private readonly writers = new Map<string, TaskWriter>();
   private readonly runs = new Map<string, AgentRun>();
-  /** Runs in flight, each with the promise that ends when it has finished (one map, not two sets: it churns per call). */
-  private readonly activeRuns = new Map<AgentRun, Promise<void>>();
+  /** Runs in flight, each with the promise that ends when it has finished. */
+  private readonly activeRuns = new ActiveRuns<AgentRun>();
   private shuttingDown = false;
 
   constructor(private readonly options: TaskServiceOptions) {
@@ -224,12 +225,13 @@ export class TaskService implements RunHost {
   /** Stops every agent run. Tasks still running are failed, unless the agent can resume them after a restart. */
   async shutdown(graceMs: number): Promise<void> {
     this.shuttingDown = true;
-    for (const run of this.activeRuns.keys()) run.stop("the server is shutting down");
-    const all = Promise.allSettled([...this.activeRuns.values()]);
+    const running = this.activeRuns.runs();
+    for (const run of running) run.stop("the server is shutting down");
+    const all = Promise.allSettled(running.map((run) => run.done));
     await Promise.race([all, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     if (this.options.agent.resume) return;
     await Promise.allSettled(
-      [...this.activeRuns.keys()].map((run) => run.settle(TaskState.FAILED, "the server shut down before the task finished; send the request again")),
+      this.activeRuns.runs().map((run) => run.settle(TaskState.FAILED, "the server shut down before the task finished; send the request again")),
     );
   }
 
@@ -339,16 +341,13 @@ export class TaskService implements RunHost {
   }
 
   private launch(run: AgentRun, resume: boolean): void {
-    // then(), not finally(): execute() never rejects, and finally() costs two more promises.
-    const done: Promise<void> = this.execute(run, resume).then(() => {
-      this.activeRuns.delete(run);
-      const taskId = run.taskId;
-      if (taskId !== undefined && this.runs.get(taskId) === run) this.runs.delete(taskId);
-      if (taskId !== undefined) this.dropWriterIfIdle(taskId);
-    });
-    this.activeRuns.set(run, done);
+    this.activeRuns.add(run, this.execute(run, resume));
   }
 
+  /**
+   * Runs the agent, settles what it left unsettled, then forgets the run. Never rejects.
+   * (The run is in activeRuns by the time it ends: execute() yields at its first await.)
+   */
   private async execute(run: AgentRun, resume: boolean): Promise<void> {
     const agent = this.options.agent;
     let failure: unknown;
@@ -358,20 +357,33 @@ export class TaskService implements RunHost {
       failure = error ?? new Error("the agent threw without an error");
     }
     try {
-      await this.finishRun(run, failure);
+      const settling = this.finishRun(run, failure);
+      if (settling !== undefined) await settling; // usually nothing is left to settle: no await
     } catch (error) {
       this.options.logger.error({ err: error, task_id: run.taskId }, "could not settle the task after the agent ended");
       // A caller still waiting for the first answer gets the error instead of waiting forever.
       if (!run.hasAnswered) run.finishWithError(error);
     }
+    this.runEnded(run);
   }
 
-  /** After the agent returned or threw: make sure the task is left consistent and settled. */
-  private async finishRun(run: AgentRun, failure: unknown): Promise<void> {
+  private runEnded(run: AgentRun): void {
+    this.activeRuns.delete(run);
+    const taskId = run.taskId;
+    if (taskId === undefined) return;
+    if (this.runs.get(taskId) === run) this.runs.delete(taskId);
+    this.dropWriterIfIdle(taskId);
+  }
+
+  /** After the agent returned or threw: what still has to be written to leave its task consistent and settled, if anything. */
+  private finishRun(run: AgentRun, failure: unknown): Promise<void> | undefined {
     const log = this.options.logger;
     if (failure !== undefined) log.warn({ err: failure, task_id: run.taskId, context_id: run.contextId }, "the agent failed");
     if (!run.hasAnswered) {
-      if (failure === undefined) return run.finishWithoutAnswer();
+      if (failure === undefined) {
+        run.finishWithoutAnswer();
+        return undefined;
+      }
       return run.settle(TaskState.FAILED, `the agent failed: ${describeError(failure)}`);
     }
     const state = run.taskState;

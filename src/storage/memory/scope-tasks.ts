@@ -1,4 +1,5 @@
 import type { TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { isSettled } from "../../lifecycle/task-state.js";
 import type { TaskScope } from "../../lifecycle/task-repository.js";
 import { ContextDirectory } from "./context-directory.js";
 import { KeyTable, hashKey } from "./key-table.js";
@@ -48,7 +49,7 @@ export class ScopeTasks {
   }
 
   stateIndex(state: TaskState): StatusIndex {
-    return (this.states[state] ??= new StatusIndex(this.tasks, state));
+    return (this.states[state] ??= new StatusIndex(this.tasks, state, !isSettled(state)));
   }
 
   /**

@@ -34,14 +34,24 @@ export class StatusIndex {
   /** Number of live entries, i.e. tasks currently in this index. */
   live = 0;
 
-  /** `state`: for a per-state index, an entry is live only while its task is in that state. */
+  /**
+   * `state`: for a per-state index, an entry is live only while its task is in that state.
+   * `refills`: the index empties and fills again all the time (SUBMITTED, WORKING: every task
+   * passes through), so it keeps its array when it empties.
+   */
   constructor(
     private readonly tasks: TaskColumns,
     private readonly state?: TaskState,
+    private readonly refills = false,
   ) {}
 
   get entries(): number {
     return this.length;
+  }
+
+  /** Entries the array has room for (for tests: what an index keeps when it empties). */
+  get reserved(): number {
+    return this.pairs.length >> 1;
   }
 
   /** Enters the task in `slot` at its current micros. Call after updating the task's columns. */
@@ -121,13 +131,13 @@ export class StatusIndex {
 
   /**
    * No live entry is left: every entry is stale. A small index gives its array back (scopes are
-   * many, and most hold few tasks); a larger one keeps it. Why: the SUBMITTED and WORKING indexes
-   * of a busy scope empty and fill again many times a second, and regrowing their array from
-   * nothing each time was a few hundred bytes of garbage per call.
+   * many, and most hold few tasks), unless it `refills`; a larger one keeps it. Why: the
+   * SUBMITTED and WORKING indexes of a busy scope empty and fill again many times a second, and
+   * regrowing their array from nothing each time was a few hundred bytes of garbage per call.
    */
   private clear(): void {
     this.length = 0;
-    if (this.pairs.length <= 2 * RELEASE_AT_MOST) this.pairs = NO_ENTRIES;
+    if (!this.refills && this.pairs.length <= 2 * RELEASE_AT_MOST) this.pairs = NO_ENTRIES;
   }
 
   private isLive(i: number): boolean {

@@ -17,6 +17,27 @@ function columns() {
 }
 
 describe("StatusIndex over task slots", () => {
+  it("an index that refills (SUBMITTED, WORKING) keeps its array when it empties; a small one that does not gives it back", () => {
+    const { tasks, put } = columns();
+    const refilling = new StatusIndex(tasks, TaskState.WORKING, true);
+    const settled = new StatusIndex(tasks, TaskState.COMPLETED);
+    const slots = [put("w1", 1, TaskState.WORKING), put("w2", 2, TaskState.WORKING)];
+    for (const slot of slots) refilling.add(slot);
+    const done = put("c1", 3);
+    settled.add(done);
+    const reserved = refilling.reserved;
+    expect(reserved).toBeGreaterThan(0);
+    for (const slot of slots) {
+      tasks.state[slot] = TaskState.COMPLETED; // the task moved on: its entry is stale
+      refilling.drop();
+    }
+    tasks.state[done] = TaskState.CANCELED;
+    settled.drop();
+    expect(refilling.entries).toBe(0);
+    expect(refilling.reserved).toBe(reserved);
+    expect(settled.reserved).toBe(0);
+  });
+
   it("R-LIST-6, A-13: newest first; ties on micros by id descending in JS string (UTF-16) order, whatever the insertion order", () => {
     const { tasks, put, ids } = columns();
     const index = new StatusIndex(tasks);
