@@ -100,10 +100,12 @@ export interface TaskRepository {
 
 /**
  * The synchronous face of a repository that never waits: same guards, same errors (thrown
- * instead of rejected), same results as `create`, `get` and `update`.
+ * instead of rejected), same results as `create`, `get` and `update`, except that `createNow`
+ * returns only the version: it stores a copy and keeps no reference to `task`, so the caller
+ * may go on using its own object (a copy less per task).
  */
 export interface ImmediateTaskRepository {
-  createNow(scope: TaskScope, task: Task): StoredTask;
+  createNow(scope: TaskScope, task: Task): number;
   getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined;
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number;
 }

@@ -107,7 +107,10 @@ export class TaskService implements RunHost {
     if (outcome.kind === "error") throw outcome.error;
     if (outcome.kind === "message") return sendMessageResponseLiteral({ case: "message", value: outcome.message });
     const writer = outcome.writer;
-    if (!request.configuration?.returnImmediately) await this.waitUntilSettled(writer, rc);
+    if (!request.configuration?.returnImmediately) {
+      const waiting = this.waitUntilSettled(writer, rc);
+      if (waiting !== undefined) await waiting;
+    }
     this.collectExtensions(rc, run);
     const options = { historyLength: request.configuration?.historyLength };
     const immediate = this.repository.immediate;
@@ -250,7 +253,8 @@ export class TaskService implements RunHost {
   }
 
   createTaskNow(run: AgentRun, task: Task): TaskWriter {
-    return this.created(run, this.repository.immediate!.createNow(run.caller, task));
+    // The store kept a copy: `task` stays the run's own, and is what "created" carries.
+    return this.created(run, { task, version: this.repository.immediate!.createNow(run.caller, task) });
   }
 
   /** A run's new task is stored: its writer, the run on record, the observers told, "created" published. */
@@ -393,30 +397,33 @@ export class TaskService implements RunHost {
     if (!isSettled(state)) return run.settle(TaskState.FAILED, "the agent stopped without finishing the task");
   }
 
-  private waitUntilSettled(writer: TaskWriter, rc: RequestContext): Promise<void> {
-    const settled = writer.whenSettled();
-    if (isSettled(writer.state)) return settled;
+  /** Resolves when the task is settled, or its client has gone; undefined when it is settled already. */
+  private waitUntilSettled(writer: TaskWriter, rc: RequestContext): Promise<void> | undefined {
+    if (isSettled(writer.state)) return undefined;
     // The client going away ends the wait too: the reply then holds the task as it is (and
     // will likely not be read); the task goes on.
     return new Promise<void>((resolve) => {
+      let stopWatching: (() => void) | undefined;
       const end = () => {
-        stopWatching();
+        stopWatching?.();
+        stopWatching = undefined;
         resolve();
       };
-      const stopWatching = watchGone(rc, end);
-      settled.then(end);
+      writer.onSettled(end);
+      stopWatching = watchGone(rc, end);
     });
   }
 
   private writerFor(scope: Caller, stored: StoredTask): TaskWriter {
     const existing = this.writers.get(stored.task.id);
     if (existing) return existing;
-    const writer = new TaskWriter(this.repository, this.options.hub, scope, stored.task.id, stored.task.contextId, stored.version, stored.task.status!.state, (w) =>
-      this.dropWriterIfIdle(w.taskId),
-    );
+    const writer = new TaskWriter(this.repository, this.options.hub, scope, stored.task.id, stored.task.contextId, stored.version, stored.task.status!.state, this.writerIdle);
     this.writers.set(stored.task.id, writer);
     return writer;
   }
+
+  /** One function for every writer (not a closure per task). */
+  private readonly writerIdle = (writer: TaskWriter): void => this.dropWriterIfIdle(writer.taskId);
 
   private dropWriterIfIdle(taskId: string): void {
     const writer = this.writers.get(taskId);

@@ -18,10 +18,10 @@ export const WRITTEN: Promise<void> = Promise.resolve();
  * the write retried through the repository's guard.
  */
 export class TaskWriter {
-  private queue: Promise<unknown> = Promise.resolve();
+  private queue: Promise<unknown> = WRITTEN; // settled: nothing to wait for
   private pending = 0;
-  private settling: Promise<void> | undefined;
-  private resolveSettled: (() => void) | undefined;
+  /** Called once the task is settled; undefined when no one waits. */
+  private settledListeners: Array<() => void> | undefined;
 
   constructor(
     private readonly repository: TaskRepository,
@@ -40,7 +40,7 @@ export class TaskWriter {
 
   /** No write in flight and no one waiting for the task to settle: the service may forget this writer. */
   get idle(): boolean {
-    return this.pending === 0 && this.settling === undefined;
+    return this.pending === 0 && this.settledListeners === undefined;
   }
 
   write(change: TaskChange): Promise<void> {
@@ -58,14 +58,16 @@ export class TaskWriter {
   }
 
   /**
-   * Resolves once the task is settled (terminal or interrupted) as far as this writer knows.
-   * Why here and not a hub listener: the writer already sees every state change, so a blocking
-   * caller waits without a subscription of its own. While someone waits the writer is not
-   * idle, so the service keeps it and every write to the task in this process goes through it.
+   * Calls `listener` once the task is settled (terminal or interrupted) as far as this writer
+   * knows; the caller checks `state` first (a settled task calls nothing). Why here and not a
+   * hub listener: the writer already sees every state change, so a blocking caller waits without
+   * a subscription of its own. Why a callback and not a promise: the caller races it with the
+   * client going away, and two promises per call were the cost of doing that with one.
+   * While someone waits the writer is not idle, so the service keeps it and every write to the
+   * task in this process goes through it.
    */
-  whenSettled(): Promise<void> {
-    if (isSettled(this.currentState)) return Promise.resolve();
-    return (this.settling ??= new Promise<void>((resolve) => (this.resolveSettled = resolve)));
+  onSettled(listener: () => void): void {
+    (this.settledListeners ??= []).push(listener);
   }
 
   /** A queued write ended, either way. */
@@ -106,10 +108,10 @@ export class TaskWriter {
     this.version = version;
     if (change.kind === "status") this.currentState = change.status.state;
     this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
-    if (this.resolveSettled !== undefined && isSettled(this.currentState)) {
-      this.resolveSettled();
-      this.resolveSettled = undefined;
-      this.settling = undefined;
+    const listeners = this.settledListeners;
+    if (listeners !== undefined && isSettled(this.currentState)) {
+      this.settledListeners = undefined;
+      for (const listener of listeners) listener();
     }
   }
 }

@@ -77,16 +77,21 @@ describe("TaskWriter on a store that answers within the call", () => {
     expect(events.map((e) => e.version)).toEqual([2, 3]);
   });
 
-  it("settles whenSettled() waiters within the write that settles the task", async () => {
+  it("calls onSettled() listeners within the write that settles the task, once, and not for progress", async () => {
     const { writer } = await writerOn("immediate");
     writer.write(statusChange(TaskState.WORKING, 2_000));
-    let settled = false;
-    void writer.whenSettled().then(() => (settled = true));
+    const calls: string[] = [];
+    writer.onSettled(() => calls.push("first"));
+    writer.onSettled(() => calls.push("second"));
     expect(writer.idle).toBe(false); // someone waits: the service keeps the writer
-    writer.write(statusChange(TaskState.COMPLETED, 3_000));
-    await Promise.resolve();
-    expect(settled).toBe(true);
+    writer.write(statusChange(TaskState.WORKING, 2_500));
+    expect(calls).toEqual([]);
+    writer.write(statusChange(TaskState.INPUT_REQUIRED, 3_000));
+    expect(calls).toEqual(["first", "second"]);
     expect(writer.idle).toBe(true);
+    writer.write(statusChange(TaskState.WORKING, 4_000));
+    writer.write(statusChange(TaskState.COMPLETED, 5_000));
+    expect(calls).toEqual(["first", "second"]);
   });
 });
 

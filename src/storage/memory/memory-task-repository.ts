@@ -84,7 +84,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   }
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
-    return this.createNow(scope, task);
+    return { task: cloneTask(task), version: this.createNow(scope, task) };
   }
 
   async get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Promise<StoredTask | undefined> {
@@ -95,7 +95,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     return this.updateNow(scope, taskId, expectedVersion, change);
   }
 
-  createNow(scope: TaskScope, task: Task): StoredTask {
+  createNow(scope: TaskScope, task: Task): number {
     if (task.id === "") throw new InvalidChangeError(task.id, "a new task needs an id");
     if (task.status?.state !== INITIAL_STATE) throw new InvalidChangeError(task.id, "a new task must be in TASK_STATE_SUBMITTED");
     const home = this.scopeTasks(scope, true);
@@ -114,7 +114,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     home.contexts.add(slot, task.contextId);
     home.all.add(slot);
     home.stateIndex(INITIAL_STATE).add(slot);
-    return { task: cloneTask(stored), version: 1 };
+    return 1;
   }
 
   getNow(scope: TaskScope, taskId: string, options: ReadOptions = {}): StoredTask | undefined {
