@@ -75,6 +75,22 @@ describe("MemoryTaskRepository: settled tasks in off-heap slabs", () => {
     await repo.close();
   });
 
+  it("A-22: a scope emptied by a purge and used again afterwards holds the new task, in lookups and lists", async () => {
+    // The store keeps the last scope it looked up at hand; a purge that drops the scope must not leave it there.
+    const repo = new MemoryTaskRepository();
+    const status = (state: TaskState, ms: number) => create(TaskStatusSchema, { state, timestamp: at(ms) });
+    repo.createNow(scope, create(TaskSchema, { id: "old", contextId: "c", status: status(TaskState.SUBMITTED, 1) }));
+    repo.updateNow(scope, "old", 1, { kind: "status", status: status(TaskState.REJECTED, 2) });
+    expect(await repo.purgeTerminalBefore((Date.UTC(2025, 0, 1) + 10) * 1000)).toBe(1);
+    repo.createNow(scope, create(TaskSchema, { id: "new", contextId: "c", status: status(TaskState.SUBMITTED, 20) }));
+    expect(repo.getNow(scope, "new")?.version).toBe(1);
+    expect(repo.getNow(scope, "old")).toBeUndefined();
+    const page = await repo.list(scope, { pageSize: 10, includeArtifacts: true });
+    expect(page.tasks.map((t) => t.id)).toEqual(["new"]);
+    expect(page.totalSize).toBe(1);
+    expect(repo.tasksInProgress).toBe(1);
+  });
+
   it("A-22: a task read right after it settles is its own scope's, when another scope settled a task with the same id in the same turn", () => {
     // Within one turn the store hands the just-settled object over instead of decoding it; the
     // hand-over is keyed by id, so it must check the scope. Synchronous calls keep it one turn.

@@ -62,6 +62,8 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   private readonly tasks = new TaskColumns(this.keys);
   /** Bodies of tasks not packed (SUBMITTED, WORKING), by slot. */
   private readonly live = new Map<number, Task>();
+  /** The scope of the latest lookup (see scopeTasks). */
+  private lastHome: ScopeTasks | undefined;
   /**
    * Tasks packed during this turn of the event loop, by id, kept as the live objects they
    * were packed from, with the version they were packed at. Why: a blocking caller reads its
@@ -155,9 +157,12 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
       home!.activeIds.delete(taskId);
       this.keepJustPacked(home!, taskId, slot, version + 1, task);
     } else {
-      tasks.body[slot] = LIVE_BODY;
-      this.live.set(slot, task);
-      if (packed !== LIVE_BODY) home!.activeIds.set(taskId, slot);
+      if (packed !== LIVE_BODY) {
+        // Resumed (an interrupted task going on): its body is a live object again.
+        tasks.body[slot] = LIVE_BODY;
+        this.live.set(slot, task);
+        home!.activeIds.set(taskId, slot);
+      }
     }
     if (micros !== oldMicros) {
       home!.all.drop();
@@ -252,6 +257,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   async close(): Promise<void> {
     this.scopes.clear();
+    this.lastHome = undefined;
     this.live.clear();
     this.justPacked.clear();
     this.slabs.clear();
@@ -315,6 +321,15 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   private scopeTasks(scope: TaskScope, create: true): ScopeTasks;
   private scopeTasks(scope: TaskScope, create?: boolean): ScopeTasks | undefined;
   private scopeTasks(scope: TaskScope, create = false): ScopeTasks | undefined {
+    // A call's writes and reads all name the same scope: the last one found is kept at hand.
+    const last = this.lastHome;
+    if (last !== undefined && last.scope.tenant === scope.tenant && last.scope.principal === scope.principal) return last;
+    const home = this.findScope(scope, create);
+    if (home !== undefined) this.lastHome = home;
+    return home;
+  }
+
+  private findScope(scope: TaskScope, create: boolean): ScopeTasks | undefined {
     let principals = this.scopes.get(scope.tenant);
     let home = principals?.get(scope.principal);
     if (home === undefined && create) {
@@ -330,6 +345,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   }
 
   private dropScope(home: ScopeTasks): void {
+    if (this.lastHome === home) this.lastHome = undefined;
     home.dispose();
     const principals = this.scopes.get(home.scope.tenant);
     principals?.delete(home.scope.principal);
