@@ -57,6 +57,15 @@ export class EventHub {
     return () => this.remove(taskId, entry);
   }
 
+  /**
+   * Whether the task has listeners now. Why: a publisher may skip building an event no one
+   * would get (a blocking call's task usually has none); skipping is safe, since a listener
+   * that subscribes later gets only events published after it.
+   */
+  hasListeners(taskId: string): boolean {
+    return this.listeners.has(taskId);
+  }
+
   publish(event: TaskEvent): void {
     const seq = ++this.published;
     const set = this.listeners.get(event.taskId);

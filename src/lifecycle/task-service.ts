@@ -263,7 +263,8 @@ export class TaskService implements RunHost {
     const writer = this.writerFor(run.caller, stored);
     this.runs.set(task.id, run);
     for (const observe of run.onCreate) observe(writer);
-    this.options.hub.publish({ kind: "created", version: stored.version, taskId: task.id, contextId: task.contextId, task });
+    const hub = this.options.hub;
+    if (hub.hasListeners(task.id)) hub.publish({ kind: "created", version: stored.version, taskId: task.id, contextId: task.contextId, task });
     return writer;
   }
 

@@ -107,7 +107,7 @@ export class TaskWriter {
   private accepted(change: TaskChange, version: number): void {
     this.version = version;
     if (change.kind === "status") this.currentState = change.status.state;
-    this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
+    if (this.hub.hasListeners(this.taskId)) this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
     const listeners = this.settledListeners;
     if (listeners !== undefined && isSettled(this.currentState)) {
       this.settledListeners = undefined;

@@ -21,6 +21,22 @@ describe("EventHub: fan-out, in slices for many listeners", () => {
     expect(seen).toEqual([1, 2]);
   });
 
+  it("hasListeners tells whether an event would reach anyone; a listener added after skipped events gets the next one", () => {
+    const hub = new EventHub();
+    expect(hub.hasListeners("t")).toBe(false);
+    // A publisher that skips events no one hears (the task writer does) leaves nothing behind.
+    const seen: number[] = [];
+    const stop = hub.subscribe("t", (e) => seen.push(e.version));
+    expect(hub.hasListeners("t")).toBe(true);
+    expect(hub.hasListeners("other")).toBe(false);
+    hub.publish(event(3));
+    stop();
+    expect(hub.hasListeners("t")).toBe(false);
+    hub.subscribe("t", (e) => seen.push(-e.version));
+    hub.publish(event(4));
+    expect(seen).toEqual([3, -4]);
+  });
+
   it("R-SUB-4: with more listeners than a slice, every listener gets every event once, in order, a slice per turn", async () => {
     const hub = new EventHub();
     const n = LISTENERS_PER_TURN * 3 + 7;
