@@ -51,8 +51,33 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   readonly onCreate: Array<(writer: TaskWriter) => void> = [];
   private writer: TaskWriter | undefined;
   private answered: "message" | "task" | undefined;
-  private resolveOutcome!: (outcome: RunOutcome) => void;
-  readonly outcome = new Promise<RunOutcome>((resolve) => (this.resolveOutcome = resolve));
+  #answer: RunOutcome | undefined;
+  #outcome: Promise<RunOutcome> | undefined;
+  #resolveOutcome: ((outcome: RunOutcome) => void) | undefined;
+
+  /** The first answer, once there is one (see `outcome`). */
+  get answer(): RunOutcome | undefined {
+    return this.#answer;
+  }
+
+  /**
+   * Resolves with the first answer. Made on demand: with a store that writes synchronously the
+   * answer is usually there before anyone asks (read `answer` first), and then no promise is made.
+   */
+  get outcome(): Promise<RunOutcome> {
+    if (this.#outcome === undefined) {
+      this.#outcome = this.#answer !== undefined ? Promise.resolve(this.#answer) : new Promise<RunOutcome>((resolve) => (this.#resolveOutcome = resolve));
+    }
+    return this.#outcome;
+  }
+
+  /** The first answer wins; later ones are ignored, as a promise's later resolutions are. */
+  private resolveOutcome(outcome: RunOutcome): void {
+    if (this.#answer !== undefined) return;
+    this.#answer = outcome;
+    this.#resolveOutcome?.(outcome);
+    this.#resolveOutcome = undefined;
+  }
   // Why lazy: an AbortController costs several µs per run and most agents never read their signal.
   private abort: AbortController | undefined;
   private stopReason: Error | undefined;

@@ -101,7 +101,7 @@ export class TaskService implements RunHost {
     const message = request.message!;
     // The usual message (a new task, no references) starts its run without a microtask.
     const run = message.taskId === "" && message.referenceTaskIds.length === 0 ? this.launchNewRun(rc, request, []) : await this.startRun(rc, request);
-    const outcome = await run.outcome;
+    const outcome = run.answer ?? (await run.outcome); // usually answered already: no await
     this.collectExtensions(rc, run);
     if (outcome.kind === "nothing") throw agentGaveNoAnswer();
     if (outcome.kind === "error") throw outcome.error;
