@@ -155,8 +155,7 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
 
   artifact(input: ArtifactInput, options?: { append?: boolean; lastChunk?: boolean }): Promise<void> {
     try {
-      const writer = this.writer ?? this.createTaskNow();
-      return writer !== undefined ? this.writeArtifact(writer, input, options) : this.ensureTask().then((writer) => this.writeArtifact(writer, input, options));
+      return this.withWriter((writer) => this.writeArtifact(writer, input, options));
     } catch (error) {
       return Promise.reject(error); // a malformed artifact is a rejection, as from an async function
     }
@@ -204,8 +203,7 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     // Not async: once the task exists, a status update costs no promise besides the write's own.
     const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) }), stateName(state));
     try {
-      const writer = this.writer ?? this.createTaskNow();
-      return writer !== undefined ? write(writer) : this.ensureTask().then(write);
+      return this.withWriter(write);
     } catch (error) {
       return Promise.reject(error); // a malformed message is a rejection, as from an async function
     }
@@ -226,6 +224,12 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   }
 
   private creating: Promise<TaskWriter> | undefined;
+
+  /** `write` with the task's writer: at once when the task exists or can be made within the call, else once ensureTask() made it. */
+  private withWriter(write: (writer: TaskWriter) => Promise<void>): Promise<void> {
+    const writer = this.writer ?? this.createTaskNow();
+    return writer !== undefined ? write(writer) : this.ensureTask().then(write);
+  }
 
   private ensureTask(): Promise<TaskWriter> {
     if (this.writer) return Promise.resolve(this.writer);
