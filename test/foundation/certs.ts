@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -12,6 +12,8 @@ export interface TestPki {
   readonly clientKey: string;
   /** A key that does not belong to serverCert. */
   readonly otherKey: string;
+  /** Deletes the directory with every key in it. */
+  remove(): void;
 }
 
 /** A throwaway CA with a server certificate for 127.0.0.1/localhost and a client certificate (openssl, EC P-256, 1 day). */
@@ -40,5 +42,6 @@ export function makeTestPki(): TestPki {
     clientCert: p("client.pem"),
     clientKey: p("client.key"),
     otherKey: p("other.key"),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

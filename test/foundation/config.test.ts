@@ -21,6 +21,7 @@ let pki: TestPki;
 beforeAll(() => {
   pki = makeTestPki();
 });
+afterAll(() => pki.remove());
 
 describe("configuration", () => {
   test("FND-CONFIG: documented defaults", () => {

@@ -10,6 +10,7 @@ let pki: TestPki;
 beforeAll(() => {
   pki = makeTestPki();
 });
+afterAll(() => pki.remove());
 let t: TestServer | undefined;
 afterEach(async () => {
   await t?.close();
