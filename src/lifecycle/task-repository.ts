@@ -79,10 +79,12 @@ export interface ReadOptions {
  */
 export interface TaskRepository {
   /**
-   * Set by a repository that completes its work within the call (process memory): the same
-   * operations, synchronous. The lifecycle prefers them. Why: a blocking SendMessage makes
-   * five repository calls and the writes behind them cost three promises each when async;
-   * on the memory store that was a measurable share of the call's CPU.
+   * Set by a repository that can apply a write within the call (its guards run and its result
+   * is known at once), even if the write becomes durable only later (see `afterCommit`). The
+   * lifecycle prefers it. Why: a blocking SendMessage makes five repository calls and the
+   * writes behind them cost three promises each when async; and an agent that need not wait
+   * for a commit between its updates finishes a task within one event-loop turn, so the task's
+   * writes share one commit instead of taking one each.
    */
   readonly immediate?: ImmediateTaskRepository;
   /** Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists. */
@@ -99,16 +101,27 @@ export interface TaskRepository {
 }
 
 /**
- * The synchronous face of a repository that never waits: same guards, same errors (thrown
- * instead of rejected), same results as `create`, `get` and `update`, except that `createNow`
- * returns only the version: it stores a copy and keeps no reference to `task`, so the caller
- * may go on using its own object (a copy less per task).
+ * The synchronous face of a repository: same guards, same errors (thrown instead of rejected),
+ * same results as `create`, `get` and `update`, except that `createNow` returns only the
+ * version: it stores a copy and keeps no reference to `task`, so the caller may go on using its
+ * own object (a copy less per task).
  */
 export interface ImmediateTaskRepository {
   createNow(scope: TaskScope, task: Task): number;
+  /** Reads committed state only: a store with writes waiting for their commit commits them first. */
   getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined;
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number;
+  /**
+   * Present on a store whose applied writes become durable later (group commit). Calls
+   * `callback` once every write applied so far is committed (`error` undefined) or was rolled
+   * back (`error` says why), in the order the callbacks were given. Until then nothing of those
+   * writes may be shown to a client. Absent: a write is final once applied.
+   */
+  readonly afterCommit?: (callback: CommitCallback) => void;
 }
+
+/** Told whether the writes it waited for were committed (undefined) or lost (the error). */
+export type CommitCallback = (error: unknown) => void;
 
 export class VersionConflictError extends Error {
   constructor(readonly taskId: string, readonly expected: number, readonly actual: number) {

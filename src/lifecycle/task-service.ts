@@ -115,6 +115,7 @@ export class TaskService implements RunHost {
     const options = { historyLength: request.configuration?.historyLength };
     const immediate = this.repository.immediate;
     const stored = immediate !== undefined ? immediate.getNow(rc.caller, writer.taskId, options) : await this.repository.get(rc.caller, writer.taskId, options);
+    if (writer.writeFailure !== undefined) throw writer.writeFailure; // the store could not commit what the agent wrote
     if (!stored) throw new TaskNotFoundError(writer.taskId);
     return sendMessageResponseLiteral({ case: "task", value: stored.task });
   }
@@ -257,14 +258,13 @@ export class TaskService implements RunHost {
     return this.created(run, { task, version: this.repository.immediate!.createNow(run.caller, task) });
   }
 
-  /** A run's new task is stored: its writer, the run on record, the observers told, "created" published. */
+  /** A run's new task is stored: its writer, the run on record, the observers told, "created" announced. */
   private created(run: AgentRun, stored: StoredTask): TaskWriter {
     const { task } = stored;
     const writer = this.writerFor(run.caller, stored);
     this.runs.set(task.id, run);
     for (const observe of run.onCreate) observe(writer);
-    const hub = this.options.hub;
-    if (hub.hasListeners(task.id)) hub.publish({ kind: "created", version: stored.version, taskId: task.id, contextId: task.contextId, task });
+    writer.announceCreated(task);
     return writer;
   }
 
@@ -400,7 +400,7 @@ export class TaskService implements RunHost {
 
   /** Resolves when the task is settled, or its client has gone; undefined when it is settled already. */
   private waitUntilSettled(writer: TaskWriter, rc: RequestContext): Promise<void> | undefined {
-    if (isSettled(writer.state)) return undefined;
+    if (writer.settled) return undefined;
     // The client going away ends the wait too: the reply then holds the task as it is (and
     // will likely not be read); the task goes on.
     return new Promise<void>((resolve) => {

@@ -1,27 +1,42 @@
-import type { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Task, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import { isSettled } from "./task-state.js";
 import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
 
 /**
- * What `write` returns for a write already applied and published (on a synchronous store):
- * one shared settled promise instead of a new one per write.
+ * What `write` returns for a write already applied (on a synchronous store): one shared
+ * settled promise instead of a new one per write.
  */
 export const WRITTEN: Promise<void> = Promise.resolve();
+
+/** A write applied but not yet shown to anyone: its change (or the new task) and its version. */
+type Unpublished = TaskChange | { readonly kind: "created"; readonly task: Task };
 
 /**
  * The single writer of one task inside this process. Writes are queued and applied one at a
  * time (so the agent's updates and a cancel never race each other into a version conflict),
- * and each accepted write is published to the hub before the next one starts: publish order
- * is version order. A conflict means another process wrote: the version is re-read once and
- * the write retried through the repository's guard.
+ * and each accepted write is published to the hub in version order. A conflict means another
+ * process wrote: the version is re-read once and the write retried through the repository's
+ * guard.
+ *
+ * On a store that commits later (group commit, see ImmediateTaskRepository.afterCommit) a write
+ * is applied and answered at once, but published, and counted towards "settled", only once it
+ * is committed: the agent goes on without waiting for the disk, while no client sees a state
+ * that a crash could take back.
  */
 export class TaskWriter {
   private queue: Promise<unknown> = WRITTEN; // settled: nothing to wait for
   private pending = 0;
   /** Called once the task is settled; undefined when no one waits. */
   private settledListeners: Array<() => void> | undefined;
+  /** The state clients may see: the last published status. */
+  private publishedState: TaskState;
+  /** Writes applied and waiting for their commit, with their versions (deferred stores only). */
+  private unpublished: Unpublished[] | undefined;
+  private unpublishedVersions: number[] | undefined;
+  /** Why the last commit that held writes of this task failed; cleared by the next one that succeeds. */
+  private lost: unknown;
 
   constructor(
     private readonly repository: TaskRepository,
@@ -32,15 +47,28 @@ export class TaskWriter {
     private version: number,
     private currentState: TaskState,
     private readonly onIdle: (writer: TaskWriter) => void,
-  ) {}
+  ) {
+    this.publishedState = currentState;
+  }
 
+  /** The state after the last accepted write (committed or not): what the next write is checked against. */
   get state(): TaskState {
     return this.currentState;
   }
 
-  /** No write in flight and no one waiting for the task to settle: the service may forget this writer. */
+  /** The task is settled (terminal or interrupted) as far as clients may be told. */
+  get settled(): boolean {
+    return isSettled(this.publishedState);
+  }
+
+  /** Set when writes of this task were rolled back because their commit failed: the error. */
+  get writeFailure(): unknown {
+    return this.lost;
+  }
+
+  /** No write in flight or waiting for its commit, and no one waiting for the task to settle: the service may forget this writer. */
   get idle(): boolean {
-    return this.pending === 0 && this.settledListeners === undefined;
+    return this.pending === 0 && this.settledListeners === undefined && this.unpublished === undefined;
   }
 
   write(change: TaskChange): Promise<void> {
@@ -48,7 +76,7 @@ export class TaskWriter {
     // would cost a promise and a microtask per write.
     const result = this.pending++ === 0 ? this.apply(change) : this.queue.then(() => this.apply(change));
     if (result === WRITTEN) {
-      // Applied and published already (a synchronous store): nothing to queue behind.
+      // Applied already (a synchronous store): nothing to queue behind.
       this.done();
       return result;
     }
@@ -57,14 +85,20 @@ export class TaskWriter {
     return result;
   }
 
+  /** Publishes "created" for the task this writer was made for, as its other writes are: once committed. */
+  announceCreated(task: Task): void {
+    this.accepted({ kind: "created", task }, this.version);
+  }
+
   /**
-   * Calls `listener` once the task is settled (terminal or interrupted) as far as this writer
-   * knows; the caller checks `state` first (a settled task calls nothing). Why here and not a
-   * hub listener: the writer already sees every state change, so a blocking caller waits without
-   * a subscription of its own. Why a callback and not a promise: the caller races it with the
-   * client going away, and two promises per call were the cost of doing that with one.
-   * While someone waits the writer is not idle, so the service keeps it and every write to the
-   * task in this process goes through it.
+   * Calls `listener` once the task is settled (terminal or interrupted) as far as clients may
+   * be told, or once writes of the task were lost (see `writeFailure`); the caller checks
+   * `settled` first (a settled task calls nothing). Why here and not a hub listener: the writer
+   * already sees every state change, so a blocking caller waits without a subscription of its
+   * own. Why a callback and not a promise: the caller races it with the client going away, and
+   * two promises per call were the cost of doing that with one. While someone waits the writer
+   * is not idle, so the service keeps it and every write to the task in this process goes
+   * through it.
    */
   onSettled(listener: () => void): void {
     (this.settledListeners ??= []).push(listener);
@@ -72,7 +106,7 @@ export class TaskWriter {
 
   /** A queued write ended, either way. */
   private readonly done = (): void => {
-    if (--this.pending === 0) this.onIdle(this);
+    if (--this.pending === 0 && this.idle) this.onIdle(this);
   };
 
   private apply(change: TaskChange): Promise<void> {
@@ -104,20 +138,59 @@ export class TaskWriter {
     return WRITTEN;
   }
 
-  private accepted(change: TaskChange, version: number): void {
+  private accepted(change: Unpublished, version: number): void {
     this.version = version;
     if (change.kind === "status") this.currentState = change.status.state;
-    if (this.hub.hasListeners(this.taskId)) this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
-    const listeners = this.settledListeners;
-    if (listeners !== undefined && isSettled(this.currentState)) {
-      this.settledListeners = undefined;
-      for (const listener of listeners) listener();
+    const afterCommit = this.repository.immediate?.afterCommit;
+    if (afterCommit === undefined) {
+      this.publish(change, version);
+      return;
     }
+    if (this.unpublished === undefined) {
+      this.unpublished = [];
+      this.unpublishedVersions = [];
+      afterCommit(this.committed); // one callback per batch, not per write
+    }
+    this.unpublished.push(change);
+    this.unpublishedVersions!.push(version);
+  }
+
+  /** The store's commit of this writer's applied writes ended: publish them, or give up on them. */
+  private readonly committed = (error: unknown): void => {
+    const changes = this.unpublished!;
+    const versions = this.unpublishedVersions!;
+    this.unpublished = this.unpublishedVersions = undefined;
+    if (error === undefined) {
+      this.lost = undefined;
+      for (let i = 0; i < changes.length; i++) this.publish(changes[i]!, versions[i]!);
+    } else {
+      // Rolled back: the next write finds the stored version (a conflict, retried) or no task.
+      this.lost = error;
+      this.currentState = this.publishedState;
+      this.callSettledListeners();
+    }
+    if (this.idle) this.onIdle(this);
+  };
+
+  private publish(change: Unpublished, version: number): void {
+    if (this.hub.hasListeners(this.taskId)) this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
+    if (change.kind !== "status") return;
+    this.publishedState = change.status.state;
+    if (isSettled(this.publishedState)) this.callSettledListeners();
+  }
+
+  private callSettledListeners(): void {
+    const listeners = this.settledListeners;
+    if (listeners === undefined) return;
+    this.settledListeners = undefined;
+    for (const listener of listeners) listener();
   }
 }
 
-function eventOf(change: TaskChange, version: number, taskId: string, contextId: string): TaskEvent {
+function eventOf(change: Unpublished, version: number, taskId: string, contextId: string): TaskEvent {
   switch (change.kind) {
+    case "created":
+      return { kind: "created", version, taskId, contextId, task: change.task };
     case "status":
       return { kind: "status", version, taskId, contextId, status: change.status };
     case "artifact":

@@ -9,6 +9,11 @@ import { IllegalTransitionError, type TaskRepository } from "../../src/lifecycle
 import { TaskService, type RequestContext } from "../../src/lifecycle/task-service.js";
 import { TaskWriter, WRITTEN } from "../../src/lifecycle/task-writer.js";
 import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
+import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { newTask, scopeOf, statusChange } from "../support/tasks.js";
 
 /*
@@ -120,6 +125,97 @@ describe("TaskWriter on a store that answers later", () => {
     await expect(refused).rejects.toBeInstanceOf(IllegalTransitionError);
     await expect(accepted).resolves.toBeUndefined();
     expect(events.map((e) => e.version)).toEqual([2]);
+  });
+});
+
+describe("TaskWriter on a store that commits later (SQLite group commit)", () => {
+  let dir: string;
+  let sqlite: SqliteTaskRepository;
+  let reader: Database.Database;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "a2a-writer-"));
+    sqlite = openSqliteTaskRepository({ file: join(dir, "tasks.db") });
+    reader = new Database(join(dir, "tasks.db"), { readonly: true });
+  });
+  afterEach(async () => {
+    reader.close();
+    await sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const turnEnd = () => new Promise((resolve) => setImmediate(resolve));
+  const onDisk = (id: string) => reader.prepare("SELECT version FROM tasks WHERE id = ?").pluck().get(id);
+
+  async function deferredWriter() {
+    const hub = new EventHub();
+    const task = newTask({ micros: 1_000, text: "hello" });
+    await sqlite.create(scope, task);
+    const events: TaskEvent[] = [];
+    hub.subscribe(task.id, (event) => events.push(event));
+    const writer = new TaskWriter(sqlite, hub, scope, task.id, task.contextId, 1, TaskState.SUBMITTED, () => {});
+    return { writer, events, task };
+  }
+
+  it("answers the agent at once but publishes, and counts as settled, only what is committed", async () => {
+    const { writer, events, task } = await deferredWriter();
+    const settledAt: unknown[] = [];
+    writer.onSettled(() => settledAt.push(onDisk(task.id)));
+    expect(writer.write(statusChange(TaskState.WORKING, 2_000))).toBe(WRITTEN);
+    expect(writer.write(statusChange(TaskState.COMPLETED, 3_000))).toBe(WRITTEN);
+    expect(writer.state).toBe(TaskState.COMPLETED); // the next write is checked against this
+    expect({ settled: writer.settled, idle: writer.idle, events: events.length, settledAt }).toEqual({ settled: false, idle: false, events: 0, settledAt: [] });
+    await turnEnd();
+    expect(events.map((e) => [e.kind, e.version])).toEqual([["status", 2], ["status", 3]]);
+    expect(settledAt).toEqual([3]); // the waiter was told once version 3 was on disk
+    expect({ settled: writer.settled, idle: writer.idle }).toEqual({ settled: true, idle: true });
+  });
+
+  it("a lost commit wakes the waiters with the error, and the next write goes on from what is stored", async () => {
+    const { writer, events, task } = await deferredWriter();
+    let woken = 0;
+    writer.onSettled(() => woken++);
+    writer.write(statusChange(TaskState.WORKING, 2_000));
+    const db = (sqlite as unknown as { db: Database.Database }).db;
+    db.pragma("defer_foreign_keys = ON"); // this batch's COMMIT fails on a foreign key
+    db.prepare("INSERT INTO history (task_pk, seq, message) VALUES (999999, 0, x'')").run();
+    await turnEnd();
+    expect(woken).toBe(1);
+    expect(writer.writeFailure).toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+    expect({ state: writer.state, settled: writer.settled, events: events.length, onDisk: onDisk(task.id) }).toEqual({
+      state: TaskState.SUBMITTED,
+      settled: false,
+      events: 0,
+      onDisk: 1,
+    });
+    expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN); // believed version 2; retried at 1
+    await turnEnd();
+    expect(events.map((e) => e.version)).toEqual([2]);
+    expect(writer.writeFailure).toBeUndefined();
+  });
+
+  it("a blocking SendMessage runs the agent within one turn and replies with what is on disk", async () => {
+    const agent: Agent = {
+      async execute(ctx) {
+        await ctx.working();
+        await ctx.artifact({ name: "answer", parts: ["4"] });
+        await ctx.complete();
+      },
+    };
+    const service = new TaskService({ repository: sqlite, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
+    const request = create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
+    let turns = 0; // event-loop iterations until the reply: a tick in each one's check phase
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const response = await service.sendMessage({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() }, request);
+    counting = false;
+    const task = response.payload.value as import("../../gen/es/lf/a2a/v1/a2a_pb.js").Task;
+    expect(task.status?.state).toBe(TaskState.COMPLETED);
+    expect(onDisk(task.id)).toBe(4); // created, working, artifact, completed: all committed before the reply
+    expect(turns).toBeLessThanOrEqual(2); // one commit for the four writes (a commit per write took four turns)
   });
 });
 

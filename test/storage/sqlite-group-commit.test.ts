@@ -75,13 +75,63 @@ test("R-TASK-2/R-TASK-3: refused writes in the same turn as accepted ones reject
   expect((await repo.get(alice, c!))!.version).toBe(3);
 });
 
-test("issue 5 §3: a read never sees a write that is not committed yet", async () => {
-  const [id] = await created(1);
-  const pending = repo.update(alice, id!, 1, statusChange(S.WORKING, clock.next()));
-  const before = await repo.get(alice, id!);
-  expect({ version: before!.version, state: before!.task.status!.state }).toEqual({ version: 1, state: S.SUBMITTED });
-  expect(await pending).toBe(2);
-  expect((await repo.get(alice, id!))!.task.status!.state).toBe(S.WORKING);
+test("issue 5 §3: a read never sees a write that is not committed: it commits what was applied first", async () => {
+  const reader = new Database(file, { readonly: true });
+  try {
+    const [id] = await created(1);
+    const pending = repo.update(alice, id!, 1, statusChange(S.WORKING, clock.next()));
+    expect(committedVersion(reader, id!)).toBe(1); // applied, not committed
+    const read = await repo.get(alice, id!);
+    expect({ version: read!.version, state: read!.task.status!.state }).toEqual({ version: 2, state: S.WORKING });
+    expect(committedVersion(reader, id!)).toBe(2); // what the read returned is on disk
+    expect(await pending).toBe(2);
+  } finally {
+    reader.close();
+  }
+});
+
+test("issue 5 §3 (synchronous face): a write is applied and answered at once, and told of its commit at the end of the turn", async () => {
+  const reader = new Database(file, { readonly: true });
+  try {
+    const [a, b] = await created(2);
+    const store = repo.immediate;
+    const told: string[] = [];
+    expect(store.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+    store.afterCommit!((error) => told.push(`a ${String(error)} ${committedVersion(reader, a!)}`));
+    expect(store.updateNow(alice, a!, 2, statusChange(S.COMPLETED, clock.next()))).toBe(3); // guarded against the applied write
+    expect(() => store.updateNow(alice, b!, 5, statusChange(S.WORKING, clock.next()))).toThrow(VersionConflictError);
+    expect(() => store.updateNow(alice, a!, 3, statusChange(S.WORKING, clock.next()))).toThrow(IllegalTransitionError);
+    store.afterCommit!((error) => told.push(`b ${String(error)} ${committedVersion(reader, a!)}`));
+    expect(told).toEqual([]);
+    expect(committedVersion(reader, a!)).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(told).toEqual(["a undefined 3", "b undefined 3"]); // in order, once the commit is on disk
+    expect(committedVersion(reader, b!)).toBe(1); // the refused write undid nothing and stored nothing
+    const later: unknown[] = [];
+    store.afterCommit!((error) => later.push(error));
+    expect(later).toEqual([undefined]); // nothing waits for a commit: told at once
+  } finally {
+    reader.close();
+  }
+});
+
+test("issue 5 §3: a commit that fails loses its whole batch, tells everyone who waits, and the store keeps working", async () => {
+  const [a, b] = await created(2);
+  const db = (repo as unknown as { db: Database.Database }).db;
+  const store = repo.immediate;
+  const told: unknown[] = [];
+  expect(store.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+  store.afterCommit!((error) => told.push(error));
+  const asyncWrite = repo.update(alice, b!, 1, statusChange(S.WORKING, clock.next()));
+  // Make this batch's COMMIT fail for real: a foreign key violation checked only at commit.
+  db.pragma("defer_foreign_keys = ON");
+  db.prepare("INSERT INTO history (task_pk, seq, message) VALUES (999999, 0, x'')").run();
+  await expect(asyncWrite).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+  expect(told).toHaveLength(1);
+  expect(told[0]).toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+  expect((await repo.get(alice, a!))!.version).toBe(1);
+  expect((await repo.get(alice, b!))!.version).toBe(1);
+  expect(await repo.update(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
 });
 
 test("issue 5 §3: when the transaction cannot be had, every write of the turn is refused, none is stored, and the store keeps working", async () => {

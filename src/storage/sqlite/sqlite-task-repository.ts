@@ -10,6 +10,8 @@ import { INITIAL_STATE, stateName } from "../../lifecycle/task-state.js";
 import {
   DuplicateTaskError,
   InvalidChangeError,
+  type CommitCallback,
+  type ImmediateTaskRepository,
   VersionConflictError,
   type ReadOptions,
   type StoredTask,
@@ -117,6 +119,9 @@ export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): 
     db.pragma(`synchronous = ${options.durability === "power" ? "FULL" : "NORMAL"}`);
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     db.pragma("foreign_keys = ON");
+    // Each write runs in a savepoint whose undo pages go to a sub-journal; kept in memory it
+    // never spills to a temp file (measured: ~40 µs of system time less per blocking call).
+    db.pragma("temp_store = MEMORY");
     checkSchema(db, file); // again, under the write connection: another process may have written since
     const schema = migrate(db, file);
     return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000, lock);
@@ -164,19 +169,8 @@ function badData(file: string, err: unknown): SqliteStoreError {
   );
 }
 
-/** A write waiting for the next group commit, with the caller's promise. */
-interface PendingWrite {
-  readonly run: () => unknown;
-  readonly resolve: (value: never) => void;
-  readonly reject: (reason: unknown) => void;
-}
-
-/** Thrown out of a batch when a failed write took the whole transaction with it (SQLite rolled it back). */
-class BatchLost extends Error {
-  constructor(readonly failedAt: number, readonly error: unknown) {
-    super("the batch transaction was rolled back");
-  }
-}
+/** Writes applied per batch at most: a longer run of writes within one turn commits and starts a new batch. */
+const BATCH_WRITE_LIMIT = 1000;
 
 /**
  * TaskRepository on SQLite (better-sqlite3, synchronous). Every write reads the row, checks
@@ -184,21 +178,28 @@ class BatchLost extends Error {
  * writes back only what changed, inside its own SAVEPOINT, so a throw undoes that write
  * whole and nothing else.
  *
- * Group commit: writes are queued and applied together at the end of the event-loop turn
- * (setImmediate), in ONE IMMEDIATE transaction, and every caller's promise settles only
- * after that COMMIT returned. A commit (its WAL append) is most of a small write's cost, so
- * concurrent tasks share it; a lone write waits at most one turn. Reads never see a queued
- * write: the transaction is only ever open inside the synchronous flush.
+ * Group commit: a write is applied at once (guard, SQL) inside a batch transaction that the
+ * first write of an event-loop turn opens (BEGIN IMMEDIATE) and that commits at the end of the
+ * turn (setImmediate). The async `create` and `update` settle only after that COMMIT returned;
+ * the synchronous face (`immediate`) answers at once and tells of the commit through
+ * `afterCommit`, so an agent can finish a task within the turn and its writes share one commit.
+ * A commit (its WAL append, page by page) is most of a small write's cost, so the writes of
+ * one task and of concurrent tasks share it; a lone write waits at most one turn. Reads never
+ * see a write that is not committed: every read commits the open batch first.
  *
  * Nothing is cached but scope ids, so memory stays flat however many tasks are stored.
  */
-export class SqliteTaskRepository implements TaskRepository {
+export class SqliteTaskRepository implements TaskRepository, ImmediateTaskRepository {
+  readonly immediate: ImmediateTaskRepository = this;
   private readonly s;
   private readonly tx;
   private readonly pageStatements = new Map<string, Statement>();
   private readonly countStatements = new Map<string, Statement>();
   private readonly scopeIds = new Map<string, number>();
-  private queued: PendingWrite[] = [];
+  /** Told when the open batch commits or is lost; undefined while no batch is open. */
+  private batchCallbacks: CommitCallback[] | undefined;
+  private batchWrites = 0;
+  private commitScheduled = false;
 
   constructor(
     private readonly db: Db,
@@ -236,6 +237,9 @@ export class SqliteTaskRepository implements TaskRepository {
         `DELETE FROM tasks WHERE pk IN
            (SELECT pk FROM tasks WHERE state IN ${TERMINAL} AND status_micros < ? LIMIT ?)`,
       ),
+      begin: db.prepare("BEGIN IMMEDIATE"),
+      commit: db.prepare("COMMIT"),
+      rollback: db.prepare("ROLLBACK"),
       getMeta: db.prepare("SELECT value FROM meta WHERE key = ?").pluck(),
       setMeta: db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
     };
@@ -246,29 +250,42 @@ export class SqliteTaskRepository implements TaskRepository {
       update: db.transaction((scope: TaskScope, taskId: string, expected: number, change: TaskChange) =>
         this.applyUpdate(scope, taskId, expected, change),
       ),
-      batch: db.transaction((writes: readonly PendingWrite[], outcomes: Outcome[]) => this.runBatch(writes, outcomes)),
       list: db.transaction((scope: TaskScope, query: TaskQuery) => this.readPage(scope, query)),
       purge: db.transaction((statusMicros: number) => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes),
     };
   }
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
+    const copy = cloneTask(task); // taken now: the caller keeps its object and may change it once this call returned
+    this.createNow(scope, task);
+    await this.committed();
+    return { task: copy, version: 1 };
+  }
+
+  async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
+    return this.getNow(scope, taskId, options);
+  }
+
+  async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
+    const version = this.updateNow(scope, taskId, expectedVersion, change);
+    await this.committed();
+    return version;
+  }
+
+  createNow(scope: TaskScope, task: Task): number {
     if (task.id === "") throw new InvalidChangeError(task.id, "a task needs an id");
     if (task.status === undefined) throw new InvalidChangeError(task.id, "a task needs a status");
     if (task.status.state !== INITIAL_STATE) {
       throw new InvalidChangeError(task.id, `a new task starts in ${stateName(INITIAL_STATE)}, not ${stateName(task.status.state)}`);
     }
-    // The scope row commits on its own (no transaction is open between flushes), so the
-    // cached id never points at a row that a failed batch rolled back.
-    const scopeId = this.guarded(() => this.scopeId(scope, true)!);
-    // Encoded now: the caller keeps its object and may change it once this call returned.
+    const scopeId = this.knownScopeId(scope) ?? this.addScope(scope);
     const row = newTaskRow(scopeId, task);
-    const copy = cloneTask(task);
-    await this.enqueue(() => this.tx.create(row));
-    return { task: copy, version: 1 };
+    this.inBatch(() => this.tx.create(row));
+    return 1;
   }
 
-  async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
+  getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined {
+    this.commit();
     return this.guarded(() => {
       const scopeId = this.scopeId(scope, false);
       if (scopeId === undefined) return undefined;
@@ -278,16 +295,23 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
-  async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
-    return this.enqueue(() => this.tx.update(scope, taskId, expectedVersion, change));
+  updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
+    return this.inBatch(() => this.tx.update(scope, taskId, expectedVersion, change));
   }
 
+  readonly afterCommit = (callback: CommitCallback): void => {
+    if (this.batchCallbacks === undefined) callback(undefined); // nothing waits for a commit
+    else this.batchCallbacks.push(callback);
+  };
+
   async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
+    this.commit();
     // One read transaction: the count and the page see the same snapshot.
     return this.guarded(() => this.tx.list.deferred(scope, query));
   }
 
   async listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
+    this.commit();
     return this.guarded(() =>
       (this.s.active.all() as Array<TaskRow & { tenant: string; principal: string }>).map((row) => ({
         scope: { tenant: row.tenant, principal: row.principal },
@@ -304,6 +328,7 @@ export class SqliteTaskRepository implements TaskRepository {
   async purgeTerminalBefore(statusMicros: number): Promise<number> {
     let total = 0;
     for (;;) {
+      this.commit(); // writes made while the last batch was deleted go first: a purge is a transaction of its own
       const deleted = this.guarded(() => this.tx.purge.immediate(statusMicros));
       total += deleted;
       if (deleted < this.purgeBatchSize) return total;
@@ -313,72 +338,80 @@ export class SqliteTaskRepository implements TaskRepository {
 
   /** A small key/value store beside the tasks (e.g. the page-token secret). */
   async getMeta(key: string): Promise<string | undefined> {
+    this.commit();
     return this.guarded(() => this.s.getMeta.get(key) as string | undefined);
   }
 
   async setMeta(key: string, value: string): Promise<void> {
+    this.commit();
     this.guarded(() => this.s.setMeta.run(key, value));
   }
 
   async close(): Promise<void> {
     if (this.db.open) {
-      this.flush(); // queued writes commit (and their callers hear so) before the file closes
+      this.commit(); // applied writes commit (and their callers hear so) before the file closes
       this.db.close();
     }
     this.lock?.release();
   }
 
-  /** Queues a write for the next group commit; settles after that commit. */
-  private enqueue<T>(run: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.queued.push({ run, resolve: resolve as (value: never) => void, reject }) === 1) setImmediate(this.flush);
-    });
+  /** Resolves once the open batch committed; rejects if it was lost. */
+  private committed(): Promise<void> {
+    return new Promise<void>((resolve, reject) => this.afterCommit((error) => (error === undefined ? resolve() : reject(error))));
   }
 
   /**
-   * Commits every queued write in one transaction, then settles their promises: a write's
-   * own refusal rejects only that write (its savepoint rolled back); a failed COMMIT rejects
-   * every write of the batch. A write queued while flushing waits for the next turn.
+   * Applies one write inside the open batch, opening one (and scheduling its commit) if none
+   * is: the write runs in a SAVEPOINT of its own, so its refusal undoes it alone. A failure that
+   * takes the whole transaction with it (SQLite rolled it back: disk full, I/O error) loses the
+   * batch, and every write applied in it is reported lost.
    */
-  private readonly flush = (): void => {
-    while (this.queued.length > 0) {
-      const writes = this.queued;
-      this.queued = [];
-      const outcomes: Outcome[] = [];
-      let retry: PendingWrite[] = [];
-      try {
-        this.tx.batch.immediate(writes, outcomes);
-      } catch (err) {
-        // Nothing of this batch is stored: its writes fail with the error that undid them,
-        // except those after a write that took the transaction down, which are tried again.
-        const lost = err instanceof BatchLost ? err : undefined;
-        const cause = lost ? lost.error : err;
-        for (let i = 0; i < writes.length; i++) {
-          if (lost !== undefined && i > lost.failedAt) break;
-          if (outcomes[i]?.ok !== false) outcomes[i] = { ok: false, error: cause };
-        }
-        if (lost !== undefined) retry = writes.slice(lost.failedAt + 1);
-      }
-      const settled = writes.length - retry.length;
-      for (let i = 0; i < settled; i++) {
-        const outcome = outcomes[i]!;
-        if (outcome.ok) writes[i]!.resolve(outcome.value as never);
-        else writes[i]!.reject(isBadDataError(outcome.error) ? badData(this.file, outcome.error) : outcome.error);
-      }
-      if (retry.length === 0) return;
-      this.queued = retry.concat(this.queued);
+  private inBatch<T>(write: () => T): T {
+    if (this.batchWrites >= BATCH_WRITE_LIMIT) this.commit();
+    if (this.batchCallbacks === undefined) this.openBatch();
+    try {
+      const result = write();
+      this.batchWrites++;
+      return result;
+    } catch (error) {
+      if (!this.db.inTransaction) this.endBatch(error);
+      throw isBadDataError(error) ? badData(this.file, error) : error;
     }
+  }
+
+  private openBatch(): void {
+    this.guarded(() => this.s.begin.run()); // SQLITE_BUSY when another connection holds the write lock
+    this.batchCallbacks = [];
+    if (!this.commitScheduled) {
+      this.commitScheduled = true;
+      setImmediate(this.commitAtTurnEnd);
+    }
+  }
+
+  private readonly commitAtTurnEnd = (): void => {
+    this.commitScheduled = false;
+    this.commit();
   };
 
-  private runBatch(writes: readonly PendingWrite[], outcomes: Outcome[]): void {
-    for (let i = 0; i < writes.length; i++) {
-      try {
-        outcomes.push({ ok: true, value: writes[i]!.run() });
-      } catch (error) {
-        outcomes.push({ ok: false, error });
-        if (!this.db.inTransaction) throw new BatchLost(i, error);
-      }
+  /** Commits the open batch, if any, and tells everyone who waits for it. */
+  private commit(): void {
+    if (this.batchCallbacks === undefined || !this.db.open) return;
+    let failure: unknown;
+    try {
+      this.s.commit.run();
+    } catch (error) {
+      failure = isBadDataError(error) ? badData(this.file, error) : error;
+      if (this.db.inTransaction) this.s.rollback.run();
     }
+    this.endBatch(failure);
+  }
+
+  /** The batch is over, committed (`failure` undefined) or rolled back: callbacks in order. */
+  private endBatch(failure: unknown): void {
+    const callbacks = this.batchCallbacks!;
+    this.batchCallbacks = undefined;
+    this.batchWrites = 0;
+    for (const callback of callbacks) callback(failure);
   }
 
   private insertTask(row: NewTaskRow): void {
@@ -458,14 +491,30 @@ export class SqliteTaskRepository implements TaskRepository {
 
   /** Scope ids are interned; a scope that has never stored a task has no id and no tasks. */
   private scopeId(scope: TaskScope, createIfMissing: boolean): number | undefined {
-    const key = JSON.stringify([scope.tenant, scope.principal]);
-    const cached = this.scopeIds.get(key);
-    if (cached !== undefined) return cached;
-    if (createIfMissing) this.s.addScope.run(scope.tenant, scope.principal);
+    return this.knownScopeId(scope) ?? (createIfMissing ? this.addScope(scope) : this.findScope(scope));
+  }
+
+  private knownScopeId(scope: TaskScope): number | undefined {
+    return this.scopeIds.get(scopeKey(scope));
+  }
+
+  /**
+   * Stores the scope row outside any batch (the open one commits first), so the cached id
+   * never points at a row that a lost batch took with it.
+   */
+  private addScope(scope: TaskScope): number {
+    this.commit();
+    return this.guarded(() => {
+      this.s.addScope.run(scope.tenant, scope.principal);
+      return this.findScope(scope)!;
+    });
+  }
+
+  private findScope(scope: TaskScope): number | undefined {
     const id = this.s.findScope.get(scope.tenant, scope.principal) as number | undefined;
     if (id !== undefined) {
       if (this.scopeIds.size >= SCOPE_CACHE_LIMIT) this.scopeIds.clear();
-      this.scopeIds.set(key, id);
+      this.scopeIds.set(scopeKey(scope), id);
     }
     return id;
   }
@@ -520,7 +569,9 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 }
 
-type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+function scopeKey(scope: TaskScope): string {
+  return JSON.stringify([scope.tenant, scope.principal]);
+}
 
 /** A new task's row and history rows, encoded. */
 interface NewTaskRow {
