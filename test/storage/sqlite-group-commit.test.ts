@@ -115,23 +115,25 @@ test("issue 5 §3 (synchronous face): a write is applied and answered at once, a
   }
 });
 
-test("issue 5 §3: a commit that fails loses its whole batch, tells everyone who waits, and the store keeps working", async () => {
+test("issue 5 §3: a batch that fails half-written is rolled back whole, everyone who waits hears why, and the store keeps working", async () => {
   const [a, b] = await created(2);
   const db = (repo as unknown as { db: Database.Database }).db;
+  // A real SQLite failure in the middle of the batch: b's row write aborts (a may be written before it).
+  db.exec(`CREATE TEMP TRIGGER fail_b BEFORE UPDATE ON tasks WHEN new.id = '${b}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
   const store = repo.immediate;
   const told: unknown[] = [];
   expect(store.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
   store.afterCommit!((error) => told.push(error));
   const asyncWrite = repo.update(alice, b!, 1, statusChange(S.WORKING, clock.next()));
-  // Make this batch's COMMIT fail for real: a foreign key violation checked only at commit.
-  db.pragma("defer_foreign_keys = ON");
-  db.prepare("INSERT INTO history (task_pk, seq, message) VALUES (999999, 0, x'')").run();
-  await expect(asyncWrite).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+  // (Matched by its message, not toThrow: better-sqlite3's error class may come from another Jest module registry.)
+  await expect(asyncWrite).rejects.toMatchObject({ message: "injected failure" });
   expect(told).toHaveLength(1);
-  expect(told[0]).toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+  expect(String(told[0])).toContain("injected failure");
   expect((await repo.get(alice, a!))!.version).toBe(1);
   expect((await repo.get(alice, b!))!.version).toBe(1);
+  db.exec("DROP TRIGGER fail_b");
   expect(await repo.update(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+  expect(await repo.update(alice, b!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
 });
 
 test("issue 5 §3: when the transaction cannot be had, every write of the turn is refused, none is stored, and the store keeps working", async () => {

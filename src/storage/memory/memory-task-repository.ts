@@ -16,7 +16,8 @@ import {
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
 import { INITIAL_STATE, TERMINAL_STATES, isSettled } from "../../lifecycle/task-state.js";
-import { cloneArtifact, cloneMessage, cloneTask, cloneTaskStatus } from "../../codec/task-clone.js";
+import { cloneMessage, cloneTask } from "../../codec/task-clone.js";
+import { ownChange } from "../owned-change.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import { ByteSlabs } from "./byte-slabs.js";
 import { hashKey } from "./key-table.js";
@@ -357,16 +358,4 @@ function trimmed(task: Task, historyLength: number | undefined, includeArtifacts
   if (historyLength !== undefined) task.history = historyLength === 0 ? [] : task.history.slice(-historyLength);
   if (!includeArtifacts) task.artifacts = [];
   return task;
-}
-
-/** The change with its payload copied, so storage never aliases the caller's objects. */
-function ownChange(change: TaskChange): TaskChange {
-  switch (change.kind) {
-    case "status":
-      return { kind: "status", status: cloneTaskStatus(change.status) };
-    case "artifact":
-      return { ...change, artifact: cloneArtifact(change.artifact) };
-    case "history":
-      return { kind: "history", message: cloneMessage(change.message) };
-  }
 }

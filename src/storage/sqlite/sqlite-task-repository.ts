@@ -3,9 +3,10 @@ import { dirname, resolve } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database, { type Database as Db, type Statement } from "better-sqlite3";
 import { cloneTask } from "../../codec/task-clone.js";
-import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
+import { ownChange } from "../owned-change.js";
 import { INITIAL_STATE, stateName } from "../../lifecycle/task-state.js";
 import {
   DuplicateTaskError,
@@ -119,8 +120,8 @@ export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): 
     db.pragma(`synchronous = ${options.durability === "power" ? "FULL" : "NORMAL"}`);
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     db.pragma("foreign_keys = ON");
-    // Each write runs in a savepoint whose undo pages go to a sub-journal; kept in memory it
-    // never spills to a temp file (measured: ~40 µs of system time less per blocking call).
+    // Undo pages of a statement inside the batch transaction (statement journal) stay in
+    // memory instead of a temp file.
     db.pragma("temp_store = MEMORY");
     checkSchema(db, file); // again, under the write connection: another process may have written since
     const schema = migrate(db, file);
@@ -169,25 +170,48 @@ function badData(file: string, err: unknown): SqliteStoreError {
   );
 }
 
-/** Writes applied per batch at most: a longer run of writes within one turn commits and starts a new batch. */
+/** Writes staged per batch at most: a longer run of writes within one turn commits and starts a new batch. */
 const BATCH_WRITE_LIMIT = 1000;
 
 /**
- * TaskRepository on SQLite (better-sqlite3, synchronous). Every write reads the row, checks
- * the version (compare-and-set), runs the shared guard `applyChange` on the decoded task and
- * writes back only what changed, inside its own SAVEPOINT, so a throw undoes that write
- * whole and nothing else.
+ * A task written in the open batch: its state after the writes applied so far, written to its
+ * row once, at commit. Its history holds nothing; the messages appended in this batch wait in
+ * `newHistory`.
+ */
+interface StagedTask {
+  readonly scopeId: number;
+  /** The row's key; undefined for a task created in this batch (inserted at commit). */
+  readonly pk: number | undefined;
+  readonly task: Task;
+  /** The stored artifacts blob, decoded into `task.artifacts` only when an artifact change needs them. */
+  readonly storedArtifacts: Uint8Array | null;
+  artifactsDecoded: boolean;
+  version: number;
+  readonly storedHistoryLength: number;
+  readonly newHistory: Message[];
+  statusChanged: boolean;
+  artifactsChanged: boolean;
+}
+
+/**
+ * TaskRepository on SQLite (better-sqlite3, synchronous).
  *
- * Group commit: a write is applied at once (guard, SQL) inside a batch transaction that the
- * first write of an event-loop turn opens (BEGIN IMMEDIATE) and that commits at the end of the
- * turn (setImmediate). The async `create` and `update` settle only after that COMMIT returned;
+ * A write is checked and applied at once, in memory: the task is read from its row (or taken
+ * from the open batch if the turn wrote it already), the version compared (compare-and-set),
+ * the shared guard `applyChange` run on it; a refused write changes nothing. The task then
+ * waits in the open batch, staged.
+ *
+ * Group commit: at the end of the event-loop turn (setImmediate) the batch is written in ONE
+ * transaction, each staged task to its row once, however many writes it took, with the
+ * messages it gained. The async `create` and `update` settle only after that COMMIT returned;
  * the synchronous face (`immediate`) answers at once and tells of the commit through
- * `afterCommit`, so an agent can finish a task within the turn and its writes share one commit.
- * A commit (its WAL append, page by page) is most of a small write's cost, so the writes of
- * one task and of concurrent tasks share it; a lone write waits at most one turn. Reads never
- * see a write that is not committed: every read commits the open batch first.
+ * `afterCommit`, so an agent can finish a task within the turn and its four writes cost one
+ * row write and share one commit. A failed commit loses the whole batch, and everyone who
+ * waits for it hears why. Reads never see a write that is not committed, nor miss one that
+ * was applied: a read of a staged task (or any list) commits the batch first.
  *
- * Nothing is cached but scope ids, so memory stays flat however many tasks are stored.
+ * Nothing is cached but scope ids and the tasks of the open batch, so memory stays flat
+ * however many tasks are stored.
  */
 export class SqliteTaskRepository implements TaskRepository, ImmediateTaskRepository {
   readonly immediate: ImmediateTaskRepository = this;
@@ -196,6 +220,8 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private readonly pageStatements = new Map<string, Statement>();
   private readonly countStatements = new Map<string, Statement>();
   private readonly scopeIds = new Map<string, number>();
+  /** The open batch: tasks written this turn, by id. */
+  private readonly staged = new Map<string, StagedTask>();
   /** Told when the open batch commits or is lost; undefined while no batch is open. */
   private batchCallbacks: CommitCallback[] | undefined;
   private batchWrites = 0;
@@ -217,14 +243,15 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       addScope: db.prepare("INSERT INTO scopes (tenant, principal) VALUES (?, ?) ON CONFLICT DO NOTHING"),
       insertTask: db.prepare(
         `INSERT INTO tasks (id, scope_id, context_id, state, status_micros, version, history_len, task, artifacts)
-         VALUES (@id, @scopeId, @contextId, @state, @statusMicros, 1, @historyLen, @task, @artifacts)`,
+         VALUES (@id, @scopeId, @contextId, @state, @statusMicros, @version, @historyLen, @task, @artifacts)`,
       ),
+      taskExists: db.prepare("SELECT 1 FROM tasks WHERE id = ?").pluck(),
       selectTask: db.prepare("SELECT pk, scope_id, version, history_len, task, artifacts FROM tasks WHERE id = ?"),
       updateStatus: db.prepare(
         `UPDATE tasks SET state = @state, status_micros = @statusMicros, version = @version, history_len = @historyLen, task = @task
          WHERE pk = @pk`,
       ),
-      updateArtifacts: db.prepare("UPDATE tasks SET version = @version, artifacts = @artifacts WHERE pk = @pk"),
+      updateArtifacts: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen, artifacts = @artifacts WHERE pk = @pk"),
       updateVersion: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen WHERE pk = @pk"),
       insertHistory: db.prepare("INSERT INTO history (task_pk, seq, message) VALUES (?, ?, ?)"),
       allHistory: db.prepare("SELECT message FROM history WHERE task_pk = ? ORDER BY seq").pluck(),
@@ -245,11 +272,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     };
     // Transaction wrappers are made once too: better-sqlite3 compiles BEGIN/COMMIT per wrapper.
     this.tx = {
-      // Run inside the batch transaction, so each is a SAVEPOINT of its own.
-      create: db.transaction((row: NewTaskRow) => this.insertTask(row)),
-      update: db.transaction((scope: TaskScope, taskId: string, expected: number, change: TaskChange) =>
-        this.applyUpdate(scope, taskId, expected, change),
-      ),
+      batch: db.transaction(() => {
+        for (const staged of this.staged.values()) this.writeStaged(staged);
+      }),
       list: db.transaction((scope: TaskScope, query: TaskQuery) => this.readPage(scope, query)),
       purge: db.transaction((statusMicros: number) => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes),
     };
@@ -278,14 +303,29 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (task.status.state !== INITIAL_STATE) {
       throw new InvalidChangeError(task.id, `a new task starts in ${stateName(INITIAL_STATE)}, not ${stateName(task.status.state)}`);
     }
-    const scopeId = this.knownScopeId(scope) ?? this.addScope(scope);
-    const row = newTaskRow(scopeId, task);
-    this.inBatch(() => this.tx.create(row));
+    const scopeId = this.scopeId(scope, true)!;
+    this.makeRoom();
+    if (this.staged.has(task.id) || this.guarded(() => this.s.taskExists.get(task.id)) !== undefined) throw new DuplicateTaskError(task.id);
+    const own = cloneTask(task); // the caller keeps its object and may change it once this call returned
+    const history = own.history;
+    own.history = [];
+    this.stage(task.id, {
+      scopeId,
+      pk: undefined,
+      task: own,
+      storedArtifacts: null,
+      artifactsDecoded: true,
+      version: 1,
+      storedHistoryLength: 0,
+      newHistory: history,
+      statusChanged: true,
+      artifactsChanged: true,
+    });
     return 1;
   }
 
   getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined {
-    this.commit();
+    if (this.staged.has(taskId)) this.commit();
     return this.guarded(() => {
       const scopeId = this.scopeId(scope, false);
       if (scopeId === undefined) return undefined;
@@ -296,7 +336,27 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   }
 
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
-    return this.inBatch(() => this.tx.update(scope, taskId, expectedVersion, change));
+    this.makeRoom();
+    const scopeId = this.scopeId(scope, false);
+    const known = this.staged.get(taskId);
+    const staged = known ?? this.guarded(() => this.load(taskId));
+    if (staged === undefined || scopeId === undefined || staged.scopeId !== scopeId) throw new TaskNotFoundError(taskId);
+    if (staged.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, staged.version);
+    const task = staged.task;
+    if (change.kind === "artifact" && !staged.artifactsDecoded) {
+      task.artifacts = this.guarded(() => decodeArtifacts(staged.storedArtifacts));
+      staged.artifactsDecoded = true;
+    }
+    applyChange(task, ownChange(change)); // throws, and changes nothing, if refused
+    // The guard appends messages to the history; they are the ones this write adds.
+    for (const message of task.history) staged.newHistory.push(message);
+    task.history.length = 0;
+    staged.version++;
+    if (change.kind === "status") staged.statusChanged = true;
+    else if (change.kind === "artifact") staged.artifactsChanged = true;
+    if (known === undefined) this.stage(taskId, staged);
+    else this.batchWrites++;
+    return staged.version;
   }
 
   readonly afterCommit = (callback: CommitCallback): void => {
@@ -305,7 +365,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   };
 
   async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
-    this.commit();
+    this.commit(); // a page shows every write applied so far, committed
     // One read transaction: the count and the page see the same snapshot.
     return this.guarded(() => this.tx.list.deferred(scope, query));
   }
@@ -338,12 +398,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   /** A small key/value store beside the tasks (e.g. the page-token secret). */
   async getMeta(key: string): Promise<string | undefined> {
-    this.commit();
     return this.guarded(() => this.s.getMeta.get(key) as string | undefined);
   }
 
   async setMeta(key: string, value: string): Promise<void> {
-    this.commit();
     this.guarded(() => this.s.setMeta.run(key, value));
   }
 
@@ -360,32 +418,40 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     return new Promise<void>((resolve, reject) => this.afterCommit((error) => (error === undefined ? resolve() : reject(error))));
   }
 
-  /**
-   * Applies one write inside the open batch, opening one (and scheduling its commit) if none
-   * is: the write runs in a SAVEPOINT of its own, so its refusal undoes it alone. A failure that
-   * takes the whole transaction with it (SQLite rolled it back: disk full, I/O error) loses the
-   * batch, and every write applied in it is reported lost.
-   */
-  private inBatch<T>(write: () => T): T {
-    if (this.batchWrites >= BATCH_WRITE_LIMIT) this.commit();
-    if (this.batchCallbacks === undefined) this.openBatch();
-    try {
-      const result = write();
-      this.batchWrites++;
-      return result;
-    } catch (error) {
-      if (!this.db.inTransaction) this.endBatch(error);
-      throw isBadDataError(error) ? badData(this.file, error) : error;
-    }
+  /** A task not staged yet, as its row holds it; undefined if there is no such row. */
+  private load(taskId: string): StagedTask | undefined {
+    const row = this.s.selectTask.get(taskId) as TaskRow | undefined;
+    if (row === undefined) return undefined;
+    return {
+      scopeId: row.scope_id,
+      pk: row.pk,
+      task: decodeTaskCore(row.task), // without history: the guard only appends to it
+      storedArtifacts: row.artifacts,
+      artifactsDecoded: false,
+      version: row.version,
+      storedHistoryLength: row.history_len,
+      newHistory: [],
+      statusChanged: false,
+      artifactsChanged: false,
+    };
   }
 
-  private openBatch(): void {
-    this.guarded(() => this.s.begin.run()); // SQLITE_BUSY when another connection holds the write lock
-    this.batchCallbacks = [];
-    if (!this.commitScheduled) {
-      this.commitScheduled = true;
-      setImmediate(this.commitAtTurnEnd);
+  /** A full batch commits before the next write, so a long run of writes in one turn stays bounded. */
+  private makeRoom(): void {
+    if (this.batchWrites >= BATCH_WRITE_LIMIT) this.commit();
+  }
+
+  /** Puts a task in the open batch, opening one (and scheduling its commit) if none is. */
+  private stage(taskId: string, staged: StagedTask): void {
+    if (this.batchCallbacks === undefined) {
+      this.batchCallbacks = [];
+      if (!this.commitScheduled) {
+        this.commitScheduled = true;
+        setImmediate(this.commitAtTurnEnd);
+      }
     }
+    this.staged.set(taskId, staged);
+    this.batchWrites++;
   }
 
   private readonly commitAtTurnEnd = (): void => {
@@ -393,72 +459,56 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.commit();
   };
 
-  /** Commits the open batch, if any, and tells everyone who waits for it. */
+  /**
+   * Writes the open batch in one IMMEDIATE transaction and tells everyone who waits for it.
+   * Any failure (the write lock not had, disk full, I/O error) rolls all of it back: the batch
+   * is lost, whole.
+   */
   private commit(): void {
-    if (this.batchCallbacks === undefined || !this.db.open) return;
+    const callbacks = this.batchCallbacks;
+    if (callbacks === undefined || !this.db.open) return;
     let failure: unknown;
     try {
-      this.s.commit.run();
+      this.tx.batch.immediate();
     } catch (error) {
       failure = isBadDataError(error) ? badData(this.file, error) : error;
-      if (this.db.inTransaction) this.s.rollback.run();
     }
-    this.endBatch(failure);
-  }
-
-  /** The batch is over, committed (`failure` undefined) or rolled back: callbacks in order. */
-  private endBatch(failure: unknown): void {
-    const callbacks = this.batchCallbacks!;
+    this.staged.clear();
     this.batchCallbacks = undefined;
     this.batchWrites = 0;
     for (const callback of callbacks) callback(failure);
   }
 
-  private insertTask(row: NewTaskRow): void {
-    let pk: number;
-    try {
-      pk = Number(this.s.insertTask.run(row.columns).lastInsertRowid);
-    } catch (err) {
-      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new DuplicateTaskError(row.columns.id);
-      throw err;
-    }
-    row.history.forEach((message, seq) => this.s.insertHistory.run(pk, seq, message));
-  }
-
-  private applyUpdate(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
-    const scopeId = this.scopeId(scope, false);
-    const row = scopeId === undefined ? undefined : (this.s.selectTask.get(taskId) as TaskRow | undefined);
-    if (row === undefined || row.scope_id !== scopeId) throw new TaskNotFoundError(taskId);
-    if (row.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, row.version);
-
-    // History is not loaded: the guard only appends to it, so what it appends is new.
-    const task = decodeTaskCore(row.task);
-    if (change.kind === "artifact") task.artifacts = decodeArtifacts(row.artifacts);
-    applyChange(task, change);
-
-    const version = row.version + 1;
-    const historyLen = row.history_len + task.history.length;
-    task.history.forEach((message, i) => this.s.insertHistory.run(row.pk, row.history_len + i, encodeMessage(message)));
-    switch (change.kind) {
-      case "status":
-        this.s.updateStatus.run({
-          pk: row.pk,
+  /** One staged task to its row: inserted if new, else only the columns its writes changed; then its new messages. */
+  private writeStaged(staged: StagedTask): void {
+    const task = staged.task;
+    const historyLen = staged.storedHistoryLength + staged.newHistory.length;
+    let pk = staged.pk;
+    if (pk === undefined) {
+      pk = Number(
+        this.s.insertTask.run({
+          id: task.id,
+          scopeId: staged.scopeId,
+          contextId: task.contextId,
           state: task.status!.state,
           statusMicros: statusMicros(task),
-          version,
+          version: staged.version,
           historyLen,
           task: encodeTaskCore(task),
-        });
-        break;
-      case "artifact":
-        // Only the artifacts blob changes; the task blob and the status stay as they are.
-        this.s.updateArtifacts.run({ pk: row.pk, version, artifacts: encodeArtifacts(task.artifacts) });
-        break;
-      case "history":
-        this.s.updateVersion.run({ pk: row.pk, version, historyLen });
-        break;
+          artifacts: encodeArtifacts(task.artifacts),
+        }).lastInsertRowid,
+      );
+    } else {
+      const version = staged.version;
+      if (staged.statusChanged) {
+        this.s.updateStatus.run({ pk, state: task.status!.state, statusMicros: statusMicros(task), version, historyLen, task: encodeTaskCore(task) });
+      }
+      if (staged.artifactsChanged) this.s.updateArtifacts.run({ pk, version, historyLen, artifacts: encodeArtifacts(task.artifacts) });
+      if (!staged.statusChanged && !staged.artifactsChanged) this.s.updateVersion.run({ pk, version, historyLen });
     }
-    return version;
+    for (let i = 0; i < staged.newHistory.length; i++) {
+      this.s.insertHistory.run(pk, staged.storedHistoryLength + i, encodeMessage(staged.newHistory[i]!));
+    }
   }
 
   private readPage(scope: TaskScope, query: TaskQuery): TaskPage {
@@ -499,11 +549,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   }
 
   /**
-   * Stores the scope row outside any batch (the open one commits first), so the cached id
-   * never points at a row that a lost batch took with it.
+   * Stores the scope row at once, in a transaction of its own (the batch is written only at
+   * commit), so the cached id never points at a row that a lost batch took with it.
    */
   private addScope(scope: TaskScope): number {
-    this.commit();
     return this.guarded(() => {
       this.s.addScope.run(scope.tenant, scope.principal);
       return this.findScope(scope)!;
@@ -571,37 +620,6 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
 
 function scopeKey(scope: TaskScope): string {
   return JSON.stringify([scope.tenant, scope.principal]);
-}
-
-/** A new task's row and history rows, encoded. */
-interface NewTaskRow {
-  readonly columns: {
-    readonly id: string;
-    readonly scopeId: number;
-    readonly contextId: string;
-    readonly state: number;
-    readonly statusMicros: number;
-    readonly historyLen: number;
-    readonly task: Uint8Array;
-    readonly artifacts: Uint8Array | null;
-  };
-  readonly history: readonly Uint8Array[];
-}
-
-function newTaskRow(scopeId: number, task: Task): NewTaskRow {
-  return {
-    columns: {
-      id: task.id,
-      scopeId,
-      contextId: task.contextId,
-      state: task.status!.state,
-      statusMicros: statusMicros(task),
-      historyLen: task.history.length,
-      task: encodeTaskCore(task),
-      artifacts: encodeArtifacts(task.artifacts),
-    },
-    history: task.history.map(encodeMessage),
-  };
 }
 
 function filters(q: TaskQuery): string[] {

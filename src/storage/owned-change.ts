@@ -1,0 +1,17 @@
+import { cloneArtifact, cloneMessage, cloneTaskStatus } from "../codec/task-clone.js";
+import type { TaskChange } from "../lifecycle/task-repository.js";
+
+/**
+ * A copy of `change` that a store may keep: the caller may reuse or change its objects once
+ * the write returned, and what is stored must not change with them.
+ */
+export function ownChange(change: TaskChange): TaskChange {
+  switch (change.kind) {
+    case "status":
+      return { kind: "status", status: cloneTaskStatus(change.status) };
+    case "artifact":
+      return { ...change, artifact: cloneArtifact(change.artifact) };
+    case "history":
+      return { kind: "history", message: cloneMessage(change.message) };
+  }
+}
