@@ -12,6 +12,8 @@ export interface StreamSink {
   next(response: StreamResponse): void;
   /** The stream is complete (ruling A-2); no more `next` calls follow. */
   end(): void;
+  /** The stream cannot go on (its task's writes were lost): it ends with `error`; nothing follows. */
+  fail(error: unknown): void;
 }
 
 /** A stream closes after the event that makes its task terminal or INPUT_REQUIRED; it stays open through AUTH_REQUIRED (A-2). */
@@ -70,6 +72,14 @@ export class TaskFeed {
     if (this.ended) return;
     this.sink.next(response);
     this.finish();
+  }
+
+  /** Ends the stream with `error` instead of its closing event. */
+  fail(error: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.close();
+    this.sink.fail(error);
   }
 
   close(): void {

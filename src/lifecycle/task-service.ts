@@ -138,7 +138,19 @@ export class TaskService implements RunHost {
       throw outcome.kind === "error" ? outcome.error : agentGaveNoAnswer();
     }
     if (outcome.kind === "message") feed.sendMessageAndEnd(create(StreamResponseSchema, { payload: { case: "message", value: outcome.message } }));
+    else this.failStreamIfWritesLost(outcome.writer, feed);
     return { close: () => feed.close() };
+  }
+
+  /**
+   * A store that commits later can lose a batch (disk full, I/O error): the stream then never
+   * gets the events it waits for, so it ends with the store's error instead of hanging.
+   */
+  private failStreamIfWritesLost(writer: TaskWriter, feed: TaskFeed): void {
+    if (writer.settled || this.repository.immediate?.afterCommit === undefined) return;
+    writer.onSettled(() => {
+      if (writer.writeFailure !== undefined) feed.fail(writer.writeFailure);
+    });
   }
 
   async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink): Promise<StreamHandle> {

@@ -79,6 +79,9 @@ export async function pipeStream(
     end() {
       settle();
     },
+    fail(error) {
+      settle(error instanceof Error ? error : new Error(String(error)));
+    },
   };
   const onAbort = () => settle();
   call.signal.addEventListener("abort", onAbort, { once: true });

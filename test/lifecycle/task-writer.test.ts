@@ -192,6 +192,38 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     expect(writer.writeFailure).toBeUndefined();
   });
 
+  describe("when the commit that holds a new task is lost", () => {
+    const agent: Agent = {
+      async execute(ctx) {
+        await ctx.working();
+        await ctx.complete("done");
+      },
+    };
+    const request = () =>
+      create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
+    const rc = (): RequestContext => ({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() });
+    const failInserts = () =>
+      (sqlite as unknown as { db: Database.Database }).db.exec("CREATE TEMP TRIGGER fail_insert BEFORE INSERT ON tasks BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+    const serviceOnSqlite = () =>
+      new TaskService({ repository: sqlite, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
+
+    it("a blocking caller gets the store's error", async () => {
+      failInserts();
+      await expect(serviceOnSqlite().sendMessage(rc(), request())).rejects.toMatchObject({ message: "injected failure" });
+    });
+
+    it("a stream ends with the store's error instead of waiting forever, having sent nothing", async () => {
+      failInserts();
+      const seen: string[] = [];
+      let failure: unknown;
+      const sink = { next: () => seen.push("next"), end: () => seen.push("end"), fail: (error: unknown) => ((failure = error), seen.push("fail")) };
+      await serviceOnSqlite().sendStreamingMessage(rc(), request(), sink);
+      for (let i = 0; i < 3 && seen.length === 0; i++) await turnEnd();
+      expect(seen).toEqual(["fail"]);
+      expect(failure).toMatchObject({ message: "injected failure" });
+    });
+  });
+
   it("a blocking SendMessage runs the agent within one turn and replies with what is on disk", async () => {
     const agent: Agent = {
       async execute(ctx) {

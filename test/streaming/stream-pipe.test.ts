@@ -166,7 +166,7 @@ describe("EventHub", () => {
     const hub = new EventHub();
     const got: StreamResponse[][] = [[], [], []];
     for (const list of got) {
-      const feed = new TaskFeed(hub, { next: (r) => list.push(r), end: () => undefined }, undefined);
+      const feed = new TaskFeed(hub, { next: (r) => list.push(r), end: () => undefined, fail: () => undefined }, undefined);
       feed.attachAtCreation("t");
     }
     hub.publish(status(2));
