@@ -170,7 +170,9 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
       metadata: input.metadata,
       extensions: input.extensions ?? [],
     });
-    return this.refusalsLogged(writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false }), "artifact");
+    // Fresh when nothing of the agent's input is kept by reference (text parts, no metadata or extension list).
+    const fresh = input.metadata === undefined && input.extensions === undefined && allText(input.parts);
+    return this.refusalsLogged(writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false, fresh }), "artifact");
   }
 
   /** A status change made by the service itself (failure, cancel): no agent misuse checks. */
@@ -201,7 +203,8 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
 
   private status(state: TaskState, content: MessageInput | undefined): Promise<void> {
     // Not async: once the task exists, a status update costs no promise besides the write's own.
-    const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId) }), stateName(state));
+    const fresh = content === undefined || typeof content === "string" || allText(content);
+    const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId), fresh }), stateName(state));
     try {
       return this.withWriter(write);
     } catch (error) {
@@ -282,6 +285,12 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     if (parts.length === 0) throw new AgentMisuseError("an agent message needs at least one part");
     return agentMessageLiteral(newId(), this.contextId, taskId ?? "", parts);
   }
+}
+
+/** Parts given as plain strings become new text parts: nothing of the agent's is kept by reference. */
+function allText(parts: readonly PartInput[]): boolean {
+  for (const part of parts) if (typeof part !== "string") return false;
+  return true;
 }
 
 function toPart(input: PartInput): Part {

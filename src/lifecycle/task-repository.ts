@@ -27,9 +27,11 @@ export interface StoredTask {
  *   Refused on a terminal task.
  */
 export type TaskChange =
-  | { readonly kind: "status"; readonly status: TaskStatus }
-  | { readonly kind: "artifact"; readonly artifact: Artifact; readonly append: boolean; readonly lastChunk: boolean }
-  | { readonly kind: "history"; readonly message: Message };
+  | { readonly kind: "status"; readonly status: TaskStatus; readonly fresh?: boolean }
+  | { readonly kind: "artifact"; readonly artifact: Artifact; readonly append: boolean; readonly lastChunk: boolean; readonly fresh?: boolean }
+  | { readonly kind: "history"; readonly message: Message; readonly fresh?: boolean };
+// `fresh`: every object in the change was made for this write and none is changed afterwards
+// (nor shared with the agent), so a store may keep them as they are instead of copying them.
 
 /** Keyset position in the ListTasks order: status timestamp newest first, then task id descending. */
 export interface ListCursor {

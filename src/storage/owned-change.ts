@@ -3,9 +3,11 @@ import type { TaskChange } from "../lifecycle/task-repository.js";
 
 /**
  * A copy of `change` that a store may keep: the caller may reuse or change its objects once
- * the write returned, and what is stored must not change with them.
+ * the write returned, and what is stored must not change with them. A `fresh` change is
+ * kept as it is.
  */
 export function ownChange(change: TaskChange): TaskChange {
+  if (change.fresh === true) return change; // nobody else holds or changes these objects
   switch (change.kind) {
     case "status":
       return { kind: "status", status: cloneTaskStatus(change.status) };

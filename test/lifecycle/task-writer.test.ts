@@ -300,3 +300,40 @@ describe("blocking SendMessage on either kind of store", () => {
     expect(memory.tasksInProgress).toBe(0);
   });
 });
+
+describe("what an agent hands in is copied unless the run made it", () => {
+  it.each(["memory", "sqlite"] as const)("%s: changing the agent's part objects, metadata and lists after the update changes nothing stored", async (kind) => {
+    const dir = mkdtempSync(join(tmpdir(), "a2a-agent-input-"));
+    const repository = kind === "memory" ? new MemoryTaskRepository() : openSqliteTaskRepository({ file: join(dir, "tasks.db") });
+    try {
+      const metadata = { source: "agent" };
+      const extensions = ["urn:x"];
+      const part = { content: { case: "text" as const, value: "original" } };
+      const statusPart = { content: { case: "text" as const, value: "status original" } };
+      const agent: Agent = {
+        async execute(ctx) {
+          await ctx.working([statusPart]);
+          await ctx.artifact({ artifactId: "a-1", name: "answer", parts: [part, "plain"], metadata, extensions });
+          part.content.value = "changed"; // while the task is still live in the store
+          statusPart.content.value = "status changed";
+          metadata.source = "changed";
+          extensions.push("urn:y");
+          await ctx.complete("done"); // text only: kept as it is
+        },
+      };
+      const service = new TaskService({ repository, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
+      const request = create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
+      const reply = await service.sendMessage({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() }, request);
+      const id = (reply.payload.value as { id: string }).id;
+      const stored = (await repository.get(scope, id))!.task;
+      const artifact = stored.artifacts[0]!;
+      expect(artifact.parts.map((p) => p.content.value)).toEqual(["original", "plain"]);
+      expect(artifact.metadata).toEqual({ source: "agent" });
+      expect(artifact.extensions).toEqual(["urn:x"]);
+      expect(stored.history.map((m) => m.parts[0]!.content.value)).toEqual(["2 + 2?", "status original", "done"]);
+    } finally {
+      await repository.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
