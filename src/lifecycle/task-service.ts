@@ -97,27 +97,85 @@ export class TaskService implements RunHost {
     return this.options.repository;
   }
 
-  async sendMessage(rc: RequestContext, request: SendMessageRequest): Promise<SendMessageResponse> {
+  sendMessage(rc: RequestContext, request: SendMessageRequest): Promise<SendMessageResponse> {
     const message = request.message!;
-    // The usual message (a new task, no references) starts its run without a microtask.
-    const run = message.taskId === "" && message.referenceTaskIds.length === 0 ? this.launchNewRun(rc, request, []) : await this.startRun(rc, request);
-    const outcome = run.answer ?? (await run.outcome); // usually answered already: no await
-    this.collectExtensions(rc, run);
-    if (outcome.kind === "nothing") throw agentGaveNoAnswer();
-    if (outcome.kind === "error") throw outcome.error;
-    if (outcome.kind === "message") return sendMessageResponseLiteral({ case: "message", value: outcome.message });
-    const writer = outcome.writer;
-    if (!request.configuration?.returnImmediately) {
-      const waiting = this.waitUntilSettled(writer, rc);
-      if (waiting !== undefined) await waiting;
+    if (message.taskId !== "" || message.referenceTaskIds.length > 0) return this.startRun(rc, request).then((run) => this.answer(rc, request, run));
+    // The usual message (a new task, no references) starts its run without a microtask, and is
+    // usually answered within the call: then no await, and one promise for the whole reply.
+    let run: AgentRun;
+    try {
+      run = this.launchNewRun(rc, request, []);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.answer(rc, request, run);
+  }
+
+  /** The reply to SendMessage once `run` has answered: the message, or the task (once settled, unless asked not to wait). */
+  private answer(rc: RequestContext, request: SendMessageRequest, run: AgentRun): Promise<SendMessageResponse> {
+    const outcome = run.answer;
+    if (outcome === undefined) return run.outcome.then(() => this.answer(rc, request, run));
+    try {
+      this.collectExtensions(rc, run);
+      if (outcome.kind === "nothing") throw agentGaveNoAnswer();
+      if (outcome.kind === "error") throw outcome.error;
+      if (outcome.kind === "message") return Promise.resolve(sendMessageResponseLiteral({ case: "message", value: outcome.message }));
+      const writer = outcome.writer;
+      if (request.configuration?.returnImmediately || writer.settled) return this.taskReply(rc, request, run, writer);
+      return this.taskReplyWhenSettled(rc, request, run, writer);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The task reply once the task is settled, or its client has gone (the reply then holds the
+   * task as it is, and will likely not be read; the task goes on). Why a callback on the writer
+   * and not a promise to await: one promise per blocking call instead of three.
+   */
+  private taskReplyWhenSettled(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): Promise<SendMessageResponse> {
+    return new Promise<SendMessageResponse>((resolve, reject) => {
+      let stopWatching: (() => void) | undefined;
+      let ended = false;
+      const end = () => {
+        if (ended) return; // settled and gone both call it
+        ended = true;
+        stopWatching?.();
+        stopWatching = undefined;
+        if (this.repository.immediate === undefined) {
+          this.taskReply(rc, request, run, writer).then(resolve, reject);
+          return;
+        }
+        try {
+          resolve(this.taskReplyNow(rc, request, run, writer));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      writer.onSettled(end);
+      if (!ended) stopWatching = watchGone(rc, end);
+    });
+  }
+
+  /** The task reply, read as the task is now. */
+  private taskReply(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): Promise<SendMessageResponse> {
+    if (this.repository.immediate !== undefined) {
+      try {
+        return Promise.resolve(this.taskReplyNow(rc, request, run, writer));
+      } catch (error) {
+        return Promise.reject(error);
+      }
     }
     this.collectExtensions(rc, run);
     const options = { historyLength: request.configuration?.historyLength };
-    const immediate = this.repository.immediate;
-    const stored = immediate !== undefined ? immediate.getNow(rc.caller, writer.taskId, options) : await this.repository.get(rc.caller, writer.taskId, options);
-    if (writer.writeFailure !== undefined) throw writer.writeFailure; // the store could not commit what the agent wrote
-    if (!stored) throw new TaskNotFoundError(writer.taskId);
-    return sendMessageResponseLiteral({ case: "task", value: stored.task });
+    return this.repository.get(rc.caller, writer.taskId, options).then((stored) => taskResponse(writer, stored));
+  }
+
+  /** `taskReply` on a synchronous store. */
+  private taskReplyNow(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): SendMessageResponse {
+    this.collectExtensions(rc, run);
+    const options = { historyLength: request.configuration?.historyLength };
+    return taskResponse(writer, this.repository.immediate!.getNow(rc.caller, writer.taskId, options));
   }
 
   /**
@@ -410,23 +468,6 @@ export class TaskService implements RunHost {
     if (!isSettled(state)) return run.settle(TaskState.FAILED, "the agent stopped without finishing the task");
   }
 
-  /** Resolves when the task is settled, or its client has gone; undefined when it is settled already. */
-  private waitUntilSettled(writer: TaskWriter, rc: RequestContext): Promise<void> | undefined {
-    if (writer.settled) return undefined;
-    // The client going away ends the wait too: the reply then holds the task as it is (and
-    // will likely not be read); the task goes on.
-    return new Promise<void>((resolve) => {
-      let stopWatching: (() => void) | undefined;
-      const end = () => {
-        stopWatching?.();
-        stopWatching = undefined;
-        resolve();
-      };
-      writer.onSettled(end);
-      stopWatching = watchGone(rc, end);
-    });
-  }
-
   private writerFor(scope: Caller, stored: StoredTask): TaskWriter {
     const existing = this.writers.get(stored.task.id);
     if (existing) return existing;
@@ -499,6 +540,13 @@ export class TaskService implements RunHost {
 }
 
 /** Calls `listener` when the request's client goes away (from now on); returns the remover. */
+/** SendMessage's reply holding the task as read, unless its writes were lost or it is gone. */
+function taskResponse(writer: TaskWriter, stored: StoredTask | undefined): SendMessageResponse {
+  if (writer.writeFailure !== undefined) throw writer.writeFailure; // the store could not commit what the agent wrote
+  if (!stored) throw new TaskNotFoundError(writer.taskId);
+  return sendMessageResponseLiteral({ case: "task", value: stored.task });
+}
+
 function watchGone(rc: RequestContext, listener: (reason: unknown) => void): () => void {
   if (rc.onGone) return rc.onGone(listener);
   const signal = rc.signal;
