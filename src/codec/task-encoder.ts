@@ -93,6 +93,14 @@ export function encodeTaskPayload(task: Task): Uint8Array {
   return encode(() => messageItem(1, task, writeTask));
 }
 
+/**
+ * A response whose oneof payload is `message` and nothing else: SendMessageResponse and
+ * StreamResponse both carry the message as field 2 (an agent's message-only answer).
+ */
+export function encodeMessagePayload(message: Message): Uint8Array {
+  return encode(() => messageItem(2, message, writeMessage));
+}
+
 /** A Message on its own (the SQLite store keeps each history message as its own blob). */
 export function encodeMessage(message: Message): Uint8Array {
   return encode(() => writeMessage(message));

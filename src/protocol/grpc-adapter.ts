@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import { SendMessageRequestSchema, SendMessageResponseSchema, StreamResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
+import { encodeMessagePayload, encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import type { Logger } from "pino";
@@ -147,7 +147,10 @@ function responseEncoder(schema: DescMessage): (message: Message) => Uint8Array 
   if (schema.typeName !== SendMessageResponseSchema.typeName && schema.typeName !== StreamResponseSchema.typeName) return encode;
   return (message) => {
     const { payload, $unknown } = message as SendMessageResponse | StreamResponse;
-    return payload.case === "task" && $unknown === undefined ? encodeTaskPayload(payload.value) : encode(message);
+    if ($unknown !== undefined) return encode(message);
+    if (payload.case === "task") return encodeTaskPayload(payload.value);
+    if (payload.case === "message") return encodeMessagePayload(payload.value);
+    return encode(message);
   };
 }
 

@@ -15,7 +15,7 @@ import {
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
-import { ENCODED_FIELDS, encodeMessage, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
+import { ENCODED_FIELDS, encodeMessage, encodeMessagePayload, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
 import { RandomTasks } from "./random-tasks.js";
 import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
@@ -45,6 +45,17 @@ describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobu
       const payload = hex(encodeTaskPayload(task));
       expect(payload).toBe(hex(toBinary(SendMessageResponseSchema, create(SendMessageResponseSchema, { payload: { case: "task", value: task } }))));
       expect(payload).toBe(hex(toBinary(StreamResponseSchema, create(StreamResponseSchema, { payload: { case: "task", value: task } }))));
+    }
+  });
+
+  it("R-GEN-1: encodeMessagePayload gives the bytes of a SendMessageResponse and of a StreamResponse holding the message", () => {
+    const random = new EncoderTasks(0x3e11);
+    const messages = [create(MessageSchema), message(), ...Array.from({ length: 200 }, () => random.task().history).flat()];
+    expect(messages.length).toBeGreaterThan(100);
+    for (const m of messages) {
+      const payload = hex(encodeMessagePayload(m));
+      expect(payload).toBe(hex(toBinary(SendMessageResponseSchema, create(SendMessageResponseSchema, { payload: { case: "message", value: m } }))));
+      expect(payload).toBe(hex(toBinary(StreamResponseSchema, create(StreamResponseSchema, { payload: { case: "message", value: m } }))));
     }
   });
 
