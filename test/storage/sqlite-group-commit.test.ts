@@ -90,6 +90,21 @@ test("issue 5 §3: a read never sees a write that is not committed: it commits w
   }
 });
 
+test("issue 5 §3: a page of ListTasks shows the writes applied so far, committed first; a read of another task commits nothing", async () => {
+  const reader = new Database(file, { readonly: true });
+  try {
+    const [a, b] = await created(2);
+    expect(repo.immediate.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+    expect((await repo.get(alice, b!))!.version).toBe(1);
+    expect(committedVersion(reader, a!)).toBe(1); // b's read left a's write staged
+    const page = await repo.list(alice, { pageSize: 10, includeArtifacts: false });
+    expect(page.tasks.find((t) => t.id === a)!.status!.state).toBe(S.WORKING);
+    expect(committedVersion(reader, a!)).toBe(2);
+  } finally {
+    reader.close();
+  }
+});
+
 test("issue 5 §3 (synchronous face): a write is applied and answered at once, and told of its commit at the end of the turn", async () => {
   const reader = new Database(file, { readonly: true });
   try {
