@@ -33,7 +33,7 @@ import type { CoreLogger } from "./logger.js";
 import { acceptsMediaType, partMediaType } from "./media-types.js";
 import type { PageTokenCodec } from "./page-token.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
-import { IllegalTransitionError, type StoredTask, type TaskRepository } from "./task-repository.js";
+import { IllegalTransitionError, type ReadOptions, type StoredTask, type TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
 import { TaskWriter } from "./task-writer.js";
 
@@ -159,23 +159,27 @@ export class TaskService implements RunHost {
 
   /** The task reply, read as the task is now. */
   private taskReply(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): Promise<SendMessageResponse> {
-    if (this.repository.immediate !== undefined) {
-      try {
-        return Promise.resolve(this.taskReplyNow(rc, request, run, writer));
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    if (this.repository.immediate === undefined) {
+      return this.repository.get(rc.caller, writer.taskId, replyReadOptions(request)).then((stored) => this.taskResponse(rc, run, writer, stored));
     }
-    this.collectExtensions(rc, run);
-    const options = { historyLength: request.configuration?.historyLength };
-    return this.repository.get(rc.caller, writer.taskId, options).then((stored) => taskResponse(writer, stored));
+    try {
+      return Promise.resolve(this.taskReplyNow(rc, request, run, writer));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** `taskReply` on a synchronous store. */
   private taskReplyNow(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): SendMessageResponse {
+    return this.taskResponse(rc, run, writer, this.repository.immediate!.getNow(rc.caller, writer.taskId, replyReadOptions(request)));
+  }
+
+  /** SendMessage's reply holding the task as read, unless its writes were lost or it is gone. */
+  private taskResponse(rc: RequestContext, run: AgentRun, writer: TaskWriter, stored: StoredTask | undefined): SendMessageResponse {
     this.collectExtensions(rc, run);
-    const options = { historyLength: request.configuration?.historyLength };
-    return taskResponse(writer, this.repository.immediate!.getNow(rc.caller, writer.taskId, options));
+    if (writer.writeFailure !== undefined) throw writer.writeFailure; // the store could not commit what the agent wrote
+    if (!stored) throw new TaskNotFoundError(writer.taskId);
+    return sendMessageResponseLiteral({ case: "task", value: stored.task });
   }
 
   /**
@@ -539,14 +543,12 @@ export class TaskService implements RunHost {
   }
 }
 
-/** Calls `listener` when the request's client goes away (from now on); returns the remover. */
-/** SendMessage's reply holding the task as read, unless its writes were lost or it is gone. */
-function taskResponse(writer: TaskWriter, stored: StoredTask | undefined): SendMessageResponse {
-  if (writer.writeFailure !== undefined) throw writer.writeFailure; // the store could not commit what the agent wrote
-  if (!stored) throw new TaskNotFoundError(writer.taskId);
-  return sendMessageResponseLiteral({ case: "task", value: stored.task });
+/** How SendMessage's reply reads its task: with the history length the request asked for. */
+function replyReadOptions(request: SendMessageRequest): ReadOptions {
+  return { historyLength: request.configuration?.historyLength };
 }
 
+/** Calls `listener` when the request's client goes away (from now on); returns the remover. */
 function watchGone(rc: RequestContext, listener: (reason: unknown) => void): () => void {
   if (rc.onGone) return rc.onGone(listener);
   const signal = rc.signal;

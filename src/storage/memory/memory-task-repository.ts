@@ -313,8 +313,10 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (kept.version !== this.tasks.version[slot] || this.tasks.body[slot] === LIVE_BODY) return undefined;
     const task = kept.task;
     // Storage pushed the status message into history as the same object; a decoded copy has two.
-    if (task.status?.message !== undefined && task.status.message === task.history[task.history.length - 1]) {
-      task.status.message = cloneMessage(task.status.message);
+    // A new status object: the one stored may be the run's own (a fresh change), shared with its event.
+    const status = task.status;
+    if (status?.message !== undefined && status.message === task.history[task.history.length - 1]) {
+      task.status = { ...status, message: cloneMessage(status.message) };
     }
     return kept;
   }
