@@ -20,12 +20,16 @@ const clock = new Clock();
 let dir: string;
 let file: string;
 let repo: SqliteTaskRepository;
+/** Another connection on the file, read-only: what another process would see. */
+let reader: Database.Database;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-group-"));
   file = join(dir, "tasks.db");
   repo = openSqliteTaskRepository({ file, busyTimeoutMs: 0 });
+  reader = new Database(file, { readonly: true });
 });
 afterEach(async () => {
+  reader.close();
   await repo.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -42,17 +46,12 @@ async function created(n: number): Promise<string[]> {
 }
 
 test("issue 5 §3 (ack after commit): each of many concurrent writes is visible to another connection the moment its promise resolves", async () => {
-  const reader = new Database(file, { readonly: true });
-  try {
-    const ids = await created(40);
-    for (const id of ids) expect(committedVersion(reader, id)).toBe(1);
-    const seenAtAck = await Promise.all(
-      ids.map((id) => repo.update(alice, id, 1, statusChange(S.WORKING, clock.next())).then((v) => ({ v, seen: committedVersion(reader, id) }))),
-    );
-    expect(seenAtAck).toEqual(ids.map(() => ({ v: 2, seen: 2 })));
-  } finally {
-    reader.close();
-  }
+  const ids = await created(40);
+  for (const id of ids) expect(committedVersion(reader, id)).toBe(1);
+  const seenAtAck = await Promise.all(
+    ids.map((id) => repo.update(alice, id, 1, statusChange(S.WORKING, clock.next())).then((v) => ({ v, seen: committedVersion(reader, id) }))),
+  );
+  expect(seenAtAck).toEqual(ids.map(() => ({ v: 2, seen: 2 })));
 });
 
 test("R-TASK-2/R-TASK-3: refused writes in the same turn as accepted ones reject alone; every accepted one is stored", async () => {
@@ -76,58 +75,43 @@ test("R-TASK-2/R-TASK-3: refused writes in the same turn as accepted ones reject
 });
 
 test("issue 5 §3: a read never sees a write that is not committed: it commits what was applied first", async () => {
-  const reader = new Database(file, { readonly: true });
-  try {
-    const [id] = await created(1);
-    const pending = repo.update(alice, id!, 1, statusChange(S.WORKING, clock.next()));
-    expect(committedVersion(reader, id!)).toBe(1); // applied, not committed
-    const read = await repo.get(alice, id!);
-    expect({ version: read!.version, state: read!.task.status!.state }).toEqual({ version: 2, state: S.WORKING });
-    expect(committedVersion(reader, id!)).toBe(2); // what the read returned is on disk
-    expect(await pending).toBe(2);
-  } finally {
-    reader.close();
-  }
+  const [id] = await created(1);
+  const pending = repo.update(alice, id!, 1, statusChange(S.WORKING, clock.next()));
+  expect(committedVersion(reader, id!)).toBe(1); // applied, not committed
+  const read = await repo.get(alice, id!);
+  expect({ version: read!.version, state: read!.task.status!.state }).toEqual({ version: 2, state: S.WORKING });
+  expect(committedVersion(reader, id!)).toBe(2); // what the read returned is on disk
+  expect(await pending).toBe(2);
 });
 
 test("issue 5 §3: a page of ListTasks shows the writes applied so far, committed first; a read of another task commits nothing", async () => {
-  const reader = new Database(file, { readonly: true });
-  try {
-    const [a, b] = await created(2);
-    expect(repo.immediate.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
-    expect((await repo.get(alice, b!))!.version).toBe(1);
-    expect(committedVersion(reader, a!)).toBe(1); // b's read left a's write staged
-    const page = await repo.list(alice, { pageSize: 10, includeArtifacts: false });
-    expect(page.tasks.find((t) => t.id === a)!.status!.state).toBe(S.WORKING);
-    expect(committedVersion(reader, a!)).toBe(2);
-  } finally {
-    reader.close();
-  }
+  const [a, b] = await created(2);
+  expect(repo.immediate.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+  expect((await repo.get(alice, b!))!.version).toBe(1);
+  expect(committedVersion(reader, a!)).toBe(1); // b's read left a's write staged
+  const page = await repo.list(alice, { pageSize: 10, includeArtifacts: false });
+  expect(page.tasks.find((t) => t.id === a)!.status!.state).toBe(S.WORKING);
+  expect(committedVersion(reader, a!)).toBe(2);
 });
 
 test("issue 5 §3 (synchronous face): a write is applied and answered at once, and told of its commit at the end of the turn", async () => {
-  const reader = new Database(file, { readonly: true });
-  try {
-    const [a, b] = await created(2);
-    const store = repo.immediate;
-    const told: string[] = [];
-    expect(store.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
-    store.afterCommit!((error) => told.push(`a ${String(error)} ${committedVersion(reader, a!)}`));
-    expect(store.updateNow(alice, a!, 2, statusChange(S.COMPLETED, clock.next()))).toBe(3); // guarded against the applied write
-    expect(() => store.updateNow(alice, b!, 5, statusChange(S.WORKING, clock.next()))).toThrow(VersionConflictError);
-    expect(() => store.updateNow(alice, a!, 3, statusChange(S.WORKING, clock.next()))).toThrow(IllegalTransitionError);
-    store.afterCommit!((error) => told.push(`b ${String(error)} ${committedVersion(reader, a!)}`));
-    expect(told).toEqual([]);
-    expect(committedVersion(reader, a!)).toBe(1);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(told).toEqual(["a undefined 3", "b undefined 3"]); // in order, once the commit is on disk
-    expect(committedVersion(reader, b!)).toBe(1); // the refused write undid nothing and stored nothing
-    const later: unknown[] = [];
-    store.afterCommit!((error) => later.push(error));
-    expect(later).toEqual([undefined]); // nothing waits for a commit: told at once
-  } finally {
-    reader.close();
-  }
+  const [a, b] = await created(2);
+  const store = repo.immediate;
+  const told: string[] = [];
+  expect(store.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+  store.afterCommit!((error) => told.push(`a ${String(error)} ${committedVersion(reader, a!)}`));
+  expect(store.updateNow(alice, a!, 2, statusChange(S.COMPLETED, clock.next()))).toBe(3); // guarded against the applied write
+  expect(() => store.updateNow(alice, b!, 5, statusChange(S.WORKING, clock.next()))).toThrow(VersionConflictError);
+  expect(() => store.updateNow(alice, a!, 3, statusChange(S.WORKING, clock.next()))).toThrow(IllegalTransitionError);
+  store.afterCommit!((error) => told.push(`b ${String(error)} ${committedVersion(reader, a!)}`));
+  expect(told).toEqual([]);
+  expect(committedVersion(reader, a!)).toBe(1);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(told).toEqual(["a undefined 3", "b undefined 3"]); // in order, once the commit is on disk
+  expect(committedVersion(reader, b!)).toBe(1); // the refused write undid nothing and stored nothing
+  const later: unknown[] = [];
+  store.afterCommit!((error) => later.push(error));
+  expect(later).toEqual([undefined]); // nothing waits for a commit: told at once
 });
 
 test("issue 5 §3: a batch that fails half-written is rolled back whole, everyone who waits hears why, and the store keeps working", async () => {
