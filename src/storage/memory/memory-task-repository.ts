@@ -25,11 +25,9 @@ import { packTask, unpackTask } from "./packed-task.js";
 import { ScopeTasks } from "./scope-tasks.js";
 import { LIVE_BODY, TaskColumns } from "./task-columns.js";
 
-/** At most this many just-packed tasks are kept live until the next event-loop turn. */
-const JUST_PACKED_MAX = 64;
-
-/** A task packed this turn, kept as the object it was packed from (see `justPacked`). */
+/** The task packed last, kept as the object it was packed from (see `lastPacked`). */
 interface JustPacked {
+  readonly id: string;
   readonly home: ScopeTasks;
   readonly slot: number;
   readonly version: number;
@@ -61,23 +59,22 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   /** Task and context ids, apart from the bodies: they live as long as their task, bodies may be repacked. */
   private readonly keys = new ByteSlabs();
   private readonly tasks = new TaskColumns(this.keys);
-  /** Bodies of tasks not packed (SUBMITTED, WORKING), by slot. */
-  private readonly live = new Map<number, Task>();
   /** The scope of the latest lookup (see scopeTasks). */
   private lastHome: ScopeTasks | undefined;
   /**
-   * Tasks packed during this turn of the event loop, by id, kept as the live objects they
-   * were packed from, with the version they were packed at. Why: a blocking caller reads its
-   * task right after it settles; handing it the object (once: no one else has it) saves
-   * decoding the bytes just made, and finding it by the id string (its hash cached) saves
-   * hashing the id into the key table. Cleared at the next turn, so memory stays packed.
+   * The task packed last, kept as the live object it was packed from, with the version it was
+   * packed at. Why: a blocking caller reads its task right after it settles; handing it the
+   * object (once: no one else has it) saves decoding the bytes just made, and finding it by the
+   * id string saves hashing the id into the key table. One task, not a map of them: the read
+   * follows the settling write, and a map whose size swings with every call reallocates its
+   * table as it empties (garbage on every call); a miss only costs the decode.
    */
-  private readonly justPacked = new Map<string, JustPacked>();
+  private lastPacked: JustPacked | undefined;
 
   /** Tasks not settled yet, which keep JS objects on the heap (their bodies, an id entry): what the memory tests watch. */
   get tasksInProgress(): number {
     let n = 0;
-    for (const home of this.allScopes()) n += home.activeIds.size;
+    for (const home of this.allScopes()) n += home.active.size;
     return n;
   }
 
@@ -111,9 +108,8 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     tasks.state[slot] = INITIAL_STATE;
     tasks.micros[slot] = statusMicros(task);
     tasks.version[slot] = 1;
-    this.live.set(slot, stored);
     home.ids.add(hash, slot);
-    home.activeIds.set(task.id, slot);
+    home.active.set(task.id, { slot, task: stored });
     home.contexts.add(slot, task.contextId);
     home.all.add(slot);
     home.stateIndex(INITIAL_STATE).add(slot);
@@ -127,12 +123,13 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (kept !== undefined) return { task: trimmed(kept.task, options.historyLength, true), version: kept.version };
     const slot = home.slotOf(taskId);
     if (slot < 0) return undefined;
-    return { task: trimmed(this.copyOf(home, slot), options.historyLength, true), version: this.tasks.version[slot]! };
+    return { task: trimmed(this.copyOf(home, slot, taskId), options.historyLength, true), version: this.tasks.version[slot]! };
   }
 
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
     const home = this.scopeTasks(scope);
-    const slot = home === undefined ? -1 : home.slotOf(taskId);
+    const live = home?.active.get(taskId);
+    const slot = live !== undefined ? live.slot : home === undefined ? -1 : home.ids.get(taskId, hashKey(taskId));
     if (slot < 0) throw new TaskNotFoundError(taskId);
     const tasks = this.tasks;
     const version = tasks.version[slot]!;
@@ -141,7 +138,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
     const packed = tasks.body[slot]!;
-    const task = packed === LIVE_BODY ? this.live.get(slot)! : (this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot));
+    const task = live !== undefined ? live.task : (this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot));
     applyChange(task, ownChange(change));
     if (packed !== LIVE_BODY) this.slabs.release(packed);
 
@@ -154,15 +151,13 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     tasks.micros[slot] = micros;
     if (isSettled(state)) {
       tasks.body[slot] = packTask(this.slabs, task);
-      this.live.delete(slot);
-      home!.activeIds.delete(taskId);
+      home!.active.delete(taskId);
       this.keepJustPacked(home!, taskId, slot, version + 1, task);
     } else {
       if (packed !== LIVE_BODY) {
         // Resumed (an interrupted task going on): its body is a live object again.
         tasks.body[slot] = LIVE_BODY;
-        this.live.set(slot, task);
-        home!.activeIds.set(taskId, slot);
+        home!.active.set(taskId, { slot, task });
       }
     }
     if (micros !== oldMicros) {
@@ -259,8 +254,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   async close(): Promise<void> {
     this.scopes.clear();
     this.lastHome = undefined;
-    this.live.clear();
-    this.justPacked.clear();
+    this.lastPacked = undefined;
     this.slabs.clear();
     this.keys.clear();
     this.tasks.clear();
@@ -271,20 +265,20 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     const tasks = this.tasks;
     const id = tasks.idOf(slot);
     home.ids.delete(hashKey(id), slot);
-    home.activeIds.delete(id);
+    home.active.delete(id);
     const body = tasks.body[slot]!;
     if (body !== LIVE_BODY) this.slabs.release(body);
-    this.live.delete(slot);
-    this.justPacked.delete(id);
+    if (this.lastPacked?.id === id) this.lastPacked = undefined;
     tasks.release(slot);
     home.all.drop();
     home.contexts.remove(slot, state);
     home.removed(slot);
   }
 
-  /** A copy of the stored task for a caller. */
-  private copyOf(home: ScopeTasks, slot: number): Task {
-    return this.tasks.body[slot] === LIVE_BODY ? cloneTask(this.live.get(slot)!) : this.unpack(home, slot);
+  /** A copy of the stored task for a caller. `id`: the task's id, when the caller has it (else read from the keys). */
+  private copyOf(home: ScopeTasks, slot: number, id?: string): Task {
+    if (this.tasks.body[slot] !== LIVE_BODY) return this.unpack(home, slot);
+    return cloneTask(home.active.get(id ?? this.tasks.idOf(slot))!.task);
   }
 
   private unpack(home: ScopeTasks, slot: number): Task {
@@ -292,13 +286,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
   }
 
   private keepJustPacked(home: ScopeTasks, id: string, slot: number, version: number, task: Task): void {
-    // Bounded too: a caller that settles many tasks without yielding to the event loop keeps few alive.
-    if (this.justPacked.size >= JUST_PACKED_MAX) {
-      this.justPacked.delete(id); // never leave an older object of this task behind
-      return;
-    }
-    if (this.justPacked.size === 0) setImmediate(() => this.justPacked.clear()).unref();
-    this.justPacked.set(id, { home, slot, version, task });
+    this.lastPacked = { id, home, slot, version, task };
   }
 
   /**
@@ -306,9 +294,9 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
    * owns it), if it is still what is stored.
    */
   private takeJustPacked(home: ScopeTasks, id: string): { task: Task; version: number } | undefined {
-    const kept = this.justPacked.get(id);
-    if (kept === undefined || kept.home !== home) return undefined; // none, or the same id in another scope
-    this.justPacked.delete(id);
+    const kept = this.lastPacked;
+    if (kept === undefined || kept.id !== id || kept.home !== home) return undefined; // another task, or the same id in another scope
+    this.lastPacked = undefined;
     const { slot } = kept;
     if (kept.version !== this.tasks.version[slot] || this.tasks.body[slot] === LIVE_BODY) return undefined;
     const task = kept.task;
