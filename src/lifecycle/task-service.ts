@@ -82,8 +82,12 @@ const DEFAULT_PAGE_SIZE = 50;
 export class TaskService implements RunHost {
   readonly clock: StatusClock;
   readonly logger: CoreLogger;
+  /**
+   * The writer of every task this process is working on or watching, with the run working on
+   * it (TaskWriter.run). Why the run on the writer and not a Map of its own: a second Map set
+   * and emptied on every call reallocated its table each time it emptied.
+   */
   private readonly writers = new Map<string, TaskWriter>();
-  private readonly runs = new Map<string, AgentRun>();
   /** Runs in flight, each with the promise that ends when it has finished. */
   private readonly activeRuns = new ActiveRuns<AgentRun>();
   private shuttingDown = false;
@@ -262,7 +266,7 @@ export class TaskService implements RunHost {
     // in reaction to its aborted signal comes after it and is refused by the guard.
     const writer = this.writerFor(rc.caller, stored);
     const canceled = writer.write({ kind: "status", status: this.serverStatus(TaskState.CANCELED, undefined, stored.task) });
-    this.runs.get(taskId)?.stop("the task was canceled");
+    writer.run?.stop("the task was canceled");
     await this.runCancelHook(stored.task, rc.caller, metadata);
     try {
       await canceled;
@@ -289,6 +293,7 @@ export class TaskService implements RunHost {
       const writer = this.writerFor(scope, task);
       if (this.options.agent.resume) {
         const run = new AgentRun(this, lastUserMessage(task.task), task.task, task.task.contextId, [], scope, [], undefined, writer);
+        writer.run = run; // a cancel stops it, and a follow-up waits for it, as for any run
         this.launch(run, true);
         resumed++;
         continue;
@@ -336,7 +341,7 @@ export class TaskService implements RunHost {
   private created(run: AgentRun, stored: StoredTask): TaskWriter {
     const { task } = stored;
     const writer = this.writerFor(run.caller, stored);
-    this.runs.set(task.id, run);
+    writer.run = run;
     for (const observe of run.onCreate) observe(writer);
     writer.announceCreated(task);
     return writer;
@@ -388,7 +393,7 @@ export class TaskService implements RunHost {
     beforeAgent?: (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>,
   ): Promise<AgentRun> {
     const taskId = message.taskId;
-    if (this.runs.has(taskId)) {
+    if (this.runOf(taskId) !== undefined) {
       await this.requireTask(rc.caller, taskId, 0); // unknown to this caller stays NOT_FOUND
       throw new UnsupportedOperationError(`task ${taskId} is still being worked on; send a follow-up when it asks for input`, { task_id: taskId });
     }
@@ -399,20 +404,21 @@ export class TaskService implements RunHost {
     }
     refuseTerminal(task, "send a message to");
     const state = task.status!.state;
-    if (!isSettled(state) || this.runs.has(taskId)) {
+    if (!isSettled(state) || this.runOf(taskId) !== undefined) {
       throw new UnsupportedOperationError(`task ${taskId} is ${stateName(state)}; send a follow-up when it asks for input`, { task_id: taskId });
     }
     message.contextId = task.contextId;
     const writer = this.writerFor(rc.caller, stored);
     const run = new AgentRun(this, message, task, task.contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata, writer);
-    this.runs.set(taskId, run); // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
+    writer.run = run; // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
     try {
       await writer.write({ kind: "history", message });
       await writer.write({ kind: "status", status: this.serverStatus(TaskState.WORKING, undefined, task) });
       task.history.push(message);
       await beforeAgent?.({ run, existing: writer });
     } catch (error) {
-      this.runs.delete(taskId);
+      writer.run = undefined;
+      this.dropWriterIfIdle(taskId);
       throw error;
     }
     this.launch(run, false);
@@ -450,7 +456,8 @@ export class TaskService implements RunHost {
     this.activeRuns.delete(run);
     const taskId = run.taskId;
     if (taskId === undefined) return;
-    if (this.runs.get(taskId) === run) this.runs.delete(taskId);
+    const writer = this.writers.get(taskId);
+    if (writer?.run === run) writer.run = undefined;
     this.dropWriterIfIdle(taskId);
   }
 
@@ -485,7 +492,12 @@ export class TaskService implements RunHost {
 
   private dropWriterIfIdle(taskId: string): void {
     const writer = this.writers.get(taskId);
-    if (writer?.idle && !this.runs.has(taskId)) this.writers.delete(taskId);
+    if (writer?.idle && writer.run === undefined) this.writers.delete(taskId);
+  }
+
+  /** The run working on task `taskId` in this process, if any. */
+  private runOf(taskId: string): AgentRun | undefined {
+    return this.writers.get(taskId)?.run;
   }
 
   private async requireTask(scope: Caller, taskId: string, historyLength: number | undefined): Promise<StoredTask> {

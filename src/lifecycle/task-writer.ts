@@ -1,6 +1,7 @@
 import type { Task, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
+import type { AgentRun } from "./agent-run.js";
 import { isSettled } from "./task-state.js";
 import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
 
@@ -26,6 +27,8 @@ type Unpublished = TaskChange | { readonly kind: "created"; readonly task: Task 
  * that a crash could take back.
  */
 export class TaskWriter {
+  /** The agent run working on this task in this process, if any; set and cleared by the service (TaskService). */
+  run: AgentRun | undefined = undefined;
   private queue: Promise<unknown> = WRITTEN; // settled: nothing to wait for
   private pending = 0;
   /** Called once the task is settled; undefined when no one waits. */

@@ -1,5 +1,5 @@
-import { TaskState, type Message } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import { RESUMABLE_AGENT, fetchTask, killAll, send, startService, subscribe, taskOf, tempDataDir } from "./service-process.js";
+import { TaskState, type Message, type Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { RESUMABLE_AGENT, a2aMetadata, fetchTask, killAll, send, startService, subscribe, taskOf, tempDataDir } from "./service-process.js";
 
 /**
  * Issue 5 §4, restart semantics, on the real process with the default SQLite store:
@@ -52,6 +52,23 @@ test("ISSUE5-RESTART-RESUME: with an agent that declares resume, a task WORKING 
   expect(after.artifacts.map((a) => a.artifactId)).toEqual(["resumed"]);
   // Never failed on the way: no status message in the history says so.
   expect(after.history.map(textOf)).not.toContainEqual(expect.stringMatching(/restarted|shut down/));
+});
+
+test("ISSUE5-RESTART-RESUME-CANCEL: CancelTask on a task resumed after the restart stops the resumed agent and ends the task CANCELED", async () => {
+  const first = await startService(data.dir, { A2A_AGENT_MODULE: RESUMABLE_AGENT });
+  const acked = taskOf(await send(first.client, "hang forever", { returnImmediately: true }));
+  await first.line(new RegExp(`agent: hang ${acked.id} working`), "stderr");
+  await first.kill();
+
+  const second = await startService(data.dir, { A2A_AGENT_MODULE: RESUMABLE_AGENT });
+  await second.line(new RegExp(`agent: resumed ${acked.id} working`), "stderr");
+  const canceled = await new Promise<Task>((resolve, reject) =>
+    second.client.cancelTask({ tenant: "", id: acked.id }, a2aMetadata(), (error, task) => (error ? reject(error) : resolve(task!))),
+  );
+  expect(canceled.status!.state).toBe(TaskState.TASK_STATE_CANCELED);
+  // The resumed agent saw its signal abort; its fail() afterwards is refused, so the task stays CANCELED.
+  await second.line(new RegExp(`agent: resumed ${acked.id} stopped`), "stderr");
+  expect((await fetchTask(second.client, acked.id)).status!.state).toBe(TaskState.TASK_STATE_CANCELED);
 });
 
 test("ISSUE5-RESTART-INTERRUPTED / A-19: an INPUT_REQUIRED task survives SIGKILL unchanged; SubscribeToTask gives the snapshot and stays open, a follow-up completes it and the stream closes", async () => {
