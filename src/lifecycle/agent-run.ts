@@ -204,7 +204,7 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   private status(state: TaskState, content: MessageInput | undefined): Promise<void> {
     // Not async: once the task exists, a status update costs no promise besides the write's own.
     const fresh = content === undefined || typeof content === "string" || allText(content);
-    const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId), fresh }), stateName(state));
+    const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId), fresh }), state);
     try {
       return this.withWriter(write);
     } catch (error) {
@@ -212,11 +212,15 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     }
   }
 
-  /** A refused agent event is logged here, so it is on record even when the agent catches the error. */
-  private refusalsLogged(write: Promise<void>, what: string): Promise<void> {
+  /**
+   * A refused agent event is logged here, so it is on record even when the agent catches the
+   * error. `event`: "artifact", or the state of a status update (named only if it is logged).
+   */
+  private refusalsLogged(write: Promise<void>, event: "artifact" | TaskState): Promise<void> {
     if (write === WRITTEN) return write; // accepted already: nothing to log
     // Why catch() and not an async try/await: one promise fewer per agent event.
     return write.catch((error: unknown) => {
+      const what = event === "artifact" ? event : stateName(event);
       this.host.logger.warn({ err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what }, "refused an agent event that breaks the task rules");
       throw error;
     });

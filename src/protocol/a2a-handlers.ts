@@ -46,13 +46,13 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
 
   /** Version and identity: what every RPC checks before looking at its request. */
   const versionOptions = { allowMissing: options.allowMissingVersion };
-  const begin = (call: CallContext, tenant: string): RequestContext => {
+  const begin = (call: CallContext, tenant: string): EdgeRequestContext => {
     readVersion(call.metadata, versionOptions);
     return new EdgeRequestContext(call, tenant, readRequestedExtensions(call.metadata));
   };
   const requireExtensions = (rc: RequestContext) => checkRequiredExtensions(rc.requestedExtensions, declaredExtensions);
-  const echoExtensions = (rc: RequestContext, call: CallContext) => {
-    if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
+  const echoExtensions = (rc: EdgeRequestContext, call: CallContext) => {
+    if (rc.activatedAny) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
   };
   const requireStreaming = () => {
     if (!streaming) throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
@@ -139,10 +139,20 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
 /** The lifecycle's view of one call. A class: its accessors are shared, not closures made per call. */
 class EdgeRequestContext implements RequestContext {
   readonly caller: { readonly tenant: string; readonly principal: string };
-  readonly activatedExtensions = new Set<string>();
+  /** Made when first asked for: most calls activate no extension, and a Set costs ~150 bytes. */
+  #activated: Set<string> | undefined;
 
   constructor(private readonly call: CallContext, tenant: string, readonly requestedExtensions: readonly string[]) {
     this.caller = { tenant, principal: "anonymous" };
+  }
+
+  get activatedExtensions(): Set<string> {
+    return (this.#activated ??= new Set());
+  }
+
+  /** True once an extension was activated (without making the set). */
+  get activatedAny(): boolean {
+    return this.#activated !== undefined && this.#activated.size > 0;
   }
 
   /** Lazy: an AbortSignal costs an AbortController per call; most calls never need one. */
