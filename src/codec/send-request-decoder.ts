@@ -23,7 +23,8 @@ import type { Message, Part, SendMessageConfiguration, SendMessageRequest } from
  * occurrence of a scalar wins, also across the members of a oneof; open enums keep any int32
  * value; int32 varints read as BinaryReader's varint32read does (a negative value is ten
  * bytes, bits above 32 dropped); strings through the text encoding configured at call time
- * (getTextEncoding().decodeUtf8, strict), as BinaryReader takes it.
+ * (getTextEncoding().decodeUtf8, strict), as BinaryReader takes it, except short ASCII strings of
+ * a Buffer input, which are read with latin1 (the same string any correct UTF-8 decoder gives).
  *
  * One deliberate difference: Part.raw is a copy in a plain Uint8Array, where fromBinary returns
  * a subarray of the input (a Buffer view into grpc-js's frame when the input is a Buffer).
@@ -68,6 +69,7 @@ export const KNOWN_FIELDS: Readonly<Record<string, readonly string[]>> = {
 
 export function decodeSendMessageRequest(bytes: Uint8Array): SendMessageRequest | undefined {
   buf = bytes;
+  frame = Buffer.isBuffer(bytes) ? bytes : undefined;
   pos = 0;
   decodeUtf8 = getTextEncoding().decodeUtf8;
   try {
@@ -201,7 +203,11 @@ function readPart(end: number): Part {
 
 const EMPTY = new Uint8Array(0);
 let buf: Uint8Array = EMPTY;
+/** `buf` when it is a Buffer (grpc-js hands Buffers), for reading short ASCII strings from it directly. */
+let frame: Buffer | undefined;
 let pos = 0;
+/** Strings up to this long are checked for ASCII and read with latin1 (one call, no view, no argument list). */
+const SHORT_STRING = 64;
 let decodeUtf8: (bytes: Uint8Array, strict?: boolean) => string;
 
 /** Thrown (never escapes) to give up; not an Error, so no stack is captured. */
@@ -251,9 +257,16 @@ function nestedEnd(end: number): number {
 
 function string(end: number): string {
   const stop = nestedEnd(end);
-  const text = decodeUtf8(buf.subarray(pos, stop), true); // throws on invalid UTF-8, as in fromBinary
+  const start = pos;
   pos = stop;
-  return text;
+  // ASCII bytes decode to the same string in every UTF-8 decoder, and latin1 reads them as they are.
+  if (frame !== undefined && stop - start <= SHORT_STRING && isAscii(start, stop)) return frame.toString("latin1", start, stop);
+  return decodeUtf8(buf.subarray(start, stop), true); // throws on invalid UTF-8, as in fromBinary
+}
+
+function isAscii(start: number, stop: number): boolean {
+  for (let i = start; i < stop; i++) if (buf[i]! >= 0x80) return false;
+  return true;
 }
 
 function copyBytes(end: number): Uint8Array {

@@ -261,6 +261,23 @@ describe("decodeSendMessageRequest: a static decoder for lf.a2a.v1.SendMessageRe
     expect(accepted).toBe(4);
   });
 
+  it("R-GEN-1: a Buffer input (as grpc-js hands it: short ASCII strings are read from it directly) decodes as the same bytes in a Uint8Array, for seeded random requests and their mutations", () => {
+    const random = mulberry32(0xb0ff_e4a2);
+    let accepted = 0;
+    let nonAscii = 0;
+    for (let i = 0; i < 1500; i++) {
+      const bytes = encode(randomRequest(random).init);
+      for (const input of [bytes, mutate(bytes, random)]) {
+        const fromBuffer = decodeSendMessageRequest(Buffer.from(input));
+        expect({ i, got: fromBuffer }).toStrictEqual({ i, got: decodeSendMessageRequest(new Uint8Array(input)) });
+        if (fromBuffer !== undefined) accepted++;
+        if (input.some((b) => b >= 0x80)) nonAscii++;
+      }
+    }
+    expect(accepted).toBeGreaterThan(1000);
+    expect(nonAscii).toBeGreaterThan(300); // UTF-8 text and invalid bytes reach the standard decoder
+  });
+
   it("R-GEN-1: seeded random requests, and random mutations of their bytes: declined, or exactly fromBinary's result", () => {
     const random = mulberry32(0x5eed_a2a1);
     let fastPath = 0;
