@@ -23,7 +23,20 @@ export class StatusClock {
 
 export function timestampFromMicros(micros: number): Timestamp {
   const seconds = Math.floor(micros / 1_000_000);
-  return timestampLiteral(BigInt(seconds), (micros - seconds * 1_000_000) * 1000);
+  return timestampLiteral(secondsOf(seconds), (micros - seconds * 1_000_000) * 1000);
+}
+
+// Timestamps made within the same second share its BigInt (immutable, so sharing is safe): a
+// busy server makes several per call, nearly all in the second of the one before.
+let lastSecond = -1;
+let lastSecondBig = 0n;
+
+function secondsOf(seconds: number): bigint {
+  if (seconds !== lastSecond) {
+    lastSecondBig = BigInt(seconds);
+    lastSecond = seconds;
+  }
+  return lastSecondBig;
 }
 
 /** Rounded down: a stored timestamp's own microsecond. */

@@ -53,7 +53,7 @@ function checkMessage(v: Violations, message: Message, limits: ValidationLimits)
   if (message.parts.length === 0) {
     v.add("message.parts", "must contain at least one part (text, raw, url or data)");
   }
-  message.parts.forEach((part, i) => checkPart(v, `message.parts[${i}]`, part, limits));
+  for (let i = 0; i < message.parts.length; i++) checkPart(v, i, message.parts[i]!, limits);
   checkJsonObject(v, "message.metadata", message.metadata);
   message.extensions.forEach((uri, i) => {
     const field = `message.extensions[${i}]`;
@@ -71,8 +71,11 @@ function checkMessage(v: Violations, message: Message, limits: ValidationLimits)
   );
 }
 
-function checkPart(v: Violations, field: string, part: Part, limits: ValidationLimits): void {
+function checkPart(v: Violations, index: number, part: Part, limits: ValidationLimits): void {
   const content = part.content;
+  // The usual part, plain text or bytes, has nothing more to check: no field names to build.
+  if ((content.case === "text" || content.case === "raw") && part.mediaType === "" && part.filename === "" && part.metadata === undefined) return;
+  const field = `message.parts[${index}]`;
   switch (content.case) {
     case undefined:
       v.add(field, "must carry content: set one of text, raw, url or data");
