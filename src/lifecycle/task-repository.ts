@@ -109,7 +109,11 @@ export interface TaskRepository {
  * own object (a copy less per task).
  */
 export interface ImmediateTaskRepository {
-  createNow(scope: TaskScope, task: Task): number;
+  /**
+   * `handOver`: the caller gives `task` and everything in it to the store and never touches
+   * them again, so the store may keep them instead of a copy.
+   */
+  createNow(scope: TaskScope, task: Task, handOver?: boolean): number;
   /** Reads committed state only: a store with writes waiting for their commit commits them first. */
   getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined;
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number;

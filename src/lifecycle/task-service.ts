@@ -33,6 +33,7 @@ import type { CoreLogger } from "./logger.js";
 import { acceptsMediaType, partMediaType } from "./media-types.js";
 import type { PageTokenCodec } from "./page-token.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
+import { cloneMessage } from "../codec/task-clone.js";
 import { IllegalTransitionError, type ReadOptions, type StoredTask, type TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
 import { TaskWriter } from "./task-writer.js";
@@ -333,8 +334,16 @@ export class TaskService implements RunHost {
   }
 
   createTaskNow(run: AgentRun, task: Task): TaskWriter {
-    // The store kept a copy: `task` stays the run's own, and is what "created" carries.
-    return this.created(run, { task, version: this.repository.immediate!.createNow(run.caller, task) });
+    const store = this.repository.immediate!;
+    if (run.onCreate.length > 0) {
+      // A stream watches the creation: the store keeps a copy, and `task` stays the run's own for "created".
+      return this.created(run, { task, version: store.createNow(run.caller, task) });
+    }
+    // No one can see "created" (a new id has no other listener): the store may keep `task` itself,
+    // once its history holds a copy of the incoming message, which the agent keeps as ctx.message.
+    task.history = task.history.map((message) => (message === run.message ? cloneMessage(message) : message));
+    const version = store.createNow(run.caller, task, true);
+    return this.created(run, { task, version });
   }
 
   /** A run's new task is stored: its writer, the run on record, the observers told, "created" announced. */

@@ -302,7 +302,7 @@ describe("blocking SendMessage on either kind of store", () => {
 });
 
 describe("what an agent hands in is copied unless the run made it", () => {
-  it.each(["memory", "sqlite"] as const)("%s: changing the agent's part objects, metadata and lists after the update changes nothing stored", async (kind) => {
+  it.each(["memory", "sqlite"] as const)("%s: changing the agent's part objects, metadata and lists, or the incoming message (ctx.message), after the update changes nothing stored", async (kind) => {
     const dir = mkdtempSync(join(tmpdir(), "a2a-agent-input-"));
     const repository = kind === "memory" ? new MemoryTaskRepository() : openSqliteTaskRepository({ file: join(dir, "tasks.db") });
     try {
@@ -316,6 +316,8 @@ describe("what an agent hands in is copied unless the run made it", () => {
           await ctx.artifact({ artifactId: "a-1", name: "answer", parts: [part, "plain"], metadata, extensions });
           part.content.value = "changed"; // while the task is still live in the store
           statusPart.content.value = "status changed";
+          ctx.message.messageId = "changed";
+          (ctx.message.parts[0]!.content as { value: string }).value = "message changed";
           metadata.source = "changed";
           extensions.push("urn:y");
           await ctx.complete("done"); // text only: kept as it is
@@ -331,6 +333,7 @@ describe("what an agent hands in is copied unless the run made it", () => {
       expect(artifact.metadata).toEqual({ source: "agent" });
       expect(artifact.extensions).toEqual(["urn:x"]);
       expect(stored.history.map((m) => m.parts[0]!.content.value)).toEqual(["2 + 2?", "status original", "done"]);
+      expect(stored.history[0]!.messageId).toBe("m-1");
     } finally {
       await repository.close();
       rmSync(dir, { recursive: true, force: true });

@@ -95,14 +95,14 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     return this.updateNow(scope, taskId, expectedVersion, change);
   }
 
-  createNow(scope: TaskScope, task: Task): number {
+  createNow(scope: TaskScope, task: Task, handOver = false): number {
     if (task.id === "") throw new InvalidChangeError(task.id, "a new task needs an id");
     if (task.status?.state !== INITIAL_STATE) throw new InvalidChangeError(task.id, "a new task must be in TASK_STATE_SUBMITTED");
     const home = this.scopeTasks(scope, true);
     const hash = hashKey(task.id);
     if (home.ids.get(task.id, hash) >= 0) throw new DuplicateTaskError(task.id);
 
-    const stored = cloneTask(task);
+    const stored = handOver ? task : cloneTask(task);
     const tasks = this.tasks;
     const slot = tasks.allocate(task.id);
     tasks.state[slot] = INITIAL_STATE;
