@@ -58,6 +58,8 @@ export class RpcLogLine {
   metadata: grpc.Metadata | undefined;
   private readonly started = performance.now();
   private readonly peer: string | undefined;
+  /** Whether info lines are written (checked once: most calls end OK, and then only that matters). */
+  private readonly infoEnabled: boolean;
   private logged = false;
 
   constructor(
@@ -68,7 +70,8 @@ export class RpcLogLine {
     // Why conditional: reading the peer goes through the HTTP/2 socket proxy (µs per call); when
     // info lines are off, only error lines are written, and those end with a status while the
     // stream (and its socket) is still there to ask.
-    this.peer = logger.isLevelEnabled("info") ? call.getPeer() : undefined;
+    this.infoEnabled = logger.isLevelEnabled("info");
+    this.peer = this.infoEnabled ? call.getPeer() : undefined;
   }
 
   get finished(): boolean {
@@ -80,6 +83,7 @@ export class RpcLogLine {
     if (this.logged) return;
     this.logged = true;
     const failed = SERVER_FAULTS.has(code);
+    if (!failed && !this.infoEnabled) return; // info off: debug is off too, and only error lines are written
     const level = failed ? "error" : QUIET_METHODS.has(this.path) ? "debug" : "info";
     if (!this.logger.isLevelEnabled(level)) return;
     // Split here, not per call: most lines are not written at warn level.
