@@ -339,8 +339,9 @@ export class TaskService implements RunHost {
       // A stream watches the creation: the store keeps a copy, and `task` stays the run's own for "created".
       return this.created(run, { task, version: store.createNow(run.caller, task) });
     }
-    // No one can see "created" (a new id has no other listener): the store may keep `task` itself,
-    // once its history holds a copy of the incoming message, which the agent keeps as ctx.message.
+    // No one can see "created": a new id has no listener but a stream's, and a subscriber needs the
+    // task stored (committed) before it can attach. So the store may keep `task` itself, once its
+    // history holds a copy of the incoming message, which the agent keeps as ctx.message.
     task.history = task.history.map((message) => (message === run.message ? cloneMessage(message) : message));
     const version = store.createNow(run.caller, task, true);
     return this.created(run, { task, version });

@@ -297,7 +297,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     return version;
   }
 
-  createNow(scope: TaskScope, task: Task): number {
+  createNow(scope: TaskScope, task: Task, handOver = false): number {
     if (task.id === "") throw new InvalidChangeError(task.id, "a task needs an id");
     if (task.status === undefined) throw new InvalidChangeError(task.id, "a task needs a status");
     if (task.status.state !== INITIAL_STATE) {
@@ -306,7 +306,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     const scopeId = this.scopeId(scope, true)!;
     this.makeRoom();
     if (this.staged.has(task.id) || this.guarded(() => this.s.taskExists.get(task.id)) !== undefined) throw new DuplicateTaskError(task.id);
-    const own = cloneTask(task); // the caller keeps its object and may change it once this call returned
+    const own = handOver ? task : cloneTask(task); // unless handed over, the caller keeps its object and may change it
     const history = own.history;
     own.history = [];
     this.stage(task.id, {
