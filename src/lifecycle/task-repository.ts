@@ -105,8 +105,8 @@ export interface TaskRepository {
 /**
  * The synchronous face of a repository: same guards, same errors (thrown instead of rejected),
  * same results as `create`, `get` and `update`, except that `createNow` returns only the
- * version: it stores a copy and keeps no reference to `task`, so the caller may go on using its
- * own object (a copy less per task).
+ * version: it stores a copy and keeps no reference to `task` (unless handed over), so the caller
+ * may go on using its own object (a copy less per task).
  */
 export interface ImmediateTaskRepository {
   /**
