@@ -46,17 +46,20 @@ function refuseIfTerminal(task: Task, what: string): void {
 
 function checkArtifact(taskId: string, artifact: Artifact): void {
   if (artifact.artifactId === "") throw new InvalidChangeError(taskId, "artifact has no artifact_id");
-  if (artifact.parts.length === 0) throw new InvalidChangeError(taskId, `artifact ${artifact.artifactId} has no parts`);
-  artifact.parts.forEach((part, i) => {
-    if (part.content.case === undefined) throw new InvalidChangeError(taskId, `artifact ${artifact.artifactId} part ${i} has no content`);
-  });
+  const parts = artifact.parts;
+  if (parts.length === 0) throw new InvalidChangeError(taskId, `artifact ${artifact.artifactId} has no parts`);
+  for (let i = 0; i < parts.length; i++) {
+    if (parts[i]!.content.case === undefined) throw new InvalidChangeError(taskId, `artifact ${artifact.artifactId} part ${i} has no content`);
+  }
 }
 
 /** append=false replaces an artifact of the same id (A-17); append=true extends it, or starts it. */
 function mergeArtifact(task: Task, artifact: Artifact, append: boolean): void {
-  const index = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
+  const index = indexOfArtifact(task.artifacts, artifact.artifactId);
   if (index < 0) {
-    task.artifacts.push(artifact);
+    // A one-item literal for the first: an empty array's first push reserves 17 slots.
+    if (task.artifacts.length === 0) task.artifacts = [artifact];
+    else task.artifacts.push(artifact);
   } else if (!append) {
     task.artifacts[index] = artifact;
   } else {
@@ -68,4 +71,9 @@ function mergeArtifact(task: Task, artifact: Artifact, append: boolean): void {
       extensions: [...new Set([...existing.extensions, ...artifact.extensions])],
     });
   }
+}
+
+function indexOfArtifact(artifacts: readonly Artifact[], artifactId: string): number {
+  for (let i = 0; i < artifacts.length; i++) if (artifacts[i]!.artifactId === artifactId) return i;
+  return -1;
 }

@@ -104,7 +104,9 @@ export class TaskWriter {
    * through it.
    */
   onSettled(listener: () => void): void {
-    (this.settledListeners ??= []).push(listener);
+    // A one-entry literal at first: an empty array's first push reserves 17 slots.
+    if (this.settledListeners === undefined) this.settledListeners = [listener];
+    else this.settledListeners.push(listener);
   }
 
   /** A queued write ended, either way. */
@@ -150,9 +152,11 @@ export class TaskWriter {
       return;
     }
     if (this.unpublished === undefined) {
-      this.unpublished = [];
-      this.unpublishedVersions = [];
+      // One-entry literals at first: an empty array's first push reserves 17 slots.
+      this.unpublished = [change];
+      this.unpublishedVersions = [version];
       afterCommit(this.committed); // one callback per batch, not per write
+      return;
     }
     this.unpublished.push(change);
     this.unpublishedVersions!.push(version);

@@ -377,10 +377,12 @@ class GrpcCallContext implements CallContext {
 
   onEnd(listener: (reason: Error) => void): () => void {
     if (this.#endReason !== undefined) return () => {};
-    const listeners = (this.#endListeners ??= []);
     // A function may be added twice; wrap it so each registration is its own entry.
     const entry = (reason: Error) => listener(reason);
-    listeners.push(entry);
+    // A one-entry literal at first: an empty array's first push reserves 17 slots.
+    if (this.#endListeners === undefined) this.#endListeners = [entry];
+    else this.#endListeners.push(entry);
+    const listeners = this.#endListeners;
     return () => {
       if (this.#endListeners !== listeners) return; // ended: end() is calling them, leave its list alone
       const at = listeners.indexOf(entry);
