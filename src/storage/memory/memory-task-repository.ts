@@ -128,8 +128,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
     const home = this.scopeTasks(scope);
-    const live = home?.active.get(taskId);
-    const slot = live !== undefined ? live.slot : home === undefined ? -1 : home.ids.get(taskId, hashKey(taskId));
+    const slot = home === undefined ? -1 : home.slotOf(taskId);
     if (slot < 0) throw new TaskNotFoundError(taskId);
     const tasks = this.tasks;
     const version = tasks.version[slot]!;
@@ -138,7 +137,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
     const packed = tasks.body[slot]!;
-    const task = live !== undefined ? live.task : (this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot));
+    const task = packed === LIVE_BODY ? home!.active.get(taskId)!.task : (this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot));
     applyChange(task, ownChange(change));
     if (packed !== LIVE_BODY) this.slabs.release(packed);
 
@@ -152,7 +151,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (isSettled(state)) {
       tasks.body[slot] = packTask(this.slabs, task);
       home!.active.delete(taskId);
-      this.keepJustPacked(home!, taskId, slot, version + 1, task);
+      this.lastPacked = { id: taskId, home: home!, slot, version: version + 1, task };
     } else {
       if (packed !== LIVE_BODY) {
         // Resumed (an interrupted task going on): its body is a live object again.
@@ -283,10 +282,6 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   private unpack(home: ScopeTasks, slot: number): Task {
     return unpackTask(this.slabs, this.tasks.body[slot]!, this.tasks.idOf(slot), home.contexts.contextIdOf(slot));
-  }
-
-  private keepJustPacked(home: ScopeTasks, id: string, slot: number, version: number, task: Task): void {
-    this.lastPacked = { id, home, slot, version, task };
   }
 
   /**
