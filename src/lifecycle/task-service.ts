@@ -147,12 +147,8 @@ export class TaskService implements RunHost {
         ended = true;
         stopWatching?.();
         stopWatching = undefined;
-        if (this.repository.immediate === undefined) {
-          this.taskReply(rc, request, run, writer).then(resolve, reject);
-          return;
-        }
         try {
-          resolve(this.taskReplyNow(rc, request, run, writer));
+          resolve(this.readTaskReply(rc, request, run, writer));
         } catch (error) {
           reject(error);
         }
@@ -164,19 +160,19 @@ export class TaskService implements RunHost {
 
   /** The task reply, read as the task is now. */
   private taskReply(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): Promise<SendMessageResponse> {
-    if (this.repository.immediate === undefined) {
-      return this.repository.get(rc.caller, writer.taskId, replyReadOptions(request)).then((stored) => this.taskResponse(rc, run, writer, stored));
-    }
     try {
-      return Promise.resolve(this.taskReplyNow(rc, request, run, writer));
+      return Promise.resolve(this.readTaskReply(rc, request, run, writer));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** `taskReply` on a synchronous store. */
-  private taskReplyNow(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): SendMessageResponse {
-    return this.taskResponse(rc, run, writer, this.repository.immediate!.getNow(rc.caller, writer.taskId, replyReadOptions(request)));
+  /** The task reply: at once on a synchronous store (no promise), else once read. Throws when it cannot be given. */
+  private readTaskReply(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): SendMessageResponse | Promise<SendMessageResponse> {
+    const options = replyReadOptions(request);
+    const immediate = this.repository.immediate;
+    if (immediate !== undefined) return this.taskResponse(rc, run, writer, immediate.getNow(rc.caller, writer.taskId, options));
+    return this.repository.get(rc.caller, writer.taskId, options).then((stored) => this.taskResponse(rc, run, writer, stored));
   }
 
   /** SendMessage's reply holding the task as read, unless its writes were lost or it is gone. */
