@@ -128,7 +128,8 @@ export function createServiceDefinition(service: DescService): grpc.ServiceDefin
       requestStream: false,
       responseStream: method.methodKind === "server_streaming",
       requestSerialize: (message: Message) => asBuffer(toBinary(method.input, message)),
-      requestDeserialize: requestDecoder(method.input),
+      // Kept as bytes; the handler wrapper decodes them (see requestDecoder).
+      requestDeserialize: (bytes: Buffer) => bytes,
       responseSerialize: method.methodKind === "server_streaming" ? serializeShared(method.output) : serializeUnary(method.output),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
     };
@@ -184,6 +185,11 @@ function asBuffer(bytes: Uint8Array): Buffer {
  */
 const FAST_DECODERS: ReadonlyMap<string, (bytes: Uint8Array) => unknown> = new Map([[SendMessageRequestSchema.typeName, decodeSendMessageRequest]]);
 
+/**
+ * The request's decoder, used by the handler wrappers and not as grpc-js's deserializer. Why: grpc-js's
+ * call objects keep what the deserializer returned until V8's next full collection, and promote it
+ * with them; the bytes they keep anyway, the decoded request need not be.
+ */
 function requestDecoder(schema: DescMessage): (bytes: Buffer) => unknown {
   const fast = FAST_DECODERS.get(schema.typeName);
   return (bytes) => {
@@ -244,15 +250,17 @@ function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRun
   const log = runtime.unaryLog;
   const path = `/${service.typeName}/${method.name}`;
   const encode = responseEncoder(method.output);
+  const decode = requestDecoder(method.input);
   return (call, callback) => {
     const line = new RpcLogLine(log.logger, path, call);
     line.metadata = call.metadata;
-    const refused = refusal(service, method, runtime, call.request);
+    const request = decode(call.request as Buffer);
+    const refused = refusal(service, method, runtime, request);
     if (refused) return failCall(line, callback, refused);
     const ctx = new GrpcCallContext(method.name, call, line.record, () => line.finishUnanswered(call.getDeadline()));
     const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
     // Why end() in each branch and not finally(): two promises fewer per call.
-    handler(call.request, ctx).then(
+    handler(request, ctx).then(
       (response) => {
         try {
           ctx.flushHeaders();
@@ -302,8 +310,10 @@ function encodeChecked(encode: (message: Message) => Uint8Array, response: Messa
 }
 
 function serverStreamingCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleServerStreamingCall<unknown, unknown> {
+  const decode = requestDecoder(method.input);
   return (call) => {
-    const refused = refusal(service, method, runtime, call.request);
+    const request = decode(call.request as Buffer);
+    const refused = refusal(service, method, runtime, request);
     if (refused) {
       call.emit("error", asServiceError(refused));
       return;
@@ -317,7 +327,7 @@ function serverStreamingCall(service: DescService, method: DescMethod, runtime: 
       },
     });
     const handler = runtime.handlers[method.name] as ServerStreamHandler<unknown, unknown>;
-    handler(call.request, ctx, writer).then(
+    handler(request, ctx, writer).then(
       () => {
         if (!writer.close()) return;
         ctx.flushHeaders();
@@ -354,6 +364,7 @@ class GrpcCallContext implements CallContext {
   #headersSent = false;
   /** An array, not a Set: there is usually one listener, and a Set costs its hash table per call. */
   #endListeners: Array<(reason: Error) => void> | undefined;
+  #onCancelled: (() => void) | undefined;
 
   /** `onCancelled`: also told when grpc-js reports the call cancelled (see below). */
   constructor(readonly method: string, readonly call: AnyServerCall, record?: RpcLogRecord, onCancelled?: () => void) {
@@ -361,10 +372,19 @@ class GrpcCallContext implements CallContext {
     this.record = record ?? rpcLogRecord(call.metadata) ?? { fields: {} };
     // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended;
     // once per call, so on() does what once() would without its wrapper and removal.
-    call.on("cancelled", () => {
-      onCancelled?.();
-      if (this.#endReason === undefined) this.end(new Error("call cancelled or deadline exceeded"));
-    });
+    // Why one shared listener that finds this context on the call, a link end() cuts: grpc-js's
+    // call objects outlive the call (until V8's next full collection), and whatever they still
+    // reach is promoted to the old generation with them: a closure per call, this context, its
+    // log line and record would be.
+    this.#onCancelled = onCancelled;
+    (call as WithContext)[CONTEXT] = this;
+    call.on("cancelled", onCallCancelled);
+  }
+
+  /** The call was cancelled, its deadline passed, or it ended (see the constructor). */
+  cancelled(): void {
+    this.#onCancelled?.();
+    if (this.#endReason === undefined) this.end(new Error("call cancelled or deadline exceeded"));
   }
 
   get signal(): AbortSignal {
@@ -408,6 +428,7 @@ class GrpcCallContext implements CallContext {
   end(reason: Error = CALL_ENDED): void {
     if (this.#endReason !== undefined) return;
     this.#endReason = reason;
+    this.#detach();
     this.#abort?.abort(reason);
     const listeners = this.#endListeners;
     this.#endListeners = undefined;
@@ -421,6 +442,21 @@ class GrpcCallContext implements CallContext {
       }
     }
   }
+
+  /** Cuts what grpc-js's call objects, which outlive the call, reach of ours: this context, the log line. */
+  #detach(): void {
+    (this.call as WithContext)[CONTEXT] = undefined;
+    this.#onCancelled = undefined;
+  }
+}
+
+/** A call's context, on the grpc-js call object until the call ends (see GrpcCallContext's constructor). */
+const CONTEXT = Symbol("callContext");
+type WithContext = AnyServerCall & { [CONTEXT]?: GrpcCallContext };
+
+/** The "cancelled" listener of every call: EventEmitter calls it with the call as `this`. */
+function onCallCancelled(this: WithContext): void {
+  this[CONTEXT]?.cancelled();
 }
 
 class GrpcStreamWriter<O> implements StreamWriter<O> {
