@@ -73,9 +73,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   /** Tasks not settled yet, which keep JS objects on the heap (their bodies, an id entry): what the memory tests watch. */
   get tasksInProgress(): number {
-    let n = 0;
-    for (const home of this.allScopes()) n += home.active.size;
-    return n;
+    return this.tasks.liveCount;
   }
 
   /** Off-heap bytes reserved for settled tasks' bodies: what the memory tests watch. */
@@ -109,7 +107,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     tasks.micros[slot] = statusMicros(task);
     tasks.version[slot] = 1;
     home.ids.add(hash, slot);
-    home.active.set(task.id, { slot, task: stored });
+    tasks.setLive(slot, stored);
     home.contexts.add(slot, task.contextId);
     home.all.add(slot);
     home.stateIndex(INITIAL_STATE).add(slot);
@@ -123,7 +121,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (kept !== undefined) return { task: trimmed(kept.task, options.historyLength, true), version: kept.version };
     const slot = home.slotOf(taskId);
     if (slot < 0) return undefined;
-    return { task: trimmed(this.copyOf(home, slot, taskId), options.historyLength, true), version: this.tasks.version[slot]! };
+    return { task: trimmed(this.copyOf(home, slot), options.historyLength, true), version: this.tasks.version[slot]! };
   }
 
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
@@ -137,7 +135,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     // A packed body decodes to a fresh object; a live one is changed in place, which is
     // safe because applyChange checks everything before it touches the task.
     const packed = tasks.body[slot]!;
-    const task = packed === LIVE_BODY ? home!.active.get(taskId)!.task : (this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot));
+    const task = tasks.liveBody(slot) ?? this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot);
     applyChange(task, ownChange(change));
     if (packed !== LIVE_BODY) this.slabs.release(packed);
 
@@ -150,14 +148,11 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     tasks.micros[slot] = micros;
     if (isSettled(state)) {
       tasks.body[slot] = packTask(this.slabs, task);
-      home!.active.delete(taskId);
+      tasks.dropLive(slot);
       this.lastPacked = { id: taskId, home: home!, slot, version: version + 1, task };
     } else {
-      if (packed !== LIVE_BODY) {
-        // Resumed (an interrupted task going on): its body is a live object again.
-        tasks.body[slot] = LIVE_BODY;
-        home!.active.set(taskId, { slot, task });
-      }
+      // Resumed (an interrupted task going on): its body is a live object again.
+      if (packed !== LIVE_BODY) tasks.setLive(slot, task);
     }
     if (micros !== oldMicros) {
       home!.all.drop();
@@ -264,7 +259,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     const tasks = this.tasks;
     const id = tasks.idOf(slot);
     home.ids.delete(hashKey(id), slot);
-    home.active.delete(id);
+    tasks.dropLive(slot);
     const body = tasks.body[slot]!;
     if (body !== LIVE_BODY) this.slabs.release(body);
     if (this.lastPacked?.id === id) this.lastPacked = undefined;
@@ -274,10 +269,10 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     home.removed(slot);
   }
 
-  /** A copy of the stored task for a caller. `id`: the task's id, when the caller has it (else read from the keys). */
-  private copyOf(home: ScopeTasks, slot: number, id?: string): Task {
-    if (this.tasks.body[slot] !== LIVE_BODY) return this.unpack(home, slot);
-    return cloneTask(home.active.get(id ?? this.tasks.idOf(slot))!.task);
+  /** A copy of the stored task for a caller. */
+  private copyOf(home: ScopeTasks, slot: number): Task {
+    const live = this.tasks.liveBody(slot);
+    return live !== undefined ? cloneTask(live) : this.unpack(home, slot);
   }
 
   private unpack(home: ScopeTasks, slot: number): Task {

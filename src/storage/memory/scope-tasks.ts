@@ -1,4 +1,4 @@
-import type { Task, TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { isSettled } from "../../lifecycle/task-state.js";
 import type { TaskScope } from "../../lifecycle/task-repository.js";
 import { ContextDirectory } from "./context-directory.js";
@@ -8,12 +8,6 @@ import type { TaskColumns } from "./task-columns.js";
 
 /** Released slots wait for reuse until there are more than this (a share of the scope's tasks, plus slack). */
 const pendingLimit = (tasks: number) => (tasks >> 2) + 32;
-
-/** A task not settled yet: its slot, and its body as a JS object (its `body` column says LIVE_BODY). */
-export interface LiveTask {
-  readonly slot: number;
-  readonly task: Task;
-}
 
 /**
  * Everything stored under one (tenant, principal): no lookup ever crosses scopes (A-22).
@@ -26,14 +20,6 @@ export class ScopeTasks {
   readonly contexts: ContextDirectory;
   /** Per-state indexes by TaskState number. */
   readonly states: Array<StatusIndex | undefined> = [];
-  /**
-   * The scope's tasks not settled yet (SUBMITTED, WORKING) by id: their slots and their bodies,
-   * which stay JS objects while they change. Why a Map by id: those are the tasks written
-   * several times in a row; a Map finds them by the id string's cached hash, where `ids` hashes
-   * the id and compares its stored bytes on every lookup. Why slot and body in one entry: one
-   * Map changing per call, not two. They are few (the tasks in progress), so their heap cost is small.
-   */
-  readonly active = new Map<string, LiveTask>();
   /** Slots of removed tasks that the indexes may still point at (see `settlePending`). */
   private pending: number[] = [];
 
@@ -48,7 +34,7 @@ export class ScopeTasks {
 
   /** The slot of the task with this id, or -1. */
   slotOf(id: string): number {
-    return this.active.get(id)?.slot ?? this.ids.get(id, hashKey(id));
+    return this.ids.get(id, hashKey(id));
   }
 
   get size(): number {

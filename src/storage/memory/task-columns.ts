@@ -1,4 +1,4 @@
-import { TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { TaskState, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { ListCursor } from "../../lifecycle/task-repository.js";
 import type { ByteSlabs } from "./byte-slabs.js";
 
@@ -34,6 +34,15 @@ export class TaskColumns {
   ctx: Int32Array;
   /** The next task of the same (small) context, or NO_SLOT. */
   next: Int32Array;
+  /**
+   * The body of a task not settled yet (SUBMITTED, WORKING), a JS object while it changes; undefined
+   * for a packed body. Why an array by slot and not a Map by id: such tasks come and go with every
+   * call, and a Map that keeps shrinking and growing makes a new table each time, which V8 then
+   * keeps (and promotes) until its next full collection.
+   */
+  private live: Array<Task | undefined>;
+  /** How many slots hold a live body. */
+  liveCount = 0;
   private freeSlots: number[] = [];
   private used = 0;
 
@@ -48,6 +57,7 @@ export class TaskColumns {
     this.key = new Float64Array(capacity);
     this.ctx = new Int32Array(capacity);
     this.next = new Int32Array(capacity);
+    this.live = new Array<Task | undefined>(capacity).fill(undefined);
   }
 
   get capacity(): number {
@@ -65,6 +75,25 @@ export class TaskColumns {
     this.body[slot] = LIVE_BODY;
     this.next[slot] = NO_SLOT;
     return slot;
+  }
+
+  /** The live body of the slot's task, or undefined when it is packed. */
+  liveBody(slot: number): Task | undefined {
+    return this.live[slot];
+  }
+
+  /** Keeps `task` as the slot's body, a live object. */
+  setLive(slot: number, task: Task): void {
+    if (this.live[slot] === undefined) this.liveCount++;
+    this.live[slot] = task;
+    this.body[slot] = LIVE_BODY;
+  }
+
+  /** Lets go of the slot's live body (its packed address goes in `body`). */
+  dropLive(slot: number): void {
+    if (this.live[slot] === undefined) return;
+    this.live[slot] = undefined;
+    this.liveCount--;
   }
 
   /**
@@ -91,6 +120,8 @@ export class TaskColumns {
     this.freeSlots = [];
     this.used = 0;
     this.state.fill(FREE);
+    this.live.fill(undefined);
+    this.liveCount = 0;
   }
 
   idOf(slot: number): string {
@@ -141,5 +172,6 @@ export class TaskColumns {
     this.key = grown(this.key, Float64Array);
     this.ctx = grown(this.ctx, Int32Array);
     this.next = grown(this.next, Int32Array);
+    for (let i = this.live.length; i < n; i++) this.live.push(undefined);
   }
 }
