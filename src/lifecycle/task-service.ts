@@ -460,11 +460,10 @@ export class TaskService implements RunHost {
 
   private runEnded(run: AgentRun): void {
     this.activeRuns.delete(run);
-    const taskId = run.taskId;
-    if (taskId === undefined) return;
-    const writer = this.writers.get(taskId);
-    if (writer?.run === run) writer.run = undefined;
-    this.dropWriterIfIdle(taskId);
+    const writer = run.taskWriter;
+    if (writer === undefined) return;
+    if (writer.run === run) writer.run = undefined;
+    this.dropIfIdle(writer);
   }
 
   /** After the agent returned or threw: what still has to be written to leave its task consistent and settled, if anything. */
@@ -494,11 +493,16 @@ export class TaskService implements RunHost {
   }
 
   /** One function for every writer (not a closure per task). */
-  private readonly writerIdle = (writer: TaskWriter): void => this.dropWriterIfIdle(writer.taskId);
+  private readonly writerIdle = (writer: TaskWriter): void => this.dropIfIdle(writer);
 
   private dropWriterIfIdle(taskId: string): void {
     const writer = this.writers.get(taskId);
-    if (writer?.idle && writer.run === undefined) this.writers.delete(taskId);
+    if (writer !== undefined) this.dropIfIdle(writer);
+  }
+
+  /** Forgets `writer` once nothing is left for it to do (it may have been replaced already: then nothing changes). */
+  private dropIfIdle(writer: TaskWriter): void {
+    if (writer.idle && writer.run === undefined && this.writers.get(writer.taskId) === writer) this.writers.delete(writer.taskId);
   }
 
   /** The run working on task `taskId` in this process, if any. */

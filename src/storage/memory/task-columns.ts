@@ -129,6 +129,9 @@ export class TaskColumns {
   }
 
   idEquals(slot: number, id: string): boolean {
+    // A task in progress has its id at hand as a string (usually the very string asked with).
+    const live = this.live[slot];
+    if (live !== undefined) return live.id === id;
     return this.keys.stringEquals(this.key[slot]!, id);
   }
 
