@@ -8,6 +8,7 @@ import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import type { Logger } from "pino";
 import { rpcLogRecord, RpcLogLine, type RpcLogRecord } from "./logging-interceptor.js";
 import type { StreamRegistry } from "./stream-registry.js";
+import { releaseStreamOnClose } from "./stream-release.js";
 
 /**
  * The gRPC edge as protoc-gen-es sees it: a grpc-js ServiceDefinition built from a
@@ -379,6 +380,7 @@ class GrpcCallContext implements CallContext {
     this.#onCancelled = onCancelled;
     (call as WithContext)[CONTEXT] = this;
     call.on("cancelled", onCallCancelled);
+    releaseStreamOnClose(call);
   }
 
   /** The call was cancelled, its deadline passed, or it ended (see the constructor). */

@@ -1,9 +1,11 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { A2AService, MessageSchema, Role, SendMessageRequestSchema, TaskSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { GetTaskRequest } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { A2AService, MessageSchema, Role, SendMessageRequestSchema, StreamResponseSchema, TaskSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { GetTaskRequest, SubscribeToTaskRequest, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import type { EventEmitter } from "node:events";
 import { createServiceDefinition, type CallContext } from "../../src/protocol/grpc-adapter.js";
+import { streamBehind } from "../../src/protocol/stream-release.js";
 import { startTestServer, unary, until, type TestServer } from "../foundation/helpers.js";
 
 /*
@@ -11,7 +13,16 @@ import { startTestServer, unary, until, type TestServer } from "../foundation/he
  * promotes whatever they reach to the old generation. So a finished call must leave nothing of
  * ours reachable from them: not its CallContext (with the log line and record), not the decoded
  * request. (Each KB a call leaves there cost ~2.7 µs of server CPU per call in the benchmark.)
+ * And the HTTP/2 stream behind a call, which Node keeps alive the same way, loses its listeners
+ * once it has closed, so that it no longer reaches grpc-js's call objects (src/protocol/stream-release.ts).
  */
+
+/** The HTTP/2 stream behind a handler's call, found as stream-release finds it. */
+function streamOf(call: CallContext): EventEmitter & { closed: boolean } {
+  const stream = streamBehind((call as unknown as { call: object }).call);
+  if (stream === undefined) throw new Error("grpc-js's call objects no longer lead to the stream: update src/protocol/stream-release.ts");
+  return stream as EventEmitter & { closed: boolean };
+}
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -44,6 +55,46 @@ describe("what a finished call leaves on grpc-js's call object", () => {
     gc();
     expect(grpcCall).toBeDefined();
     expect(context!.deref()).toBeUndefined();
+  });
+
+  it("a unary call's HTTP/2 stream keeps no listener but a no-op once it has closed", async () => {
+    let stream: (EventEmitter & { closed: boolean }) | undefined;
+    t = await startTestServer({
+      handlers: {
+        async GetTask(request, call) {
+          stream = streamOf(call);
+          expect(stream.listenerCount("data")).toBeGreaterThan(0); // grpc-js's, while the call runs
+          return create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } });
+        },
+      },
+    });
+    const { error } = await unary(t.a2a, t.a2a.getTask, GetTaskRequest.fromPartial({ id: "r2" }));
+    expect(error).toBeUndefined();
+    await until(() => stream!.closed && stream!.listenerCount("close") === 0, "the stream's close");
+    expect(stream!.eventNames()).toEqual(["error"]);
+    expect(stream!.listenerCount("error")).toBe(1);
+  });
+
+  it("so does a server-streaming call's, after the server ended it", async () => {
+    let stream: (EventEmitter & { closed: boolean }) | undefined;
+    t = await startTestServer({
+      handlers: {
+        async SubscribeToTask(request, call, out) {
+          stream = streamOf(call);
+          out.write(create(StreamResponseSchema, { payload: { case: "task", value: create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } }) } }));
+        },
+      },
+    });
+    const received: StreamResponse[] = [];
+    const call = t.a2a.subscribeToTask(SubscribeToTaskRequest.fromPartial({ id: "s1" }));
+    call.on("data", (response: StreamResponse) => received.push(response));
+    await new Promise<void>((resolve, reject) => {
+      call.on("end", resolve);
+      call.on("error", reject);
+    });
+    expect(received).toHaveLength(1);
+    await until(() => stream!.closed && stream!.listenerCount("close") === 0, "the stream's close");
+    expect(stream!.eventNames()).toEqual(["error"]);
   });
 
   it("grpc-js keeps the request's bytes, not the decoded request: the deserializer returns its input", () => {
