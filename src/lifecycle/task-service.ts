@@ -424,7 +424,7 @@ export class TaskService implements RunHost {
       await beforeAgent?.({ run, existing: writer });
     } catch (error) {
       writer.run = undefined;
-      this.dropWriterIfIdle(taskId);
+      this.dropIfIdle(writer);
       throw error;
     }
     this.launch(run, false);
@@ -494,11 +494,6 @@ export class TaskService implements RunHost {
 
   /** One function for every writer (not a closure per task). */
   private readonly writerIdle = (writer: TaskWriter): void => this.dropIfIdle(writer);
-
-  private dropWriterIfIdle(taskId: string): void {
-    const writer = this.writers.get(taskId);
-    if (writer !== undefined) this.dropIfIdle(writer);
-  }
 
   /** Forgets `writer` once nothing is left for it to do (it may have been replaced already: then nothing changes). */
   private dropIfIdle(writer: TaskWriter): void {

@@ -41,8 +41,7 @@ export class TaskColumns {
    * keeps (and promotes) until its next full collection.
    */
   private live: Array<Task | undefined>;
-  /** How many slots hold a live body. */
-  liveCount = 0;
+  #liveCount = 0;
   private freeSlots: number[] = [];
   private used = 0;
 
@@ -77,6 +76,11 @@ export class TaskColumns {
     return slot;
   }
 
+  /** How many slots hold a live body. */
+  get liveCount(): number {
+    return this.#liveCount;
+  }
+
   /** The live body of the slot's task, or undefined when it is packed. */
   liveBody(slot: number): Task | undefined {
     return this.live[slot];
@@ -84,7 +88,7 @@ export class TaskColumns {
 
   /** Keeps `task` as the slot's body, a live object. */
   setLive(slot: number, task: Task): void {
-    if (this.live[slot] === undefined) this.liveCount++;
+    if (this.live[slot] === undefined) this.#liveCount++;
     this.live[slot] = task;
     this.body[slot] = LIVE_BODY;
   }
@@ -93,7 +97,7 @@ export class TaskColumns {
   dropLive(slot: number): void {
     if (this.live[slot] === undefined) return;
     this.live[slot] = undefined;
-    this.liveCount--;
+    this.#liveCount--;
   }
 
   /**
@@ -121,7 +125,7 @@ export class TaskColumns {
     this.used = 0;
     this.state.fill(FREE);
     this.live.fill(undefined);
-    this.liveCount = 0;
+    this.#liveCount = 0;
   }
 
   idOf(slot: number): string {
