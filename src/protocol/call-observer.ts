@@ -157,6 +157,9 @@ export interface PeerSource {
 
 const NO_METADATA = new grpc.Metadata();
 
+/** See ObservedCall.endUnanswered. */
+const DEADLINE_SLACK_MS = 100;
+
 /**
  * One call from arrival to end: the record observers get. The edge fills it (setTaskId, ...
  * through CallContext) and ends it once with end() or endUnanswered(); later ends do nothing.
@@ -219,10 +222,16 @@ export class ObservedCall implements CallEnded {
     this.observers.ended(this);
   }
 
-  /** The call ended without a status from the server: the client cancelled, or its deadline passed. */
+  /**
+   * The call ended without a status from the server: the client cancelled, or its deadline passed.
+   * A cancel that arrives within DEADLINE_SLACK_MS before the server's deadline counts as the
+   * deadline: the client gives up at its own deadline, which the server's lags by the time the
+   * request took to be read (tens of ms on a loaded machine).
+   */
   endUnanswered(deadline: grpc.Deadline): void {
     if (this.#ended) return;
-    const expired = deadline instanceof Date ? deadline.getTime() <= Date.now() : deadline <= Date.now();
+    const at = deadline instanceof Date ? deadline.getTime() : deadline;
+    const expired = at - DEADLINE_SLACK_MS <= Date.now();
     this.end(expired ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED, expired ? "deadline exceeded" : "cancelled");
   }
 }

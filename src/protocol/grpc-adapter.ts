@@ -16,6 +16,9 @@ import { releaseStreamOnClose } from "./stream-release.js";
  * A2A logic never touches grpc-js streams directly.
  */
 
+/** grpc-js's transport security of a call (its type is not exported from the package root). */
+export type AuthContext = ReturnType<grpc.ServerUnaryCall<unknown, unknown>["getAuthContext"]>;
+
 /** What a handler knows about its call. */
 export interface CallContext {
   /** The RPC's name as in the proto, e.g. "SendMessage". */
@@ -38,6 +41,8 @@ export interface CallContext {
    * begin(), after the version check (ruling A-15); unset when no authentication is configured.
    */
   setPrincipal(principal: string): void;
+  /** The connection's transport security as grpc-js reports it: with mutual TLS, the client's certificate. */
+  getAuthContext(): AuthContext;
   /**
    * Sets a response header (e.g. a2a-extensions). Headers go out with the unary response or
    * error, or before a stream's first message; a header set after that is dropped.
@@ -427,6 +432,10 @@ class GrpcCallContext implements CallContext {
 
   setPrincipal(principal: string): void {
     this.observed.principal = principal;
+  }
+
+  getAuthContext(): AuthContext {
+    return this.call.getAuthContext();
   }
 
   setResponseHeader(key: string, value: string): void {

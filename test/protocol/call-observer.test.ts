@@ -166,6 +166,20 @@ describe("the call seam: one record and one log line per call", () => {
     expect(t.lines.filter((l) => l["msg"] === "rpc")).toHaveLength(2);
   });
 
+  test("a handler reads the connection's transport security from its call (plaintext here: none), where authentication will", async () => {
+    let security: unknown;
+    t = await startTestServer({
+      handlers: {
+        async GetTask(request, call) {
+          security = call.getAuthContext();
+          return task(request.id);
+        },
+      },
+    });
+    await unary(t.a2a, t.a2a.getTask, GetTaskRequest.fromPartial({ id: "p" }));
+    expect(security).toEqual({});
+  });
+
   test("health calls (served through grpc-js's interceptor) reach the same observers", async () => {
     const { observer, ended } = recorder();
     t = await startTestServer({ handlers, observers: [observer] });
