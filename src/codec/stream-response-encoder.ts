@@ -24,20 +24,56 @@ export function encodeStreamResponse(response: StreamResponse): Uint8Array {
   }
 }
 
-const encoded = new WeakMap<StreamResponse, Buffer>();
+/** The response encoded last, and whether it was asked for again (then it is shared: see below). */
+let last: StreamResponse | undefined;
+let lastBytes: Buffer | undefined;
+let lastShared = false;
+const shared = new WeakMap<StreamResponse, Buffer>();
 
 /**
  * The response's bytes, encoded once per response object. Why: one event fans out to every
- * subscriber of its task as the same response object, and a stream's back-pressure path asks
- * for its size before grpc-js serializes it; grpc-js copies the bytes into its own frame, so
- * sharing them is safe. Nobody changes a response once it has been handed to a stream.
+ * subscriber of its task as the same response object; grpc-js copies the bytes into its own
+ * frame, so sharing them is safe. Nobody changes a response once it has been handed to a stream.
+ * Why the one-entry cache in front of the WeakMap: the subscribers of an event are written one
+ * after the other, so the last response is nearly always the one asked for; a response that was
+ * asked for once only (a task with one stream) never costs a WeakMap entry, which cost more than
+ * encoding a small update.
  */
 export function streamResponseBytes(response: StreamResponse): Buffer {
-  let bytes = encoded.get(response);
+  if (response === last) {
+    lastShared = true;
+    return lastBytes!;
+  }
+  let bytes = shared.get(response);
   if (bytes === undefined) {
     const raw = encodeStreamResponse(response);
     bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-    encoded.set(response, bytes);
   }
+  if (lastShared) shared.set(last!, lastBytes!); // it may be asked for again, after others
+  last = response;
+  lastBytes = bytes;
+  lastShared = false;
   return bytes;
+}
+
+/**
+ * About the encoded size of a response, without encoding it: strings count their length (a
+ * character outside ASCII takes more bytes in UTF-8), plus a few bytes per field. Used to weigh
+ * a slow stream's backlog (A-32), where encoding every queued chunk cost more than the rest
+ * of the per-event path.
+ */
+export function approximateSize(response: StreamResponse): number {
+  const { payload } = response;
+  if (payload.case !== "artifactUpdate") return streamResponseBytes(response).byteLength;
+  const { artifact } = payload.value;
+  if (artifact === undefined || artifact.metadata !== undefined || payload.value.metadata !== undefined) return streamResponseBytes(response).byteLength;
+  let size = 16 + payload.value.taskId.length + payload.value.contextId.length + artifact.artifactId.length + artifact.name.length + artifact.description.length;
+  for (const part of artifact.parts) {
+    const content = part.content;
+    if (content.case === "text" || content.case === "url") size += 8 + content.value.length;
+    else if (content.case === "raw") size += 8 + content.value.byteLength;
+    else return streamResponseBytes(response).byteLength;
+    size += part.filename.length + part.mediaType.length + (part.metadata === undefined ? 0 : 64);
+  }
+  return size;
 }

@@ -1,6 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import type { StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { streamResponseBytes } from "../codec/stream-response-encoder.js";
+import { approximateSize } from "../codec/stream-response-encoder.js";
 import type { RequestContext, StreamHandle } from "../lifecycle/task-service.js";
 import type { StreamSink } from "../lifecycle/task-feed.js";
 import { StreamBacklog, eventWritten, streamEnded, streamOpened, type BacklogLimits, type StreamEndReason } from "../streams/index.js";
@@ -93,7 +93,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
     if (ending) settle();
   };
   const enqueue = (response: StreamResponse) => {
-    backlog.push(response, streamResponseBytes(response).byteLength);
+    backlog.push(response, approximateSize(response));
     if (backlog.bytes > limits.streamBytes) return cut(`its merged backlog passed ${limits.streamBytes} bytes`);
     if (backlog.size > limits.streamEntries) return cut(`its merged backlog passed ${limits.streamEntries} events`);
     if (!account()) cut("the server's budget for slow streams is spent");
