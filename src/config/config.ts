@@ -41,12 +41,6 @@ export interface Config {
   readonly streamBacklogBytes: number;
   /** Encoded bytes all slow streams' backlogs may hold together. */
   readonly streamsBacklogBytes: number;
-  /** How long events are kept for resuming streams (A-33), ms; null = resume off. */
-  readonly streamResumeMs: number | null;
-  /** Memory store: bytes of events kept for resuming. */
-  readonly streamResumeMemoryBytes: number;
-  /** Silence after which a resumable stream gets a heartbeat, ms; null = none. */
-  readonly streamHeartbeatMs: number | null;
   /** Declared in the card; off = the streaming RPCs answer UNSUPPORTED_OPERATION (R-CAP-2). */
   readonly streaming: boolean;
   readonly storeDurability: "process" | "power";

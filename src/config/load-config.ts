@@ -80,9 +80,6 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "1024"),
     streamBacklogBytes: get("streamBacklogBytes", parseBytes, "4MiB"),
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
-    streamResumeMs: get("streamResume", parseDurationOrOff, "10m"),
-    streamResumeMemoryBytes: get("streamResumeMemoryBytes", parseBytes, "64MiB"),
-    streamHeartbeatMs: get("streamHeartbeat", parseDurationOrOff, "15s"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
   };
