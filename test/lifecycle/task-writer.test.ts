@@ -14,6 +14,7 @@ import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { asyncOnly } from "../support/async-only.js";
 import { newTask, scopeOf, statusChange } from "../support/tasks.js";
 
 /*
@@ -21,20 +22,6 @@ import { newTask, scopeOf, statusChange } from "../support/tasks.js";
  * (the memory store's `immediate` face) and one that answers later (any async store, here the
  * memory store with its synchronous face hidden). Same guards, same events, same order.
  */
-
-/** The memory store as an async-only store: `immediate` hidden, every method a real promise. */
-function asyncOnly(repository: MemoryTaskRepository, overrides: Partial<TaskRepository> = {}): TaskRepository {
-  return {
-    create: (scope, task) => repository.create(scope, task),
-    get: (scope, id, options) => repository.get(scope, id, options),
-    update: (scope, id, version, change) => repository.update(scope, id, version, change),
-    list: (scope, query) => repository.list(scope, query),
-    listActive: () => repository.listActive(),
-    purgeTerminalBefore: (micros) => repository.purgeTerminalBefore(micros),
-    close: () => repository.close(),
-    ...overrides,
-  };
-}
 
 const scope = scopeOf("", "writer-test");
 
