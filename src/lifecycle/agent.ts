@@ -17,7 +17,7 @@ export interface Agent {
    * work on the task: `ctx.working()`, `ctx.artifact(...)`, and end with `ctx.complete()`,
    * `ctx.fail()`, `ctx.reject()`, or pause with `ctx.requireInput()` / `ctx.requireAuth()`.
    * A thrown error fails the task with a readable status message. When the returned
-   * promise settles the task must be terminal or interrupted, or it is failed.
+   * promise resolves or rejects, the task must be terminal or interrupted, or it is failed.
    */
   execute(ctx: AgentContext): Promise<void>;
   /**

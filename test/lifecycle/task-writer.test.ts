@@ -166,7 +166,7 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     await turnEnd(); // the batch's commit fails
     db.exec("DROP TRIGGER fail_all");
     expect(woken).toBe(1);
-    expect(String(writer.writeFailure)).toContain("injected failure");
+    expect(String(writer.commitFailure)).toContain("injected failure");
     expect({ state: writer.state, settled: writer.settled, events: events.length, onDisk: onDisk(task.id) }).toEqual({
       state: TaskState.SUBMITTED,
       settled: false,
@@ -176,7 +176,7 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN); // believed version 2; retried at 1
     await turnEnd();
     expect(events.map((e) => e.version)).toEqual([2]);
-    expect(writer.writeFailure).toBeUndefined();
+    expect(writer.commitFailure).toBeUndefined();
   });
 
   describe("when the commit that holds a new task is lost", () => {
