@@ -21,6 +21,7 @@ import { ActiveRuns } from "./active-runs.js";
 import { AgentRun, type RunHost } from "./agent-run.js";
 import { StatusClock, microsAtLeast } from "./clock.js";
 import {
+  A2AError,
   ContentTypeNotSupportedError,
   InvalidAgentResponseError,
   InvalidRequestError,
@@ -469,10 +470,16 @@ export class TaskService implements RunHost {
   /** After the agent returned or threw: what still has to be written to leave its task consistent and settled, if anything. */
   private finishRun(run: AgentRun, failure: unknown): Promise<void> | undefined {
     const log = this.options.logger;
-    if (failure !== undefined) log.warn({ err: failure, task_id: run.taskId, context_id: run.contextId }, "the agent failed");
+    const refused = failure !== undefined && !run.hasAnswered && isRefusal(failure);
+    if (failure !== undefined && !refused) log.warn({ err: failure, task_id: run.taskId, context_id: run.contextId }, "the agent failed");
     if (!run.hasAnswered) {
       if (failure === undefined) {
         run.finishWithoutAnswer();
+        return undefined;
+      }
+      // An A2A error before any answer refuses the call: the caller gets its status, no task is made.
+      if (refused) {
+        run.finishWithError(failure);
         return undefined;
       }
       return run.settle(TaskState.FAILED, `the agent failed: ${describeError(failure)}`);
@@ -592,6 +599,11 @@ function agentGaveNoAnswer(): InvalidAgentResponseError {
 function lastUserMessage(task: Task): Message {
   for (let i = task.history.length - 1; i >= 0; i--) if (task.history[i]!.role === Role.USER) return task.history[i]!;
   return task.history[task.history.length - 1]!;
+}
+
+/** What an agent throws to refuse a call (see Agent.execute): an A2A error, or request validation. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof A2AError || error instanceof InvalidRequestError;
 }
 
 function describeError(error: unknown): string {
