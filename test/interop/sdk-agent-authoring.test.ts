@@ -3,7 +3,8 @@
  * the same JSON, a task that settles at once (A-26) streams as task then status, and an agent's
  * refusal before a task exists becomes the SDK's own error class for the reason.
  */
-import { TaskState, type Message, type Task } from "@a2a-js/sdk";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { TaskState, type Message, type StreamResponse, type Task } from "@a2a-js/sdk";
 import { RequestMalformedError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { GRPC_STATUS_CODE } from "@a2a-js/sdk/errors/grpc";
 import { InvalidParamsError, UnsupportedOperationError as OurUnsupportedOperation, dataPart, filePart } from "../../src/index.js";
@@ -15,7 +16,13 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const NESTED = { name: "order", total: 12.5, paid: false, note: null, lines: [{ sku: "a", qty: 1 }, { sku: "b", qty: 2, tags: ["x", "y"] }], empty: {}, none: [] };
+const NESTED: JsonObject = { name: "order", total: 12.5, paid: false, note: null, lines: [{ sku: "a", qty: 1 }, { sku: "b", qty: 2, tags: ["x", "y"] }], empty: {}, none: [] };
+/** The status state of a task or status-update event. */
+const stateOf = (event: StreamResponse | undefined) => {
+  const p = event?.payload;
+  return p?.$case === "task" || p?.$case === "statusUpdate" ? p.value.status?.state : undefined;
+};
+
 const KINDS: Array<[string, unknown]> = [
   ["an object", { key: "value", count: 42 }],
   ["an array", [1, "2", true, null]],
@@ -40,11 +47,13 @@ describe("A-27: data parts through the SDK client", () => {
     });
     const events = await collect(s.client.sendMessageStream(sendRequest("data-stream")));
     expect(events.map(kind)).toEqual(["task", "artifactUpdate", "statusUpdate"]);
-    const artifact = events[1]!.payload!.$case === "artifactUpdate" ? events[1]!.payload.value.artifact! : undefined;
+    const second = events[1]?.payload;
+    const artifact = second?.$case === "artifactUpdate" ? second.value.artifact : undefined;
     expect(artifact!.parts[0]!.content).toEqual({ $case: "data", value: NESTED });
     expect(artifact!.parts[1]).toMatchObject({ filename: "a.txt", mediaType: "text/plain" });
     expect(Buffer.from(artifact!.parts[1]!.content!.value as Uint8Array).toString()).toBe("abc");
-    const status = events[2]!.payload!.$case === "statusUpdate" ? events[2]!.payload.value.status! : undefined;
+    const third = events[2]?.payload;
+    const status = third?.$case === "statusUpdate" ? third.value.status : undefined;
     expect(status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(status!.message!.parts[0]!.content).toEqual({ $case: "data", value: { done: true } });
   });
@@ -55,8 +64,7 @@ describe("A-26: a task that settles at once, through the SDK client", () => {
     s.scripts.set("at-once", (ctx) => ctx.complete("answered at once"));
     const events = await collect(s.client.sendMessageStream(sendRequest("at-once")));
     expect(events.map(kind)).toEqual(["task", "statusUpdate"]);
-    expect(events[0]!.payload!.$case === "task" && events[0]!.payload.value.status!.state).toBe(TaskState.TASK_STATE_SUBMITTED);
-    expect(events[1]!.payload!.$case === "statusUpdate" && events[1]!.payload.value.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(events.map(stateOf)).toEqual([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_COMPLETED]);
     const task = (await s.client.sendMessage(sendRequest("at-once"))) as Task;
     expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
