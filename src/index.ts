@@ -5,7 +5,7 @@
  */
 export type { Agent, AgentContext, AgentCardContribution, ArtifactInput, Caller, MessageInput, PartInput, PartFields, PartContentInput } from "./lifecycle/agent.js";
 // For agents: part builders, and the A2A errors an agent throws to refuse a call before it makes a task.
-export { textPart, dataPart, filePart, type PartOptions, type FileSource } from "./agents/parts.js";
+export { textPart, dataPart, filePart, dataOf, type PartOptions, type FileSource } from "./agents/parts.js";
 export {
   A2AError,
   ContentTypeNotSupportedError,

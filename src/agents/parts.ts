@@ -1,4 +1,6 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { Part } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { PartFields } from "../lifecycle/part-input.js";
 
 /**
@@ -33,4 +35,9 @@ export function filePart(file: FileSource & PartOptions): PartFields {
   const { bytes, url, ...options } = file;
   if ((bytes === undefined) === (url === undefined)) throw new TypeError("filePart() takes either bytes or url");
   return { content: bytes !== undefined ? { case: "raw", value: bytes } : { case: "url", value: url! }, ...options };
+}
+
+/** The JSON of an incoming data part (a google.protobuf.Value on the wire); undefined for other parts. */
+export function dataOf(part: Part): JsonValue | undefined {
+  return part.content.case === "data" ? toJson(ValueSchema, part.content.value) : undefined;
 }
