@@ -23,64 +23,87 @@ export class UnrepresentableJsonError extends AgentMisuseError {
 
 /** `input` as a Value; `path` names it in errors ("parts[1].data"). */
 export function jsonToValue(input: unknown, path: string): Value {
-  return toValue(input, path, []);
+  return toValue(input, { base: path, parents: [], keys: [] });
 }
 
 /** Throws UnrepresentableJsonError unless `input` is a JSON object that can be sent as a Struct. */
 export function checkJsonObject(input: unknown, path: string): asserts input is JsonObject {
   if (!isPlainObject(input)) throw new UnrepresentableJsonError(path, `must be a plain JSON object, not ${describe(input)}`);
-  toValue(input, path, []);
+  toValue(input, { base: path, parents: [], keys: [] });
 }
 
-function toValue(input: unknown, path: string, parents: object[]): Value {
+/**
+ * Where the walk is: the objects above (for cycles and depth) and the keys that led here.
+ * Why keys and not a path string: the path is built only for an error, not for every value.
+ */
+interface Walk {
+  readonly base: string;
+  readonly parents: object[];
+  readonly keys: Array<string | number>;
+}
+
+function refuse(walk: Walk, problem: string): never {
+  let path = walk.base;
+  for (const key of walk.keys) path += typeof key === "number" ? `[${key}]` : propertyPath(key);
+  throw new UnrepresentableJsonError(path, problem);
+}
+
+function toValue(input: unknown, walk: Walk): Value {
   switch (typeof input) {
     case "string":
       return value({ case: "stringValue", value: input });
     case "boolean":
       return value({ case: "boolValue", value: input });
     case "number":
-      if (!Number.isFinite(input)) throw new UnrepresentableJsonError(path, `${input} is not a JSON number`);
+      if (!Number.isFinite(input)) refuse(walk, `${input} is not a JSON number`);
       return value({ case: "numberValue", value: input });
     case "object":
       if (input === null) return value({ case: "nullValue", value: NullValue.NULL_VALUE });
-      return objectValue(input, path, parents);
+      return objectValue(input, walk);
     case "bigint":
-      throw new UnrepresentableJsonError(path, "a BigInt is not a JSON number; send a number or a string");
+      return refuse(walk, "a BigInt is not a JSON number; send a number or a string");
     default:
-      throw new UnrepresentableJsonError(path, `${describe(input)} cannot be sent as JSON`);
+      return refuse(walk, `${describe(input)} cannot be sent as JSON`);
   }
 }
 
-function objectValue(input: object, path: string, parents: object[]): Value {
-  if (parents.includes(input)) throw new UnrepresentableJsonError(path, "is a cycle: it contains itself");
-  if (parents.length >= MAX_JSON_DEPTH) throw new UnrepresentableJsonError(path, `nests deeper than ${MAX_JSON_DEPTH} levels`);
+function objectValue(input: object, walk: Walk): Value {
+  const { parents } = walk;
+  if (parents.includes(input)) refuse(walk, "is a cycle: it contains itself");
+  if (parents.length >= MAX_JSON_DEPTH) refuse(walk, `nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (!Array.isArray(input) && !isPlainObject(input)) refuse(walk, `${describe(input)} is not a plain JSON object`);
   parents.push(input);
-  try {
-    if (Array.isArray(input)) return value({ case: "listValue", value: listOf(input, path, parents) });
-    if (!isPlainObject(input)) throw new UnrepresentableJsonError(path, `${describe(input)} is not a plain JSON object`);
-    return value({ case: "structValue", value: structOf(input as Record<string, unknown>, path, parents) });
-  } finally {
-    parents.pop();
-  }
+  const result = Array.isArray(input)
+    ? value({ case: "listValue", value: listOf(input, walk) })
+    : value({ case: "structValue", value: structOf(input as Record<string, unknown>, walk) });
+  parents.pop(); // (after a refusal the walk is abandoned, so no finally is needed)
+  return result;
 }
 
-function listOf(input: readonly unknown[], path: string, parents: object[]): ListValue {
-  const values: Value[] = [];
+function listOf(input: readonly unknown[], walk: Walk): ListValue {
+  const values: Value[] = new Array(input.length);
   for (let i = 0; i < input.length; i++) {
+    walk.keys.push(i);
     // A hole or undefined: JSON.stringify would send null, which is not what the agent wrote.
-    if (input[i] === undefined) throw new UnrepresentableJsonError(`${path}[${i}]`, "undefined (or a hole) in an array cannot be sent as JSON; use null");
-    values.push(toValue(input[i], `${path}[${i}]`, parents));
+    if (input[i] === undefined) refuse(walk, "undefined (or a hole) in an array cannot be sent as JSON; use null");
+    values[i] = toValue(input[i], walk);
+    walk.keys.pop();
   }
   return { $typeName: "google.protobuf.ListValue", values };
 }
 
-function structOf(input: Record<string, unknown>, path: string, parents: object[]): Struct {
-  if (Object.getOwnPropertySymbols(input).length > 0) throw new UnrepresentableJsonError(path, "has a symbol key, which JSON cannot hold");
+function structOf(input: Record<string, unknown>, walk: Walk): Struct {
+  if (Object.getOwnPropertySymbols(input).length > 0) refuse(walk, "has a symbol key, which JSON cannot hold");
   const fields: Record<string, Value> = {};
   for (const key of Object.keys(input)) {
     const item = input[key];
     if (item === undefined) continue; // left out, as JSON.stringify leaves it out
-    fields[key] = toValue(item, `${path}${propertyPath(key)}`, parents);
+    walk.keys.push(key);
+    const converted = toValue(item, walk);
+    // "__proto__" (JSON.parse makes it an own key) must stay a field, not become the prototype.
+    if (key === "__proto__") Object.defineProperty(fields, key, { value: converted, enumerable: true, writable: true, configurable: true });
+    else fields[key] = converted;
+    walk.keys.pop();
   }
   return { $typeName: "google.protobuf.Struct", fields };
 }

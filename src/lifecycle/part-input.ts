@@ -26,39 +26,48 @@ export type PartContentInput =
   /** Plain JSON, or a google.protobuf.Value made with protobuf-es (it has `$typeName`). */
   | { readonly case: "data"; readonly value: JsonValue | Value };
 
-/** The Part for one agent part; `path` names it in errors ("parts[1]", "artifact.parts[0]"). Throws AgentMisuseError. */
+/** The Part for one agent part; `path` names it in errors ("parts[1]", "artifact() parts[0]"). Throws AgentMisuseError. */
 export function partFromInput(input: PartInput, path: string): Part {
-  if (typeof input === "string") return textPartLiteral(input);
-  if (typeof input !== "object" || input === null) throw new AgentMisuseError(`${path}: a part is a string or an object with content, not ${input === null ? "null" : typeof input}`);
-  const { filename, mediaType, metadata } = input;
-  if (filename !== undefined && typeof filename !== "string") throw new AgentMisuseError(`${path}.filename: must be a string`);
-  if (mediaType !== undefined && typeof mediaType !== "string") throw new AgentMisuseError(`${path}.mediaType: must be a string`);
-  if (metadata !== undefined) checkJsonObject(metadata, `${path}.metadata`);
-  return { $typeName: "lf.a2a.v1.Part", content: contentOf(input.content, path), metadata, filename: filename ?? "", mediaType: mediaType ?? "" };
+  return toPart(input, path, -1);
 }
 
-/** The Parts of an agent message or artifact; at least one. */
+/** The Parts of an agent message or artifact; at least one. `path` names the list in errors. */
 export function partsFromInput(inputs: readonly PartInput[], path: string): Part[] {
   if (!Array.isArray(inputs)) throw new AgentMisuseError(`${path}: must be an array of parts (or a string)`);
   if (inputs.length === 0) throw new AgentMisuseError(`${path}: needs at least one part`);
   const parts: Part[] = new Array(inputs.length);
-  for (let i = 0; i < inputs.length; i++) parts[i] = partFromInput(inputs[i]!, `${path}[${i}]`);
+  for (let i = 0; i < inputs.length; i++) parts[i] = toPart(inputs[i]!, path, i);
   return parts;
 }
 
-function contentOf(content: PartContentInput | undefined, path: string): Part["content"] {
+/** Why `path` and `index` apart: the name of a part ("…parts[1]") is built only for an error, not for every part sent. */
+function toPart(input: PartInput, path: string, index: number): Part {
+  if (typeof input === "string") return textPartLiteral(input);
+  if (typeof input !== "object" || input === null) throw new AgentMisuseError(`${at(path, index)}: a part is a string or an object with content, not ${input === null ? "null" : typeof input}`);
+  const { filename, mediaType, metadata } = input;
+  if (filename !== undefined && typeof filename !== "string") throw new AgentMisuseError(`${at(path, index)}.filename: must be a string`);
+  if (mediaType !== undefined && typeof mediaType !== "string") throw new AgentMisuseError(`${at(path, index)}.mediaType: must be a string`);
+  if (metadata !== undefined) checkJsonObject(metadata, `${at(path, index)}.metadata`);
+  return { $typeName: "lf.a2a.v1.Part", content: contentOf(input.content, path, index), metadata, filename: filename ?? "", mediaType: mediaType ?? "" };
+}
+
+function at(path: string, index: number): string {
+  return index < 0 ? path : `${path}[${index}]`;
+}
+
+function contentOf(content: PartContentInput | undefined, path: string, index: number): Part["content"] {
   switch (content?.case) {
     case "text":
     case "url":
-      if (typeof content.value !== "string") throw new AgentMisuseError(`${path}.${content.case}: must be a string`);
+      if (typeof content.value !== "string") throw new AgentMisuseError(`${at(path, index)}.${content.case}: must be a string`);
       return { case: content.case, value: content.value };
     case "raw":
-      if (!(content.value instanceof Uint8Array)) throw new AgentMisuseError(`${path}.raw: must be a Uint8Array (or a Buffer)`);
+      if (!(content.value instanceof Uint8Array)) throw new AgentMisuseError(`${at(path, index)}.raw: must be a Uint8Array (or a Buffer)`);
       return { case: "raw", value: content.value };
     case "data":
-      return { case: "data", value: isValueMessage(content.value) ? content.value : jsonToValue(content.value, `${path}.data`) };
+      return { case: "data", value: isValueMessage(content.value) ? content.value : jsonToValue(content.value, `${at(path, index)}.data`) };
     default:
-      throw new AgentMisuseError(`${path}: content must be { case: "text" | "raw" | "url" | "data", value }; use textPart(), dataPart() or filePart()`);
+      throw new AgentMisuseError(`${at(path, index)}: content must be { case: "text" | "raw" | "url" | "data", value }; use textPart(), dataPart() or filePart()`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { toJson } from "@bufbuild/protobuf";
+import { toBinary, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { MAX_JSON_DEPTH, UnrepresentableJsonError, checkJsonObject, jsonToValue } from "../../src/lifecycle/json-value.js";
 
@@ -28,6 +28,14 @@ describe("A-27: plain JSON to google.protobuf.Value", () => {
 
   it("A-27: an undefined property is left out, as JSON.stringify leaves it out", () => {
     expect(toJson(ValueSchema, jsonToValue({ a: 1, b: undefined }, "d"))).toEqual({ a: 1 });
+  });
+
+  it("A-27: a \"__proto__\" key (as JSON.parse makes it) stays a field", () => {
+    const parsed = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as unknown;
+    const converted = jsonToValue(parsed, "d");
+    expect(Object.keys((converted.kind.value as { fields: object }).fields)).toEqual(["__proto__", "y"]);
+    // On the wire (protobuf-es's own toJson would drop it again, so read the bytes).
+    expect(Buffer.from(toBinary(ValueSchema, converted)).includes("__proto__")).toBe(true);
   });
 
   it("A-27: the same object twice (no cycle) is fine", () => {
