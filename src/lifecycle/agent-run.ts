@@ -199,7 +199,7 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     // Not async: once the task exists, a status update costs no promise besides the write's own.
     try {
       // Built first: a message that cannot be sent is refused before it could create the task.
-      const parts = content === undefined ? undefined : partsOf(content, `${STATUS_CALLS.get(state) ?? stateName(state)} message`);
+      const parts = content === undefined ? undefined : typeof content === "string" ? [textPartLiteral(content)] : partsFromInput(content, statusPartsName(state));
       const fresh = content === undefined || typeof content === "string" || allText(content);
       const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, parts, writer.taskId), fresh }), state);
       return this.withWriter(write);
@@ -289,7 +289,7 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   }
 }
 
-/** What the agent called, to name its parts in errors ("complete() message.parts[1]"). */
+/** What the agent called, to name its parts in errors ("complete() message parts[1]"). */
 const STATUS_CALLS: ReadonlyMap<TaskState, string> = new Map([
   [TaskState.WORKING, "working()"],
   [TaskState.COMPLETED, "complete()"],
@@ -298,6 +298,10 @@ const STATUS_CALLS: ReadonlyMap<TaskState, string> = new Map([
   [TaskState.INPUT_REQUIRED, "requireInput()"],
   [TaskState.AUTH_REQUIRED, "requireAuth()"],
 ]);
+
+function statusPartsName(state: TaskState): string {
+  return `${STATUS_CALLS.get(state) ?? stateName(state)} message parts`;
+}
 
 /**
  * The parts of an agent message: a string is one text part. Agent-authored messages get a
