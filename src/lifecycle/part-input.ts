@@ -10,7 +10,7 @@ import { textPartLiteral } from "./message-literals.js";
  * JSON for `data` (ruling A-27). The part builders (`textPart`, `dataPart`, `filePart`) make
  * these, so an agent never writes the oneof by hand.
  */
-export type PartInput = string | PartFields;
+export type PartInput = string | PartFields | Part; // a Part as received (ctx.message.parts) may be sent back
 
 export interface PartFields {
   readonly content: PartContentInput;
@@ -48,7 +48,7 @@ function toPart(input: PartInput, path: string, index: number): Part {
   if (filename !== undefined && typeof filename !== "string") throw new AgentMisuseError(`${at(path, index)}.filename: must be a string`);
   if (mediaType !== undefined && typeof mediaType !== "string") throw new AgentMisuseError(`${at(path, index)}.mediaType: must be a string`);
   if (metadata !== undefined) checkJsonObject(metadata, `${at(path, index)}.metadata`);
-  return { $typeName: "lf.a2a.v1.Part", content: contentOf(input.content, path, index), metadata, filename: filename ?? "", mediaType: mediaType ?? "" };
+  return { $typeName: "lf.a2a.v1.Part", content: contentOf(input.content as PartContentInput | undefined, path, index), metadata, filename: filename ?? "", mediaType: mediaType ?? "" };
 }
 
 function at(path: string, index: number): string {

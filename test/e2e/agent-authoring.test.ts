@@ -68,6 +68,19 @@ describe("A-27: data parts from plain JSON arrive intact (ts-proto client)", () 
     expect(done.status!.message!.parts.map((p) => p.content)).toEqual([{ $case: "text", value: "here it is" }, { $case: "data", value: json }]);
   });
 
+  test("A-27: the incoming message's own parts (data included) can be sent back as they are", async () => {
+    const word = agents.on(async (ctx) => ctx.reply(ctx.message.parts));
+    const parts = [
+      { content: { $case: "text" as const, value: word }, filename: "", mediaType: "" },
+      { content: { $case: "data" as const, value: { nested: [1, { two: null }] } }, filename: "d.json", mediaType: "application/json" },
+      { content: { $case: "raw" as const, value: Buffer.from([7, 8]) }, filename: "b.bin", mediaType: "" },
+    ];
+    const answer = messageOf((await rpc(s).send(sendRequest(userMessage(word, { parts })))).response!);
+    expect(answer.parts.map((p) => [p.content?.$case, p.filename, p.mediaType])).toEqual([["text", "", ""], ["data", "d.json", "application/json"], ["raw", "b.bin", ""]]);
+    expect(answer.parts[1]!.content!.value).toEqual({ nested: [1, { two: null }] });
+    expect(Buffer.from(answer.parts[2]!.content!.value as Uint8Array)).toEqual(Buffer.from([7, 8]));
+  });
+
   test("A-27: a google.protobuf.Value made with protobuf-es is sent as it is", async () => {
     const word = agents.on(async (ctx) => ctx.reply([{ content: { case: "data", value: create(ValueSchema, { kind: { case: "numberValue", value: 7 } }) } }]));
     const answer = messageOf((await rpc(s).send(sendRequest(userMessage(word)))).response!);
