@@ -18,10 +18,10 @@ export interface PushOutbox {
   /** How many entries are pending. */
   count(): Promise<number>;
   /**
-   * Calls `listener` after a commit that added entries, outside the write that added them
+   * Calls `listener` with how many entries a commit added, after it, outside the write that added them
    * (never inside a task write: a slow listener must not stall the task).
    */
-  onAdded(listener: () => void): void;
+  onAdded(listener: (added: number) => void): void;
 }
 
 /** One event owed to one config. */

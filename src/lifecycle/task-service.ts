@@ -14,6 +14,7 @@ import {
   type SendMessageRequest,
   type SendMessageResponse,
   type Task,
+  type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventHub } from "../events/event-hub.js";
 import type { Agent, Caller } from "./agent.js";
@@ -65,6 +66,12 @@ export interface TaskServiceOptions {
   readonly acceptedInputMediaTypes?: readonly string[];
   /** How long an agent's cancel() hook may take before the task is canceled anyway. */
   readonly cancelHookTimeoutMs?: number;
+  /**
+   * Registers SendMessage's inline push config for the task the call creates (called as the
+   * task is created, in the same turn) or continues (before the follow-up is written). Unset:
+   * push is off, and the edge refuses inline configs (A-11).
+   */
+  readonly attachInlinePushConfig?: (caller: Caller, taskId: string, config: TaskPushNotificationConfig) => Promise<void> | undefined;
 }
 
 export interface StreamHandle {
@@ -387,7 +394,15 @@ export class TaskService implements RunHost {
   private newRun(rc: RequestContext, request: SendMessageRequest, referenceTasks: Task[]): AgentRun {
     const message = request.message!;
     if (message.contextId === "") message.contextId = newId();
-    return new AgentRun(this, message, undefined, message.contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata);
+    const run = new AgentRun(this, message, undefined, message.contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata);
+    const inline = request.configuration?.taskPushNotificationConfig;
+    const attach = this.options.attachInlinePushConfig;
+    if (inline !== undefined && attach !== undefined) {
+      run.onCreate.push((writer) =>
+        attach(rc.caller, writer.taskId, inline)?.catch((error: unknown) => this.logger.error({ err: error, task_id: writer.taskId }, "could not store the inline push config")),
+      );
+    }
+    return run;
   }
 
   /** A follow-up on an existing task (R-SEND-10..12, R-CTX-4, R-CTX-5). */
@@ -418,6 +433,8 @@ export class TaskService implements RunHost {
     const run = new AgentRun(this, message, task, task.contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata, writer);
     writer.run = run; // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
     try {
+      const inline = request.configuration?.taskPushNotificationConfig;
+      if (inline !== undefined) await this.options.attachInlinePushConfig?.(rc.caller, taskId, inline);
       await writer.write({ kind: "history", message });
       await writer.write({ kind: "status", status: this.serverStatus(TaskState.WORKING, undefined, task) });
       task.history.push(message);

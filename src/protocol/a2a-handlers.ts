@@ -1,7 +1,9 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { AgentCard, AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { getExtendedAgentCard } from "../agents/agent-card.js";
-import { PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
+import { InvalidRequestError, PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
+import type { PushConfigService } from "../lifecycle/push-configs.js";
 import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
 import type { A2AServiceHandlers, CallContext } from "./grpc-adapter.js";
 import {
@@ -30,6 +32,10 @@ export interface A2AHandlerOptions {
   /** Events a stream may have queued for a slow client before it is ended with RESOURCE_EXHAUSTED. */
   readonly streamBufferEvents: number;
   readonly limits?: ValidationLimits;
+  /** The push config RPCs; required when the card declares push notifications. */
+  readonly pushConfigs?: PushConfigService;
+  /** The destination guard's check of a webhook URL as written: why it is refused, or undefined. */
+  readonly checkPushUrl?: (url: string) => string | undefined;
 }
 
 /**
@@ -57,23 +63,29 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const requireStreaming = () => {
     if (!streaming) throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
   };
-  const requirePush = () => {
-    if (!push) throw new PushNotificationNotSupportedError();
+  const pushConfigs = options.pushConfigs;
+  if (push && pushConfigs === undefined) throw new Error("the card declares push notifications but no push config service was given");
+  const requirePush = (): PushConfigService => {
+    if (!push || pushConfigs === undefined) throw new PushNotificationNotSupportedError();
+    return pushConfigs;
   };
-  const refusePush =
-    <R extends { tenant: string }>(validate: (request: R, limits: ValidationLimits) => void) =>
-    async (request: R, call: CallContext): Promise<never> => {
-      begin(call, request.tenant);
-      validate(request, limits);
-      throw new PushNotificationNotSupportedError();
-    };
+  /** A-28 at creation: a destination the guard refuses is INVALID_ARGUMENT on the url field. */
+  const checkDestination = (field: string, url: string) => {
+    const why = options.checkPushUrl?.(url);
+    if (why !== undefined) throw InvalidRequestError.field(field, why);
+  };
+  const INLINE_URL = "configuration.task_push_notification_config.url";
 
   return {
     async SendMessage(request, call) {
       const rc = begin(call, request.tenant);
       validateSendMessageRequest(request, limits);
       requireExtensions(rc);
-      if (request.configuration?.taskPushNotificationConfig) requirePush();
+      const inline = request.configuration?.taskPushNotificationConfig;
+      if (inline) {
+        requirePush();
+        checkDestination(INLINE_URL, inline.url);
+      }
       const response = await service.sendMessage(rc, request);
       if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
       echoExtensions(rc, call);
@@ -85,7 +97,11 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateSendMessageRequest(request, limits);
       requireStreaming();
       requireExtensions(rc);
-      if (request.configuration?.taskPushNotificationConfig) requirePush();
+      const inline = request.configuration?.taskPushNotificationConfig;
+      if (inline) {
+        requirePush();
+        checkDestination(INLINE_URL, inline.url);
+      }
       await pipeStream(call, out, options.streamBufferEvents, (sink) => service.sendStreamingMessage(rc, request, sink), rc);
     },
 
@@ -127,12 +143,45 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       return getExtendedAgentCard(card, options.extendedCard);
     },
 
-    // Push notification configs (R-CAP-1): webhook delivery is not built yet, so the card never
-    // declares the capability (see createApp) and these validate, then refuse.
-    CreateTaskPushNotificationConfig: refusePush(validateCreateTaskPushNotificationConfigRequest),
-    GetTaskPushNotificationConfig: refusePush(validateGetTaskPushNotificationConfigRequest),
-    ListTaskPushNotificationConfigs: refusePush(validateListTaskPushNotificationConfigsRequest),
-    DeleteTaskPushNotificationConfig: refusePush(validateDeleteTaskPushNotificationConfigRequest),
+    // Push notification configs (R-PUSH): refused with PUSH_NOTIFICATION_NOT_SUPPORTED when the
+    // card does not declare the capability (R-CAP-1).
+    async CreateTaskPushNotificationConfig(request, call) {
+      const rc = begin(call, request.tenant);
+      validateCreateTaskPushNotificationConfigRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      checkDestination("url", request.url);
+      call.setLogField("task_id", request.taskId);
+      return configs.create(rc.caller, request);
+    },
+
+    async GetTaskPushNotificationConfig(request, call) {
+      const rc = begin(call, request.tenant);
+      validateGetTaskPushNotificationConfigRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      call.setLogField("task_id", request.taskId);
+      return configs.get(rc.caller, request.taskId, request.id);
+    },
+
+    async ListTaskPushNotificationConfigs(request, call) {
+      const rc = begin(call, request.tenant);
+      validateListTaskPushNotificationConfigsRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      call.setLogField("task_id", request.taskId);
+      return configs.list(rc.caller, request.taskId, request.pageSize, request.pageToken);
+    },
+
+    async DeleteTaskPushNotificationConfig(request, call) {
+      const rc = begin(call, request.tenant);
+      validateDeleteTaskPushNotificationConfigRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      call.setLogField("task_id", request.taskId);
+      await configs.delete(rc.caller, request.taskId, request.id);
+      return create(EmptySchema);
+    },
   };
 }
 

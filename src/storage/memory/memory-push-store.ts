@@ -30,8 +30,9 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
   /** Every seq ever added and not compacted away, ascending (entries may be gone: check `entries`). */
   private order: number[] = [];
   private lastSeq = 0;
-  private readonly listeners: Array<() => void> = [];
-  private notifyScheduled = false;
+  private readonly listeners: Array<(added: number) => void> = [];
+  /** Entries added since listeners were last told. */
+  private unannounced = 0;
 
   constructor(private readonly tasks: MemoryTaskLookup) {}
 
@@ -142,7 +143,7 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     return this.entries.size;
   }
 
-  onAdded(listener: () => void): void {
+  onAdded(listener: (added: number) => void): void {
     this.listeners.push(listener);
   }
 
@@ -161,15 +162,13 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     const lane = this.lanes.get(key);
     if (lane === undefined) this.lanes.set(key, [seq]);
     else lane.push(seq);
-    if (!this.notifyScheduled && this.listeners.length > 0) {
-      this.notifyScheduled = true;
-      setImmediate(this.notify);
-    }
+    if (this.listeners.length > 0 && this.unannounced++ === 0) setImmediate(this.notify);
   }
 
   private readonly notify = (): void => {
-    this.notifyScheduled = false;
-    for (const listener of this.listeners) listener();
+    const added = this.unannounced;
+    this.unannounced = 0;
+    for (const listener of this.listeners) listener(added);
   };
 
   private dropLane(taskId: string, configId: string): void {

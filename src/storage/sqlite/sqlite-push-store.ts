@@ -49,8 +49,9 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   private readonly s;
   /** Whether any config exists: until one does, a task write reads nothing more. */
   private anyConfigs: boolean;
-  private readonly listeners: Array<() => void> = [];
-  private notifyScheduled = false;
+  private readonly listeners: Array<(added: number) => void> = [];
+  /** Rows committed since listeners were last told. */
+  private unannounced = 0;
 
   constructor(db: Db, private readonly host: SqlitePushHost) {
     this.s = {
@@ -104,10 +105,10 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   /** A commit added outbox rows: listeners hear of it a turn later, outside the write. */
-  committedOutbox(): void {
-    if (this.notifyScheduled || this.listeners.length === 0) return;
-    this.notifyScheduled = true;
-    setImmediate(this.notify);
+  committedOutbox(added: number): void {
+    if (this.listeners.length === 0) return;
+    if (this.unannounced === 0) setImmediate(this.notify);
+    this.unannounced += added;
   }
 
   // PushConfigStore
@@ -133,7 +134,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     const snapshot = options.snapshot ? pushSnapshotOf(this.host.snapshot(scope, own.taskId)!) : undefined;
     this.host.guarded(() => this.put$.immediate(pk, own, options, snapshot));
     this.anyConfigs = true;
-    if (snapshot !== undefined) this.committedOutbox();
+    if (snapshot !== undefined) this.committedOutbox(1);
   };
 
   async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {
@@ -180,7 +181,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     return this.host.guarded(() => this.s.count.get() as number);
   }
 
-  onAdded(listener: () => void): void {
+  onAdded(listener: (added: number) => void): void {
     this.listeners.push(listener);
   }
 
@@ -192,8 +193,9 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   private readonly notify = (): void => {
-    this.notifyScheduled = false;
-    for (const listener of this.listeners) listener();
+    const added = this.unannounced;
+    this.unannounced = 0;
+    for (const listener of this.listeners) listener(added);
   };
 }
 

@@ -500,7 +500,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     } catch (error) {
       failure = isBadDataError(error) ? badData(this.file, error) : error;
     }
-    if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox();
+    if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox(this.outboxAdded);
     this.staged.clear();
     this.batchCallbacks = undefined;
     this.batchWrites = 0;
