@@ -38,14 +38,18 @@ export class DestinationRefusedError extends Error {
 
 const MAX_URL_LENGTH = 2048;
 
-/** Ranges no webhook may reach: loopback, private, link-local (metadata), CGNAT, multicast, reserved, documentation. */
+/**
+ * Ranges no webhook may reach: loopback, private, link-local (metadata), CGNAT, multicast,
+ * reserved, documentation; NAT64 and 6to4 (they embed IPv4). Not ::ffff:0:0/96: BlockList
+ * matches IPv4 addresses against it (mapped addresses are refused in checkAddress instead).
+ */
 const BLOCKED_V4: ReadonlyArray<[string, number]> = [
   ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
   ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
   ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
 ];
 const BLOCKED_V6: ReadonlyArray<[string, number]> = [
-  ["::", 128], ["::1", 128], ["::ffff:0:0", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23],
+  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23],
   ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
 ];
 
@@ -96,7 +100,9 @@ export class DestinationGuard {
     const type = family === 6 ? "ipv6" : "ipv4";
     const mapped = family === 6 ? mappedV4(address) : undefined;
     if (this.allowedNets.check(address, type) || (mapped !== undefined && this.allowedNets.check(mapped, "ipv4"))) return undefined;
-    if (this.blocked.check(address, type) || (mapped !== undefined && this.blocked.check(mapped, "ipv4"))) {
+    // An IPv4-mapped IPv6 address is refused in any case: a way to spell IPv4 past naive checks.
+    if (mapped !== undefined) return "must not be an IPv4-mapped IPv6 address; use the IPv4 address or a host name";
+    if (this.blocked.check(address, type)) {
       return "must not point at a loopback, private, link-local, shared or reserved address";
     }
     return undefined;

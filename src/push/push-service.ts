@@ -308,6 +308,8 @@ export class PushService {
       if (!lane.sawMore) break; // else the scan met an entry committed while we looked: look again
     }
     this.lanes.delete(lane.key);
+    // The count drifts when a store drops entries by itself (Delete, retention): a closing lane re-reads it.
+    this.pending = await this.options.outbox.count();
     if (this.scanBlocked) this.scan();
   }
 
