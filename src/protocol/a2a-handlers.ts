@@ -64,7 +64,6 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
     if (!streaming) throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
   };
   const pushConfigs = options.pushConfigs;
-  if (push && pushConfigs === undefined) throw new Error("the card declares push notifications but no push config service was given");
   const requirePush = (): PushConfigService => {
     if (!push || pushConfigs === undefined) throw new PushNotificationNotSupportedError();
     return pushConfigs;
