@@ -31,6 +31,7 @@ import { waitUntilServing } from "./lib/measure.js";
 import { cpuMicros, startServerProcess, type ServerProcess } from "./lib/server-process.js";
 import { percentiles } from "./lib/stats.js";
 import { formatNumber, markdownTable } from "./lib/table.js";
+import { profileSummary } from "./lib/cpu-profile.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
@@ -170,7 +171,7 @@ async function startTasks(lc: LoadClient, count: number, text: string, url: stri
 interface PacedResult { delivered: number; expected: number; perSecond: number; p50: number; p99: number; cpuPerDeliveryUs: number; reordered: number }
 interface OutageResult { expected: number; deliveredDuringOutage: number; deliveredAfter: number; drainS: number | undefined; rssAboveIdleMb: number; reordered: number }
 
-async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number): Promise<PacedResult> {
+async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number, profileFile?: string): Promise<PacedResult> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-push-bench-"));
   const server = await startKind(kind, dir);
   const lc = loadClient(server.address, { "a2a-version": "1.0" });
@@ -179,11 +180,13 @@ async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs:
     await startTasks(lc, 10, "push 6 0", receiver.url); // warm-up
     await new Promise((r) => setTimeout(r, 1500));
     receiver.reset();
+    if (profileFile) await server.profileStart();
     const before = await server.usage();
     await startTasks(lc, TASKS, `push ${events} ${intervalMs}`, receiver.url);
     const expected = TASKS * (events + 1);
     await receiver.until(expected, events * intervalMs + 20_000);
     const after = await server.usage();
+    if (profileFile) await server.profileStop(profileFile);
     const s = receiver.summary();
     return { ...s, expected, cpuPerDeliveryUs: s.delivered > 0 ? cpuMicros(before, after) / s.delivered : NaN };
   } finally {
@@ -227,15 +230,20 @@ async function outage(kind: Kind, receiver: Receiver, downMs: number): Promise<O
   }
 }
 
-export async function runPush(options: { quick: boolean }): Promise<string> {
+export async function runPush(options: { quick: boolean; profile?: boolean }): Promise<string> {
   const events = options.quick ? 10 : 20;
   const downMs = options.quick ? 10_000 : 30_000;
   const receiver = new Receiver();
   await receiver.start();
   const pacedResults: Record<Kind, PacedResult[]> = { ours: [], sdk: [] };
   const outageResults: Partial<Record<Kind, OutageResult>> = {};
+  let profile: string | undefined;
   try {
     for (const kind of ["ours", "sdk", "ours", "sdk"] as const) pacedResults[kind].push(await paced(kind, receiver, events, 500));
+    if (options.profile) {
+      profile = join(tmpdir(), `push-bench-${process.pid}.cpuprofile`);
+      await paced("ours", receiver, events, 500, profile);
+    }
     for (const kind of ["ours", "sdk"] as const) outageResults[kind] = await outage(kind, receiver, downMs);
   } finally {
     await receiver.close();
@@ -262,6 +270,7 @@ export async function runPush(options: { quick: boolean }): Promise<string> {
     "",
     `Outage: the receiver answers 503 for ${downMs / 1000} s while ${TASKS} tasks publish 100 updates each, then 200.`,
     "",
+    profile ? `${profileSummary(profile, TASKS * (events + 1), 30)}\n` : "",
     markdownTable(["server", "delivered in the end", "delivered during the outage", "drain s", "RSS above idle while pending, MB", "lost", "tasks reordered"], [out("ours"), out("sdk")]),
   ].join("\n");
 }

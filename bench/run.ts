@@ -16,8 +16,8 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./issue5.js")).runIssue5({ quick: args.includes("--quick") }),
   },
   push: {
-    describe: "push delivery: 100 tasks with webhooks on one loopback receiver vs @a2a-js/sdk's push sender; an outage of the receiver [--quick]",
-    run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick") }),
+    describe: "push delivery: 100 tasks with webhooks on one loopback receiver vs @a2a-js/sdk's push sender; an outage of the receiver [--quick] [--profile]",
+    run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",

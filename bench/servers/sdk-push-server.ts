@@ -20,6 +20,9 @@ import { A2AService, grpcService, UserBuilder } from "@a2a-js/sdk/server/grpc";
 import { statusUpdate, submittedTask, textPart } from "./sdk-peer.js";
 
 const address = `127.0.0.1:${process.env.BENCH_PORT}`;
+// The SDK's sender logs one console.info line per delivery; silenced, so its CPU per delivery is
+// not inflated by logging (our server logs nothing per delivery either).
+console.info = () => {};
 const stamp = () => (performance.timeOrigin + performance.now()).toFixed(3);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

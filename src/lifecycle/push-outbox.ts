@@ -11,9 +11,13 @@ import type { TaskScope } from "./task-repository.js";
 export interface PushOutbox {
   /** Pending entries with `seq` above `afterSeq`, oldest first, at most `limit` (pages: memory stays bounded). */
   pendingAfter(afterSeq: number, limit: number): Promise<OutboxEntry[]>;
-  /** The oldest pending entry of one (task, config): the next one its lane must deliver. */
-  firstOf(taskId: string, configId: string): Promise<OutboxEntry | undefined>;
-  /** Removes a delivered or given-up entry (nothing when it is gone already). */
+  /** The oldest pending entry of one (task, config) with `seq` above `afterSeq`: the next one its lane must deliver. */
+  firstOf(taskId: string, configId: string, afterSeq?: number): Promise<OutboxEntry | undefined>;
+  /**
+   * Removes a delivered or given-up entry (nothing when it is gone already). A store may apply
+   * removals in batches: until then a crash re-delivers them (at least once), and `pendingAfter`
+   * and `count` no longer show them.
+   */
   remove(seq: number): Promise<void>;
   /** How many entries are pending. */
   count(): Promise<number>;

@@ -77,6 +77,7 @@ export class PushService {
   /** A scan stopped because `maxLanes` lanes were open: resume when one closes. */
   private scanBlocked = false;
   private pending = 0;
+  private countedAt = 0;
   private gaveUp = 0;
   private delivered = 0;
   private stopped = false;
@@ -296,7 +297,7 @@ export class PushService {
     const { taskId, configId } = lane.head;
     for (;;) {
       lane.sawMore = false;
-      const next = await this.options.outbox.firstOf(taskId, configId);
+      const next = await this.options.outbox.firstOf(taskId, configId, lane.head.seq);
       if (this.stopped) return;
       if (next !== undefined) {
         lane.head = next;
@@ -308,8 +309,12 @@ export class PushService {
       if (!lane.sawMore) break; // else the scan met an entry committed while we looked: look again
     }
     this.lanes.delete(lane.key);
-    // The count drifts when a store drops entries by itself (Delete, retention): a closing lane re-reads it.
-    this.pending = await this.options.outbox.count();
+    // The count drifts when a store drops entries by itself (Delete, retention): re-read it now and
+    // then, when a lane closes (at most once a second, a count is not free on a large outbox).
+    if (this.lanes.size === 0 || this.now() - this.countedAt > 1000) {
+      this.countedAt = this.now();
+      this.pending = await this.options.outbox.count();
+    }
     if (this.scanBlocked) this.scan();
   }
 

@@ -126,8 +126,10 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
       expect((await s.outbox.firstOf(t.id, "c1"))?.seq).toBe(first!.seq);
       await s.outbox.remove(first!.seq);
       await s.outbox.remove(first!.seq);
-      expect((await s.outbox.firstOf(t.id, "c1"))?.seq).toBe(second!.seq);
+      expect((await s.outbox.firstOf(t.id, "c1", first!.seq))?.seq).toBe(second!.seq);
+      expect((await s.outbox.firstOf(t.id, "c1", third!.seq))?.seq).toBeUndefined();
       expect(await s.outbox.count()).toBe(2);
+      expect((await s.outbox.pendingAfter(0, 10)).map((e) => e.seq)).toEqual([second!.seq, third!.seq]);
       expect(third!.createdMs).toBeGreaterThan(Date.now() - 60_000);
     });
 

@@ -120,9 +120,10 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     return found;
   }
 
-  async firstOf(taskId: string, configId: string): Promise<OutboxEntry | undefined> {
+  async firstOf(taskId: string, configId: string, afterSeq = 0): Promise<OutboxEntry | undefined> {
     const lane = this.lanes.get(laneKey(taskId, configId));
-    return lane === undefined ? undefined : this.entries.get(lane[0]!);
+    const seq = lane?.find((s) => s > afterSeq);
+    return seq === undefined ? undefined : this.entries.get(seq);
   }
 
   async remove(seq: number): Promise<void> {

@@ -66,7 +66,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       deleteConfig: db.prepare("DELETE FROM push_configs WHERE task_pk = ? AND id = ?"),
       addOutbox: db.prepare("INSERT INTO push_outbox (task_pk, config_id, created_ms, event) VALUES (?, ?, ?, ?)"),
       pendingAfter: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.seq > ? ORDER BY o.seq LIMIT ?`),
-      firstOf: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.task_pk = (SELECT pk FROM tasks WHERE id = ?) AND o.config_id = ? ORDER BY o.seq LIMIT 1`),
+      firstOf: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.task_pk = (SELECT pk FROM tasks WHERE id = ?) AND o.config_id = ? AND o.seq > ? ORDER BY o.seq LIMIT 1`),
       remove: db.prepare("DELETE FROM push_outbox WHERE seq = ?"),
       count: db.prepare("SELECT count(*) FROM push_outbox").pluck(),
     };
@@ -76,8 +76,31 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       this.s.putConfig.run(pk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
       if (snapshot !== undefined) this.s.addOutbox.run(pk, config.id, Date.now(), snapshot);
     });
+    this.removeBatch = db.transaction((seqs: number[]) => {
+      for (const seq of seqs) this.s.remove.run(seq);
+    });
     this.anyConfigs = this.s.any.get() === 1;
   }
+
+  private readonly removeBatch;
+  /** Delivered entries not deleted yet: deleted together, one transaction a turn, instead of one commit each. */
+  private removals: number[] = [];
+
+  /** Deletes the removals waiting for their batch (before reads that must not see them, and at close). */
+  flushRemovals(): void {
+    if (this.removals.length === 0) return;
+    const seqs = this.removals;
+    this.removals = [];
+    this.host.guarded(() => this.removeBatch.immediate(seqs));
+  }
+
+  private readonly flushAtTurnEnd = (): void => {
+    try {
+      this.flushRemovals();
+    } catch {
+      // The entries stay and are delivered again after a restart (at least once).
+    }
+  };
 
   private readonly put$;
 
@@ -165,19 +188,22 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
 
   // PushOutbox
   async pendingAfter(afterSeq: number, limit: number): Promise<OutboxEntry[]> {
+    this.flushRemovals();
     return this.host.guarded(() => (this.s.pendingAfter.all(afterSeq, limit) as OutboxRow[]).map(entryOf));
   }
 
-  async firstOf(taskId: string, configId: string): Promise<OutboxEntry | undefined> {
-    const row = this.host.guarded(() => this.s.firstOf.get(taskId, configId) as OutboxRow | undefined);
+  async firstOf(taskId: string, configId: string, afterSeq = 0): Promise<OutboxEntry | undefined> {
+    const row = this.host.guarded(() => this.s.firstOf.get(taskId, configId, afterSeq) as OutboxRow | undefined);
     return row && entryOf(row);
   }
 
   async remove(seq: number): Promise<void> {
-    this.host.guarded(() => this.s.remove.run(seq));
+    if (this.removals.length === 0) setImmediate(this.flushAtTurnEnd);
+    this.removals.push(seq);
   }
 
   async count(): Promise<number> {
+    this.flushRemovals();
     return this.host.guarded(() => this.s.count.get() as number);
   }
 

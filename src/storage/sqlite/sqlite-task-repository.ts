@@ -433,6 +433,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   async close(): Promise<void> {
     if (this.db.open) {
       this.commit(); // applied writes commit (and their callers hear so) before the file closes
+      this.push.flushRemovals();
       this.db.close();
     }
     this.lock?.release();
