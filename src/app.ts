@@ -14,10 +14,12 @@ import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import type { CallObserver } from "./protocol/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
+import { BacklogBudget } from "./streams/index.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -41,6 +43,9 @@ export interface AppOverrides {
   /** How webhook host names are resolved (tests inject one; DNS otherwise). */
   readonly pushResolver?: Resolver;
 }
+
+/** How large one merged stream response may grow: well under the message size limit. */
+const MERGED_RESPONSE_BYTES = 1024 * 1024;
 
 export const STORE_FILE_NAME = "tasks.sqlite";
 const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
@@ -90,7 +95,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     card,
     extendedCard,
     allowMissingVersion: config.allowMissingVersion,
-    streamBufferEvents: config.streamBufferEvents,
+    streamLimits: {
+      streamBytes: config.streamBacklogBytes,
+      streamEntries: config.streamBufferEvents,
+      entryBytes: Math.min(MERGED_RESPONSE_BYTES, Math.floor(config.maxMessageBytes / 2)),
+      shared: new BacklogBudget(config.streamsBacklogBytes),
+    },
     pushConfigs,
     checkPushUrl: push && ((url) => push.guard.checkUrl(url)),
   });
@@ -110,6 +120,15 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       await repository.close();
     },
   };
+}
+
+/**
+ * What observes every call besides the RPC log (always on, made by the server from its logger):
+ * metrics and tracing go here (src/protocol/call-observer.ts says what an observer can do).
+ * main.ts hands them to startServer; a capability switched off adds nothing.
+ */
+export function createCallObservers(_config: Config): Array<CallObserver<any>> {
+  return [];
 }
 
 async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {

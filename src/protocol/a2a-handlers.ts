@@ -22,6 +22,7 @@ import {
 } from "./request-validation.js";
 import { checkRequiredExtensions, formatActivatedExtensions, readRequestedExtensions, readVersion } from "./service-parameters.js";
 import { pipeStream } from "./stream-pipe.js";
+import type { BacklogLimits } from "../streams/index.js";
 
 export interface A2AHandlerOptions {
   readonly service: TaskService;
@@ -29,8 +30,8 @@ export interface A2AHandlerOptions {
   readonly extendedCard: AgentCard | undefined;
   /** Ruling A-3: read a missing a2a-version as 1.0 (an operator option for hand-driven tools). */
   readonly allowMissingVersion: boolean;
-  /** Events a stream may have queued for a slow client before it is ended with RESOURCE_EXHAUSTED. */
-  readonly streamBufferEvents: number;
+  /** What a slow client's merged backlog may hold before its stream is ended with RESOURCE_EXHAUSTED. */
+  readonly streamLimits: BacklogLimits;
   readonly limits?: ValidationLimits;
   /** The push config RPCs; required when the card declares push notifications. */
   readonly pushConfigs?: PushConfigService;
@@ -86,7 +87,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
         checkDestination(INLINE_URL, inline.url);
       }
       const response = await service.sendMessage(rc, request);
-      if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
+      if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
       echoExtensions(rc, call);
       return response;
     },
@@ -101,14 +102,14 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
         requirePush();
         checkDestination(INLINE_URL, inline.url);
       }
-      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.sendStreamingMessage(rc, request, sink), rc);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
     },
 
     async GetTask(request, call) {
       const rc = begin(call, request.tenant);
       validateGetTaskRequest(request, limits);
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
+      call.setTaskId(request.id);
       return service.getTask(rc, request.id, request.historyLength);
     },
 
@@ -123,7 +124,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       const rc = begin(call, request.tenant);
       validateCancelTaskRequest(request, limits);
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
+      call.setTaskId(request.id);
       return service.cancelTask(rc, request.id, request.metadata as JsonObject | undefined);
     },
 
@@ -132,8 +133,8 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateSubscribeToTaskRequest(request, limits);
       requireStreaming();
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
-      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.subscribeToTask(rc, request.id, sink), rc);
+      call.setTaskId(request.id);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.subscribeToTask(rc, request.id, sink) });
     },
 
     async GetExtendedAgentCard(request, call) {
@@ -150,7 +151,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       const configs = requirePush();
       requireExtensions(rc);
       checkDestination("url", request.url);
-      call.setLogField("task_id", request.taskId);
+      call.setTaskId(request.taskId);
       return configs.create(rc.caller, request);
     },
 
@@ -159,7 +160,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateGetTaskPushNotificationConfigRequest(request, limits);
       const configs = requirePush();
       requireExtensions(rc);
-      call.setLogField("task_id", request.taskId);
+      call.setTaskId(request.taskId);
       return configs.get(rc.caller, request.taskId, request.id);
     },
 
@@ -168,7 +169,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateListTaskPushNotificationConfigsRequest(request, limits);
       const configs = requirePush();
       requireExtensions(rc);
-      call.setLogField("task_id", request.taskId);
+      call.setTaskId(request.taskId);
       return configs.list(rc.caller, request.taskId, request.pageSize, request.pageToken);
     },
 
@@ -177,7 +178,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateDeleteTaskPushNotificationConfigRequest(request, limits);
       const configs = requirePush();
       requireExtensions(rc);
-      call.setLogField("task_id", request.taskId);
+      call.setTaskId(request.taskId);
       await configs.delete(rc.caller, request.taskId, request.id);
       return create(EmptySchema);
     },
