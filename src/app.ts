@@ -8,6 +8,7 @@ import { EventHub } from "./events/event-hub.js";
 import type { Agent } from "./lifecycle/agent.js";
 import type { CoreLogger } from "./lifecycle/logger.js";
 import { PageTokenCodec } from "./lifecycle/page-token.js";
+import { PushConfigService } from "./lifecycle/push-configs.js";
 import { RetentionSweeper } from "./lifecycle/retention.js";
 import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
@@ -17,6 +18,7 @@ import type { CallObserver } from "./protocol/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
+import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
 import { BacklogBudget } from "./streams/index.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
@@ -26,6 +28,8 @@ export interface A2AApp {
   readonly service: TaskService;
   readonly hub: EventHub;
   readonly repository: TaskRepository;
+  /** Webhook delivery, when push notifications are on. */
+  readonly push: PushDelivery | undefined;
   /** Port of the HTTP agent card listener, when it runs. */
   readonly cardPort: number | undefined;
   /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
@@ -36,6 +40,8 @@ export interface AppOverrides {
   /** An agent object instead of config.agentModule (tests, embedding). */
   readonly agent?: Agent;
   readonly repository?: TaskRepository;
+  /** How webhook host names are resolved (tests inject one; DNS otherwise). */
+  readonly pushResolver?: Resolver;
 }
 
 /** How large one merged stream response may grow: well under the message size limit. */
@@ -46,31 +52,37 @@ const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
 export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
   const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
+  const { repository, pageTokenSecret } = overrides.repository
+    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
+    : await openRepository(config);
+  const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
       name: config.agentName ?? undefined,
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
-      pushNotifications: false,
+      pushNotifications: pushStore !== undefined,
     },
     agent.card,
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
-  const { repository, pageTokenSecret } = overrides.repository
-    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
-    : await openRepository(config);
+  const pageTokens = new PageTokenCodec(pageTokenSecret);
+  const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver });
+  const pushConfigs = pushStore && new PushConfigService({ repository, store: pushStore, pageTokens, maxPerTask: config.push.maxConfigsPerTask });
   const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
   const service = new TaskService({
     repository,
     hub,
     agent,
     logger,
-    pageTokens: new PageTokenCodec(pageTokenSecret),
+    pageTokens,
     acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
+    attachInlinePushConfig: pushConfigs && ((caller, taskId, inline) => pushConfigs.attachInline(caller, taskId, inline)),
   });
   const recovered = await service.recoverInterruptedWork();
   if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");
+  await push?.start(); // resumes the deliveries a previous process left pending
   const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
   sweeper?.start();
   let cardServer: AgentCardServer | undefined;
@@ -89,6 +101,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       entryBytes: Math.min(MERGED_RESPONSE_BYTES, Math.floor(config.maxMessageBytes / 2)),
       shared: new BacklogBudget(config.streamsBacklogBytes),
     },
+    pushConfigs,
+    checkPushUrl: push && ((url) => push.guard.checkUrl(url)),
   });
   return {
     handlers,
@@ -96,10 +110,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     service,
     hub,
     repository,
+    push,
     cardPort: cardServer?.port,
     async close(graceMs) {
       sweeper?.stop();
       await service.shutdown(graceMs);
+      await push?.close(); // pending deliveries stay in the store for the next start
       await cardServer?.close();
       await repository.close();
     },

@@ -11,6 +11,22 @@ export interface TlsConfig {
   readonly clientCa: Buffer | null;
 }
 
+/** Push notification delivery (src/push), parsed. */
+export interface PushSettings {
+  /** Host names, IPs and CIDRs let through the destination guard. */
+  readonly allowHosts: readonly string[];
+  readonly allowHttp: boolean;
+  readonly timeoutMs: number;
+  readonly maxAttempts: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly maxAgeMs: number;
+  readonly concurrency: number;
+  readonly maxConfigsPerTask: number;
+  /** Standard Webhooks signing key bytes; null = unsigned. */
+  readonly signingKey: Buffer | null;
+}
+
 /** The service's whole configuration, parsed and validated (see settings.ts for the sources). */
 export interface Config {
   /** gRPC listen address as host:port. */
@@ -44,6 +60,9 @@ export interface Config {
   /** Declared in the card; off = the streaming RPCs answer UNSUPPORTED_OPERATION (R-CAP-2). */
   readonly streaming: boolean;
   readonly storeDurability: "process" | "power";
+  /** Declared in the card (default on); off = the push RPCs answer PUSH_NOTIFICATION_NOT_SUPPORTED (R-CAP-1). */
+  readonly pushNotifications: boolean;
+  readonly push: PushSettings;
   readonly agentName: string | null;
   readonly agentDescription: string | null;
 }

@@ -2,12 +2,14 @@ import { X509Certificate, createPrivateKey } from "node:crypto";
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Config, TlsConfig } from "./config.js";
+import type { Config, PushSettings, TlsConfig } from "./config.js";
 import { ConfigError } from "./config-error.js";
 import {
   formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger,
 } from "./parse-values.js";
 import { SETTINGS, settingName, type Setting, type SettingKey } from "./settings.js";
+import { parseNetwork } from "../push/destination-guard.js";
+import { parseSigningSecret } from "../push/signature.js";
 
 export interface ConfigSources {
   /** Command-line arguments after the script name. */
@@ -80,9 +82,50 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "1024"),
     streamBacklogBytes: get("streamBacklogBytes", parseBytes, "4MiB"),
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
+    pushNotifications: get("pushNotifications", parseBoolean, "true"),
+    push: loadPush(get),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
   };
+}
+
+type Getter = <T>(key: SettingKey, parse: (v: string) => T, fallback: string) => T;
+
+function loadPush(get: Getter): PushSettings {
+  const ms = (min: number, max = 2 ** 31 - 1) => (v: string) => parseInteger(v, { min, max });
+  const backoffMs = get("pushBackoffMs", ms(1), "1000");
+  const maxBackoffMs = get("pushMaxBackoffMs", ms(1), "300000");
+  if (maxBackoffMs < backoffMs) {
+    throw new ConfigError(`invalid configuration: ${settingName(SETTINGS.pushMaxBackoffMs)} (${maxBackoffMs}) is below ${settingName(SETTINGS.pushBackoffMs)} (${backoffMs})`);
+  }
+  return {
+    allowHosts: get("pushAllowHosts", parseHostList, " "),
+    allowHttp: get("pushAllowHttp", parseBoolean, "false"),
+    timeoutMs: get("pushTimeoutMs", ms(100, 600_000), "10000"),
+    maxAttempts: get("pushMaxAttempts", ms(1, 1000), "10"),
+    backoffMs,
+    maxBackoffMs,
+    maxAgeMs: get("pushMaxAge", (v) => {
+      const d = parseDurationOrOff(v);
+      if (d === null) throw new Error("expected a duration like 24h or 30m");
+      return d;
+    }, "24h"),
+    concurrency: get("pushConcurrency", ms(1, 10_000), "32"),
+    maxConfigsPerTask: get("pushMaxConfigsPerTask", ms(1, 1000), "10"),
+    signingKey: get("pushSigningSecret", (v) => (v.trim() === "" ? null : parseSigningSecret(v)), " "),
+  };
+}
+
+/** `a.example, 127.0.0.1, 10.0.0.0/8`: host names, IPs and CIDRs. */
+function parseHostList(value: string): string[] {
+  const entries = value.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  for (const entry of entries) {
+    if (entry.includes("/") && parseNetwork(entry) === undefined) throw new Error(`${JSON.stringify(entry)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`);
+    if (!entry.includes("/") && parseNetwork(entry) === undefined && !/^[a-z0-9.-]+$/i.test(entry)) {
+      throw new Error(`${JSON.stringify(entry)} is neither a host name, an IP address nor a CIDR range`);
+    }
+  }
+  return entries;
 }
 
 function invalid(s: Setting, value: string, why: string): ConfigError {

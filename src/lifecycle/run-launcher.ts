@@ -1,4 +1,4 @@
-import type { Message, SendMessageRequest, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Message, SendMessageRequest, Task, TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { Role, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneMessage } from "../codec/task-clone.js";
 import { AgentRun, type RunHost } from "./agent-run.js";
@@ -23,7 +23,15 @@ export interface RunLauncherOptions {
   readonly clock: StatusClock;
   /** Media types accepted in incoming parts (R-SEND-9); empty = anything. */
   readonly acceptedInputMediaTypes?: readonly string[];
+  /**
+   * Registers SendMessage's inline push config for the task the call creates (called as the
+   * task is created, in the same turn, so the config commits with it) or continues (before the
+   * follow-up is written). Unset: push is off, and the edge refuses inline configs (A-11).
+   */
+  readonly attachInlinePushConfig?: AttachInlinePushConfig;
 }
+
+export type AttachInlinePushConfig = (caller: Caller, taskId: string, config: TaskPushNotificationConfig) => Promise<void> | undefined;
 
 /** Called once a run is set up and before the agent starts: a stream attaches to the task here. */
 export type BeforeAgent = (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>;
@@ -135,7 +143,7 @@ export class RunLauncher implements RunHost {
   private newTaskRun(rc: RequestContext, request: SendMessageRequest, referenceTasks: Task[]): AgentRun {
     const message = request.message!;
     if (message.contextId === "") message.contextId = newId();
-    return new AgentRun(this, {
+    const run = new AgentRun(this, {
       message,
       task: undefined,
       contextId: message.contextId,
@@ -144,6 +152,14 @@ export class RunLauncher implements RunHost {
       requestedExtensions: rc.requestedExtensions,
       requestMetadata: request.metadata,
     });
+    const inline = request.configuration?.taskPushNotificationConfig;
+    const attach = this.options.attachInlinePushConfig;
+    if (inline !== undefined && attach !== undefined) {
+      run.onCreate.push((writer) =>
+        attach(rc.caller, writer.taskId, inline)?.catch((error: unknown) => this.logger.error({ err: error, task_id: writer.taskId }, "could not store the inline push config")),
+      );
+    }
+    return run;
   }
 
   /** A follow-up on an existing task (R-SEND-10..12, R-CTX-4, R-CTX-5). */
@@ -177,6 +193,8 @@ export class RunLauncher implements RunHost {
     });
     writer.run = run; // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
     try {
+      const inline = request.configuration?.taskPushNotificationConfig;
+      if (inline !== undefined) await this.options.attachInlinePushConfig?.(rc.caller, taskId, inline);
       await writer.write({ kind: "history", message });
       await writer.write({ kind: "status", status: serverStatus(this.clock, TaskState.WORKING, undefined, task) });
       task.history.push(message);

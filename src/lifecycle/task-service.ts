@@ -17,7 +17,7 @@ import { TaskNotCancelableError, TaskNotFoundError } from "./errors.js";
 import type { CoreLogger } from "./logger.js";
 import type { PageTokenCodec } from "./page-token.js";
 import type { RequestContext } from "./request-context.js";
-import { RunLauncher } from "./run-launcher.js";
+import { RunLauncher, type AttachInlinePushConfig } from "./run-launcher.js";
 import { RunRegistry } from "./run-registry.js";
 import { agentGaveNoAnswer, collectExtensions, SendMessageReply } from "./send-message-reply.js";
 import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
@@ -39,6 +39,8 @@ export interface TaskServiceOptions {
   readonly acceptedInputMediaTypes?: readonly string[];
   /** How long an agent's cancel() hook may take before the task is canceled anyway. */
   readonly cancelHookTimeoutMs?: number;
+  /** Registers SendMessage's inline push config (see RunLauncherOptions); unset = push off. */
+  readonly attachInlinePushConfig?: AttachInlinePushConfig;
 }
 
 export interface StreamHandle {
@@ -72,6 +74,7 @@ export class TaskService {
       logger: options.logger,
       clock: this.clock,
       acceptedInputMediaTypes: options.acceptedInputMediaTypes,
+      attachInlinePushConfig: options.attachInlinePushConfig,
     });
     this.#reply = new SendMessageReply(options.repository);
   }

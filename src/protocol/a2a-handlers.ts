@@ -1,7 +1,9 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { AgentCard, AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { getExtendedAgentCard } from "../agents/agent-card.js";
-import { PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
+import { InvalidRequestError, PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
+import type { PushConfigService } from "../lifecycle/push-configs.js";
 import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
 import type { A2AServiceHandlers, CallContext } from "./grpc-adapter.js";
 import {
@@ -31,6 +33,10 @@ export interface A2AHandlerOptions {
   /** What a slow client's merged backlog may hold before its stream is ended with RESOURCE_EXHAUSTED. */
   readonly streamLimits: BacklogLimits;
   readonly limits?: ValidationLimits;
+  /** The push config RPCs; required when the card declares push notifications. */
+  readonly pushConfigs?: PushConfigService;
+  /** The destination guard's check of a webhook URL as written: why it is refused, or undefined. */
+  readonly checkPushUrl?: (url: string) => string | undefined;
 }
 
 /**
@@ -58,23 +64,28 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const requireStreaming = () => {
     if (!streaming) throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
   };
-  const requirePush = () => {
-    if (!push) throw new PushNotificationNotSupportedError();
+  const pushConfigs = options.pushConfigs;
+  const requirePush = (): PushConfigService => {
+    if (!push || pushConfigs === undefined) throw new PushNotificationNotSupportedError();
+    return pushConfigs;
   };
-  const refusePush =
-    <R extends { tenant: string }>(validate: (request: R, limits: ValidationLimits) => void) =>
-    async (request: R, call: CallContext): Promise<never> => {
-      begin(call, request.tenant);
-      validate(request, limits);
-      throw new PushNotificationNotSupportedError();
-    };
+  /** A-28 at creation: a destination the guard refuses is INVALID_ARGUMENT on the url field. */
+  const checkDestination = (field: string, url: string) => {
+    const why = options.checkPushUrl?.(url);
+    if (why !== undefined) throw InvalidRequestError.field(field, why);
+  };
+  const INLINE_URL = "configuration.task_push_notification_config.url";
 
   return {
     async SendMessage(request, call) {
       const rc = begin(call, request.tenant);
       validateSendMessageRequest(request, limits);
       requireExtensions(rc);
-      if (request.configuration?.taskPushNotificationConfig) requirePush();
+      const inline = request.configuration?.taskPushNotificationConfig;
+      if (inline) {
+        requirePush();
+        checkDestination(INLINE_URL, inline.url);
+      }
       const response = await service.sendMessage(rc, request);
       if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
       echoExtensions(rc, call);
@@ -86,7 +97,11 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateSendMessageRequest(request, limits);
       requireStreaming();
       requireExtensions(rc);
-      if (request.configuration?.taskPushNotificationConfig) requirePush();
+      const inline = request.configuration?.taskPushNotificationConfig;
+      if (inline) {
+        requirePush();
+        checkDestination(INLINE_URL, inline.url);
+      }
       await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
     },
 
@@ -128,12 +143,45 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       return getExtendedAgentCard(card, options.extendedCard);
     },
 
-    // Push notification configs (R-CAP-1): webhook delivery is not built yet, so the card never
-    // declares the capability (see createApp) and these validate, then refuse.
-    CreateTaskPushNotificationConfig: refusePush(validateCreateTaskPushNotificationConfigRequest),
-    GetTaskPushNotificationConfig: refusePush(validateGetTaskPushNotificationConfigRequest),
-    ListTaskPushNotificationConfigs: refusePush(validateListTaskPushNotificationConfigsRequest),
-    DeleteTaskPushNotificationConfig: refusePush(validateDeleteTaskPushNotificationConfigRequest),
+    // Push notification configs (R-PUSH): refused with PUSH_NOTIFICATION_NOT_SUPPORTED when the
+    // card does not declare the capability (R-CAP-1).
+    async CreateTaskPushNotificationConfig(request, call) {
+      const rc = begin(call, request.tenant);
+      validateCreateTaskPushNotificationConfigRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      checkDestination("url", request.url);
+      call.setTaskId(request.taskId);
+      return configs.create(rc.caller, request);
+    },
+
+    async GetTaskPushNotificationConfig(request, call) {
+      const rc = begin(call, request.tenant);
+      validateGetTaskPushNotificationConfigRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      call.setTaskId(request.taskId);
+      return configs.get(rc.caller, request.taskId, request.id);
+    },
+
+    async ListTaskPushNotificationConfigs(request, call) {
+      const rc = begin(call, request.tenant);
+      validateListTaskPushNotificationConfigsRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      call.setTaskId(request.taskId);
+      return configs.list(rc.caller, request.taskId, request.pageSize, request.pageToken);
+    },
+
+    async DeleteTaskPushNotificationConfig(request, call) {
+      const rc = begin(call, request.tenant);
+      validateDeleteTaskPushNotificationConfigRequest(request, limits);
+      const configs = requirePush();
+      requireExtensions(rc);
+      call.setTaskId(request.taskId);
+      await configs.delete(rc.caller, request.taskId, request.id);
+      return create(EmptySchema);
+    },
   };
 }
 

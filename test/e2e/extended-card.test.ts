@@ -63,7 +63,7 @@ test("R-XCARD-1: an agent with card.extendedCard serves it: its own skills and d
   expect(card.description).toBe("for signed-in partners");
   expect(card.skills.map((k) => k.id)).toEqual(["secret"]);
   expect(card.supportedInterfaces).toEqual([{ url: "127.0.0.1:50051", protocolBinding: "GRPC", tenant: "", protocolVersion: "1.0" }]);
-  expect(card.capabilities).toMatchObject({ extendedAgentCard: true, pushNotifications: false, streaming: true });
+  expect(card.capabilities).toMatchObject({ extendedAgentCard: true, pushNotifications: true, streaming: true });
   expect(card.name).toBe(s.app.card.name);
 });
 

@@ -19,7 +19,7 @@ const WORK = agents.on(async (ctx) => {
 });
 
 beforeAll(async () => {
-  s = await startA2AServer({ agent: agents.agent });
+  s = await startA2AServer({ agent: agents.agent, env: { A2A_PUSH_NOTIFICATIONS: "false" } }); // push off: A-11 below
 });
 afterAll(() => s.close());
 

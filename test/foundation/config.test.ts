@@ -46,6 +46,11 @@ describe("configuration", () => {
       streamsBacklogBytes: 268435456,
       streaming: true,
       storeDurability: "process",
+      pushNotifications: true,
+      push: {
+        allowHosts: [], allowHttp: false, timeoutMs: 10_000, maxAttempts: 10, backoffMs: 1000, maxBackoffMs: 300_000,
+        maxAgeMs: 86_400_000, concurrency: 32, maxConfigsPerTask: 10, signingKey: null,
+      },
       agentName: null,
       agentDescription: null,
     });
@@ -67,6 +72,34 @@ describe("configuration", () => {
     });
     expect(load({ argv: ["--allow-missing-version"] }).allowMissingVersion).toBe(true);
     expect(load({ env: { A2A_LISTEN: "127.0.0.1:0" } }).publicGrpcAddress).toBe("127.0.0.1:0");
+  });
+
+  test("issue 21: push settings are read from their fixed names (A2A_PUSH_ALLOW_HOSTS, A2A_PUSH_ALLOW_HTTP, ...)", () => {
+    const secret = `whsec_${Buffer.alloc(32, 1).toString("base64")}`;
+    const c = load({
+      env: {
+        A2A_PUSH_ALLOW_HOSTS: "127.0.0.1, ::1,hooks.internal,10.0.0.0/8", A2A_PUSH_ALLOW_HTTP: "true", A2A_PUSH_TIMEOUT_MS: "2500",
+        A2A_PUSH_MAX_ATTEMPTS: "3", A2A_PUSH_BACKOFF_MS: "10", A2A_PUSH_MAX_BACKOFF_MS: "50", A2A_PUSH_MAX_AGE: "30m",
+        A2A_PUSH_CONCURRENCY: "4", A2A_PUSH_MAX_CONFIGS_PER_TASK: "2", A2A_PUSH_SIGNING_SECRET: secret,
+      },
+      argv: ["--push-notifications=false"],
+    });
+    expect(c.pushNotifications).toBe(false);
+    expect(c.push).toEqual({
+      allowHosts: ["127.0.0.1", "::1", "hooks.internal", "10.0.0.0/8"], allowHttp: true, timeoutMs: 2500, maxAttempts: 3, backoffMs: 10,
+      maxBackoffMs: 50, maxAgeMs: 1_800_000, concurrency: 4, maxConfigsPerTask: 2, signingKey: Buffer.alloc(32, 1),
+    });
+  });
+
+  test.each([
+    [{ env: { A2A_PUSH_ALLOW_HOSTS: "10.0.0.0/99" } }, "A2A_PUSH_ALLOW_HOSTS (--push-allow-hosts)"],
+    [{ env: { A2A_PUSH_ALLOW_HOSTS: "a b" } }, "A2A_PUSH_ALLOW_HOSTS (--push-allow-hosts)"],
+    [{ env: { A2A_PUSH_SIGNING_SECRET: "hunter2" } }, "A2A_PUSH_SIGNING_SECRET (--push-signing-secret)"],
+    [{ env: { A2A_PUSH_CONCURRENCY: "0" } }, "A2A_PUSH_CONCURRENCY (--push-concurrency)"],
+    [{ env: { A2A_PUSH_MAX_AGE: "off" } }, "A2A_PUSH_MAX_AGE (--push-max-age)"],
+    [{ env: { A2A_PUSH_BACKOFF_MS: "500", A2A_PUSH_MAX_BACKOFF_MS: "100" } }, "A2A_PUSH_MAX_BACKOFF_MS (--push-max-backoff-ms)"],
+  ])("issue 21: a bad push setting stops start-up naming it (%j)", (sources, name) => {
+    expect(() => load(sources)).toThrow(name);
   });
 
   test.each([

@@ -250,7 +250,7 @@ describe("SqliteTaskRepository on disk", () => {
 
     const second = openSqliteTaskRepository({ file, durability: "power" });
     try {
-      expect(second.schema).toEqual({ from: 2, to: 2 });
+      expect(second.schema).toEqual({ from: 3, to: 3 });
       const stored = await second.get(alice, task.id);
       expect(stored?.version).toBe(v);
       expect(stored?.task.status?.state).toBe(S.WORKING);

@@ -31,6 +31,8 @@ export interface A2ATestServerOptions {
    * Wins over an A2A_PUBLIC_GRPC_ADDRESS in `env`.
    */
   readonly advertiseBoundAddress?: boolean;
+  /** How webhook host names resolve (push tests: never the real DNS). */
+  readonly pushResolver?: import("../../src/push/index.js").Resolver;
 }
 
 /** The whole service (app + gRPC server) on 127.0.0.1:0, as main.ts assembles it. */
@@ -41,7 +43,7 @@ export async function startA2AServer(options: A2ATestServerOptions = {}): Promis
   const server = await startServer({ listen: config.listen, logger, maxMessageBytes: config.maxMessageBytes, keepaliveTimeMs: config.keepaliveTimeMs, keepaliveTimeoutMs: config.keepaliveTimeoutMs });
   // The port is known only once the server is bound, so the card's address is settled afterwards.
   if (options.advertiseBoundAddress) config = loadConfig({ argv: [], env: { ...env, A2A_PUBLIC_GRPC_ADDRESS: `127.0.0.1:${server.port}` } });
-  const app = await createApp(config, logger, { agent: options.agent, repository: options.repository });
+  const app = await createApp(config, logger, { agent: options.agent, repository: options.repository, pushResolver: options.pushResolver });
   server.onShutdown(() => app.close(0));
   server.useHandlers(app.handlers, a2aStatusMapper);
   const target = `127.0.0.1:${server.port}`;

@@ -21,8 +21,10 @@ export function checkPushConfigShape(
   checkWebhookUrl(v, at("url"), config.url);
   checkId(v, at("id"), config.id, limits);
   checkId(v, at("tenant"), config.tenant, limits);
-  // The token and credentials travel in HTTP headers of the webhook call (A-9).
+  // The token and credentials travel in HTTP headers of the webhook call (A-9): no control
+  // characters (header injection), and a size a receiver's header limit takes.
   checkNoControlChars(v, at("token"), config.token);
+  checkHeaderLength(v, at("token"), config.token);
   const auth = config.authentication;
   if (auth !== undefined) {
     if (auth.scheme === "") {
@@ -31,5 +33,12 @@ export function checkPushConfigShape(
       v.add(at("authentication.scheme"), "must be a single HTTP auth scheme name, such as Bearer or Basic (no spaces)");
     }
     checkNoControlChars(v, at("authentication.credentials"), auth.credentials);
+    checkHeaderLength(v, at("authentication.credentials"), auth.credentials);
   }
+}
+
+const MAX_HEADER_VALUE = 4096;
+
+function checkHeaderLength(v: Violations, field: string, value: string): void {
+  if (value.length > MAX_HEADER_VALUE) v.add(field, `must be at most ${MAX_HEADER_VALUE} characters (it is sent as an HTTP header)`);
 }

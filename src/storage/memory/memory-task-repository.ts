@@ -22,6 +22,7 @@ import { statusMicros } from "../../lifecycle/clock.js";
 import { ByteSlabs } from "./byte-slabs.js";
 import { hashKey } from "./key-table.js";
 import { packTask, unpackTask } from "./packed-task.js";
+import { MemoryPushStore } from "./memory-push-store.js";
 import { ScopeTasks } from "./scope-tasks.js";
 import { LIVE_BODY, TaskColumns } from "./task-columns.js";
 
@@ -51,6 +52,9 @@ type Walk = (after?: ListCursor, atLeast?: number) => Iterable<number>;
 export class MemoryTaskRepository implements TaskRepository, ImmediateTaskRepository {
   /** Every operation completes within the call: the lifecycle may use the synchronous forms. */
   readonly immediate: ImmediateTaskRepository = this;
+
+  /** Push configs and the outbox of pending deliveries, beside the tasks they belong to. */
+  readonly push = new MemoryPushStore({ snapshot: (scope, taskId) => this.getNow(scope, taskId)?.task });
 
   /** By tenant, then principal. Why two levels: a joined string key cost a JSON.stringify per call. */
   private readonly scopes = new Map<string, Map<string, ScopeTasks>>();
@@ -138,6 +142,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     const task = tasks.liveBody(slot) ?? this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot);
     applyChange(task, ownChange(change));
     if (packed !== LIVE_BODY) this.slabs.release(packed);
+    if (this.push.active) this.push.recordWrite(taskId, task.contextId, change); // the outbox, in the same write
 
     const oldState = tasks.state[slot]! as TaskState;
     const oldMicros = tasks.micros[slot]!;
@@ -247,6 +252,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   async close(): Promise<void> {
     this.scopes.clear();
+    this.push.clear();
     this.lastHome = undefined;
     this.lastPacked = undefined;
     this.slabs.clear();
@@ -263,6 +269,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     const body = tasks.body[slot]!;
     if (body !== LIVE_BODY) this.slabs.release(body);
     if (this.lastPacked?.id === id) this.lastPacked = undefined;
+    if (this.push.active) this.push.taskRemoved(id);
     tasks.release(slot);
     home.all.drop();
     home.contexts.remove(slot, state);

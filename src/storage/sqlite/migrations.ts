@@ -21,6 +21,11 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  *   (retention) without scanning everything.
  * - (v2) Per-scope and per-context counters, kept by triggers in the same transaction as the
  *   write, make `total_size` a lookup instead of a COUNT over up to every task.
+ * - (v3) Push configs per task, and the outbox of deliveries still owed (ruling A-29): its rows
+ *   are inserted in the group commit that holds their event; `seq` (AUTOINCREMENT: never
+ *   reused) is the commit order, and the lane index gives a (task, config)'s next delivery.
+ *   Both go with their task (ON DELETE CASCADE: retention), and a config's pending deliveries
+ *   with the config (trigger).
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -115,6 +120,29 @@ export const MIGRATIONS: readonly Migration[] = [
           WHERE scope_id = old.scope_id AND context_id = old.context_id AND state = old.state AND n <= 0;
         INSERT INTO context_counts VALUES (new.scope_id, new.context_id, new.state, 1)
           ON CONFLICT DO UPDATE SET n = n + 1;
+      END;
+    `,
+  },
+  {
+    version: 3,
+    description: "push notification configs and the outbox of pending deliveries",
+    sql: `
+      CREATE TABLE push_configs (
+        task_pk INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+        id      TEXT NOT NULL,
+        config  BLOB NOT NULL, -- lf.a2a.v1.TaskPushNotificationConfig
+        PRIMARY KEY (task_pk, id)
+      ) WITHOUT ROWID;
+      CREATE TABLE push_outbox (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        task_pk    INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+        config_id  TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        event      BLOB NOT NULL -- lf.a2a.v1.StreamResponse
+      );
+      CREATE INDEX push_outbox_lane ON push_outbox (task_pk, config_id, seq);
+      CREATE TRIGGER push_configs_delete AFTER DELETE ON push_configs BEGIN
+        DELETE FROM push_outbox WHERE task_pk = old.task_pk AND config_id = old.id;
       END;
     `,
   },

@@ -26,6 +26,7 @@ import { checkDatabaseFile } from "./check-database-file.js";
 import { checkSchema, migrate } from "./migrations.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import { lockDataFile, type DataFileLock } from "./data-file-lock.js";
+import { SqlitePushStore, type StagedPush } from "./sqlite-push-store.js";
 import { SqliteStoreError, isBadDataError } from "./sqlite-store-error.js";
 import {
   decodeArtifacts,
@@ -191,6 +192,8 @@ interface StagedTask {
   readonly newHistory: Message[];
   statusChanged: boolean;
   artifactsChanged: boolean;
+  /** Set when the task has push configs: the outbox rows its writes owe them. */
+  push: StagedPush | undefined;
 }
 
 /**
@@ -226,6 +229,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private batchCallbacks: CommitCallback[] | undefined;
   private batchWrites = 0;
   private commitScheduled = false;
+  /** Outbox rows the batch being written adds. */
+  private outboxAdded = 0;
+  /** Push configs and the outbox of pending deliveries, in this database. */
+  readonly push: SqlitePushStore;
 
   constructor(
     private readonly db: Db,
@@ -275,6 +282,25 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       list: db.transaction((scope: TaskScope, query: TaskQuery) => this.readPage(scope, query)),
       purge: db.transaction((statusMicros: number) => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes),
     };
+    this.push = new SqlitePushStore(db, {
+      stagedPush: (scope, taskId) => {
+        const staged = this.staged.get(taskId);
+        if (staged === undefined || staged.scopeId !== this.scopeId(scope, false)) return undefined;
+        staged.push ??= { configIds: [], newConfigs: [], outbox: [] };
+        const snapshot = () => {
+          const task = cloneTask(staged.task);
+          task.history = staged.newHistory.map((m) => m);
+          return task;
+        };
+        return { push: staged.push, created: staged.pk === undefined, snapshot };
+      },
+      commitIfStaged: (taskId) => {
+        if (this.staged.has(taskId)) this.commit();
+      },
+      scopeId: (scope) => this.scopeId(scope, false),
+      snapshot: (scope, taskId) => this.getNow(scope, taskId)?.task,
+      guarded: (operation) => this.guarded(operation),
+    });
   }
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
@@ -317,6 +343,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       newHistory: history,
       statusChanged: true,
       artifactsChanged: true,
+      push: undefined,
     });
     return 1;
   }
@@ -349,6 +376,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     for (const message of task.history) staged.newHistory.push(message);
     task.history.length = 0;
     staged.version++;
+    if (staged.push !== undefined) this.push.recordWrite(staged.push, taskId, task.contextId, change); // the outbox, in the same commit
     if (change.kind === "status") staged.statusChanged = true;
     else if (change.kind === "artifact") staged.artifactsChanged = true;
     if (known === undefined) this.stage(taskId, staged);
@@ -405,6 +433,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   async close(): Promise<void> {
     if (this.db.open) {
       this.commit(); // applied writes commit (and their callers hear so) before the file closes
+      this.push.flushRemovals();
       this.db.close();
     }
     this.lock?.release();
@@ -430,6 +459,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       newHistory: [],
       statusChanged: false,
       artifactsChanged: false,
+      push: this.push.loadStaged(row.pk),
     };
   }
 
@@ -465,11 +495,13 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     const callbacks = this.batchCallbacks;
     if (callbacks === undefined || !this.db.open) return;
     let failure: unknown;
+    this.outboxAdded = 0;
     try {
       this.tx.batch.immediate();
     } catch (error) {
       failure = isBadDataError(error) ? badData(this.file, error) : error;
     }
+    if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox(this.outboxAdded);
     this.staged.clear();
     this.batchCallbacks = undefined;
     this.batchWrites = 0;
@@ -506,6 +538,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     for (let i = 0; i < staged.newHistory.length; i++) {
       this.s.insertHistory.run(pk, staged.storedHistoryLength + i, encodeMessage(staged.newHistory[i]!));
     }
+    if (staged.push !== undefined) this.outboxAdded += this.push.writeStaged(pk, staged.push);
   }
 
   private readPage(scope: TaskScope, query: TaskQuery): TaskPage {

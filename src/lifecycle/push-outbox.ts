@@ -1,0 +1,42 @@
+import type { TaskScope } from "./task-repository.js";
+
+/**
+ * The deliveries still owed to webhooks. A store that holds push configs writes one entry per
+ * (event, config of its task) in the SAME commit as the event itself, so a crash between the
+ * commit and the delivery loses nothing (ruling A-29): this is the transactional outbox. The
+ * push service (src/push) reads it after the commit and removes an entry once it was delivered
+ * or given up. Implementations: src/storage/memory, src/storage/sqlite; contract in
+ * test/storage/push-config-store.contract.ts.
+ */
+export interface PushOutbox {
+  /** Pending entries with `seq` above `afterSeq`, oldest first, at most `limit` (pages: memory stays bounded). */
+  pendingAfter(afterSeq: number, limit: number): Promise<OutboxEntry[]>;
+  /** The oldest pending entry of one (task, config) with `seq` above `afterSeq`: the next one its lane must deliver. */
+  firstOf(taskId: string, configId: string, afterSeq?: number): Promise<OutboxEntry | undefined>;
+  /**
+   * Removes a delivered or given-up entry (nothing when it is gone already). A store may apply
+   * removals in batches: until then a crash re-delivers them (at least once), and `pendingAfter`
+   * and `count` no longer show them.
+   */
+  remove(seq: number): Promise<void>;
+  /** How many entries are pending. */
+  count(): Promise<number>;
+  /**
+   * Calls `listener` with how many entries a commit added, after it, outside the write that added them
+   * (never inside a task write: a slow listener must not stall the task).
+   */
+  onAdded(listener: (added: number) => void): void;
+}
+
+/** One event owed to one config. */
+export interface OutboxEntry {
+  /** Increasing in commit order over the whole store: a (task, config)'s events in version order. */
+  readonly seq: number;
+  readonly scope: TaskScope;
+  readonly taskId: string;
+  readonly configId: string;
+  /** When the event was committed (ms since the epoch): bounds how long it may be retried. */
+  readonly createdMs: number;
+  /** The event: an lf.a2a.v1.StreamResponse in protobuf binary. */
+  readonly event: Uint8Array;
+}

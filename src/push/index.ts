@@ -1,0 +1,59 @@
+/**
+ * Push notification delivery (R-PUSHD, A-9..A-12, A-28, A-29): what the app wires when push is
+ * on. One file per policy: the destination guard, the retry schedule, the signature, the body
+ * encoding; the sender (undici, pinned to vetted addresses) and the service that drains the
+ * outbox the stores write.
+ */
+import type { PushSettings } from "../config/config.js";
+import type { CoreLogger } from "../lifecycle/logger.js";
+import type { PushConfigStore } from "../lifecycle/push-config-store.js";
+import type { PushOutbox } from "../lifecycle/push-outbox.js";
+import { DestinationGuard, type Resolver } from "./destination-guard.js";
+import { PushService } from "./push-service.js";
+import { WebhookSender } from "./webhook-sender.js";
+
+export { DestinationGuard, DestinationRefusedError, systemResolver, type Resolver, type ResolvedAddress } from "./destination-guard.js";
+export { DELIVERY_CHANNEL, PushService, type DeliveryOutcome } from "./push-service.js";
+export { WebhookSender } from "./webhook-sender.js";
+
+export interface PushDelivery {
+  readonly guard: DestinationGuard;
+  readonly service: PushService;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createPushDelivery(options: {
+  readonly store: PushConfigStore & PushOutbox;
+  readonly settings: PushSettings;
+  readonly logger: CoreLogger;
+  readonly resolver?: Resolver;
+}): PushDelivery {
+  const { settings } = options;
+  const guard = new DestinationGuard({ allowHosts: settings.allowHosts, allowHttp: settings.allowHttp }, options.resolver);
+  const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs });
+  const service = new PushService({
+    outbox: options.store,
+    configs: options.store,
+    sender,
+    retry: { maxAttempts: settings.maxAttempts, backoffMs: settings.backoffMs, maxBackoffMs: settings.maxBackoffMs, maxAgeMs: settings.maxAgeMs },
+    concurrency: settings.concurrency,
+    signingKey: settings.signingKey ?? undefined,
+    logger: options.logger,
+  });
+  return {
+    guard,
+    service,
+    start: () => service.start(),
+    async close() {
+      service.stop();
+      await sender.close();
+    },
+  };
+}
+
+/** The push store of a task store that has one (both built-in stores do). */
+export function pushStoreOf(repository: object): (PushConfigStore & PushOutbox) | undefined {
+  const push = (repository as { push?: PushConfigStore & PushOutbox }).push;
+  return push !== undefined && typeof push.put === "function" && typeof push.pendingAfter === "function" ? push : undefined;
+}

@@ -1,0 +1,192 @@
+import { clone } from "@bufbuild/protobuf";
+import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { TaskNotFoundError } from "../../lifecycle/errors.js";
+import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
+import type { OutboxEntry, PushOutbox } from "../../lifecycle/push-outbox.js";
+import type { TaskChange, TaskScope } from "../../lifecycle/task-repository.js";
+import { pushEventOf, pushSnapshotOf } from "../push-event.js";
+
+/** What the push store needs from the task store it lives beside. */
+export interface MemoryTaskLookup {
+  /** The task as stored (history and artifacts included), or undefined when the scope has no such task. */
+  snapshot(scope: TaskScope, taskId: string): Task | undefined;
+}
+
+interface TaskConfigs {
+  readonly scope: TaskScope;
+  readonly byId: Map<string, TaskPushNotificationConfig>;
+}
+
+/**
+ * Push configs and the outbox of the memory store. A write of the memory store is final once
+ * applied, so its outbox entries are added within the write (the same "commit"); listeners
+ * hear of them a turn later, outside the write.
+ */
+export class MemoryPushStore implements PushConfigStore, PushOutbox {
+  private readonly configs = new Map<string, TaskConfigs>();
+  private readonly entries = new Map<number, OutboxEntry>();
+  /** Seqs of pending entries per (task, config), oldest first. */
+  private readonly lanes = new Map<string, number[]>();
+  /** Every seq ever added and not compacted away, ascending (entries may be gone: check `entries`). */
+  private order: number[] = [];
+  private lastSeq = 0;
+  private readonly listeners: Array<(added: number) => void> = [];
+  /** Entries added since listeners were last told. */
+  private unannounced = 0;
+
+  constructor(private readonly tasks: MemoryTaskLookup) {}
+
+  /** Whether any task has a config: a task write checks nothing more when none has. */
+  get active(): boolean {
+    return this.configs.size > 0;
+  }
+
+  // Called by the task store within a write.
+  recordWrite(taskId: string, contextId: string, change: TaskChange): void {
+    const configs = this.configs.get(taskId);
+    if (configs === undefined) return;
+    const event = pushEventOf(taskId, contextId, change);
+    if (event === undefined) return;
+    const now = Date.now();
+    for (const configId of configs.byId.keys()) this.add({ seq: 0, scope: configs.scope, taskId, configId, createdMs: now, event });
+  }
+
+  /** The task is gone (retention): its configs and pending deliveries go with it. */
+  taskRemoved(taskId: string): void {
+    const configs = this.configs.get(taskId);
+    if (configs === undefined) return;
+    this.configs.delete(taskId);
+    for (const configId of configs.byId.keys()) this.dropLane(taskId, configId);
+  }
+
+  clear(): void {
+    this.configs.clear();
+    this.entries.clear();
+    this.lanes.clear();
+    this.order = [];
+  }
+
+  // PushConfigStore
+  readonly putNow = (scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): void => {
+    const task = this.tasks.snapshot(scope, config.taskId);
+    if (task === undefined) throw new TaskNotFoundError(config.taskId);
+    let configs = this.configs.get(config.taskId);
+    const replaces = configs?.byId.has(config.id) === true;
+    if (!replaces && (configs?.byId.size ?? 0) >= options.maxPerTask) throw new PushConfigLimitError(config.taskId, options.maxPerTask);
+    if (configs === undefined) this.configs.set(config.taskId, (configs = { scope: { tenant: scope.tenant, principal: scope.principal }, byId: new Map() }));
+    // A replaced config keeps what was queued for it: those deliveries now go where it says.
+    configs.byId.set(config.id, clone(TaskPushNotificationConfigSchema, config));
+    if (options.snapshot) this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event: pushSnapshotOf(task) });
+  };
+
+  async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {
+    this.putNow(scope, config, options);
+  }
+
+  async get(scope: TaskScope, taskId: string, configId: string): Promise<TaskPushNotificationConfig | undefined> {
+    const config = this.configsOf(scope, taskId)?.byId.get(configId);
+    return config && clone(TaskPushNotificationConfigSchema, config);
+  }
+
+  async list(scope: TaskScope, taskId: string, page: { limit: number; afterId?: string }): Promise<TaskPushNotificationConfig[]> {
+    const configs = this.configsOf(scope, taskId);
+    if (configs === undefined) return [];
+    const ids = [...configs.byId.keys()].filter((id) => page.afterId === undefined || id > page.afterId).sort();
+    return ids.slice(0, page.limit).map((id) => clone(TaskPushNotificationConfigSchema, configs.byId.get(id)!));
+  }
+
+  async delete(scope: TaskScope, taskId: string, configId: string): Promise<void> {
+    const configs = this.configsOf(scope, taskId);
+    if (configs === undefined || !configs.byId.delete(configId)) return;
+    if (configs.byId.size === 0) this.configs.delete(taskId);
+    this.dropLane(taskId, configId);
+  }
+
+  // PushOutbox
+  async pendingAfter(afterSeq: number, limit: number): Promise<OutboxEntry[]> {
+    const order = this.order;
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (order[mid]! <= afterSeq) lo = mid + 1;
+      else hi = mid;
+    }
+    const found: OutboxEntry[] = [];
+    for (let i = lo; i < order.length && found.length < limit; i++) {
+      const entry = this.entries.get(order[i]!);
+      if (entry !== undefined) found.push(entry);
+    }
+    return found;
+  }
+
+  async firstOf(taskId: string, configId: string, afterSeq = 0): Promise<OutboxEntry | undefined> {
+    const lane = this.lanes.get(laneKey(taskId, configId));
+    const seq = lane?.find((s) => s > afterSeq);
+    return seq === undefined ? undefined : this.entries.get(seq);
+  }
+
+  async remove(seq: number): Promise<void> {
+    const entry = this.entries.get(seq);
+    if (entry === undefined) return;
+    this.entries.delete(seq);
+    const key = laneKey(entry.taskId, entry.configId);
+    const lane = this.lanes.get(key);
+    if (lane !== undefined) {
+      const at = lane.indexOf(seq);
+      if (at >= 0) lane.splice(at, 1);
+      if (lane.length === 0) this.lanes.delete(key);
+    }
+    this.compact();
+  }
+
+  async count(): Promise<number> {
+    return this.entries.size;
+  }
+
+  onAdded(listener: (added: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private configsOf(scope: TaskScope, taskId: string): TaskConfigs | undefined {
+    const configs = this.configs.get(taskId);
+    if (configs === undefined || configs.scope.tenant !== scope.tenant || configs.scope.principal !== scope.principal) return undefined;
+    return configs;
+  }
+
+  private add(entry: OutboxEntry): void {
+    const seq = ++this.lastSeq;
+    const stored = { ...entry, seq };
+    this.entries.set(seq, stored);
+    this.order.push(seq);
+    const key = laneKey(entry.taskId, entry.configId);
+    const lane = this.lanes.get(key);
+    if (lane === undefined) this.lanes.set(key, [seq]);
+    else lane.push(seq);
+    if (this.listeners.length > 0 && this.unannounced++ === 0) setImmediate(this.notify);
+  }
+
+  private readonly notify = (): void => {
+    const added = this.unannounced;
+    this.unannounced = 0;
+    for (const listener of this.listeners) listener(added);
+  };
+
+  private dropLane(taskId: string, configId: string): void {
+    const key = laneKey(taskId, configId);
+    const lane = this.lanes.get(key);
+    if (lane === undefined) return;
+    this.lanes.delete(key);
+    for (const seq of lane) this.entries.delete(seq);
+    this.compact();
+  }
+
+  /** Drops seqs of removed entries from `order` once they are most of it. */
+  private compact(): void {
+    if (this.order.length > 64 && this.entries.size * 2 < this.order.length) this.order = this.order.filter((seq) => this.entries.has(seq));
+  }
+}
+
+function laneKey(taskId: string, configId: string): string {
+  return `${taskId}\u0000${configId}`;
+}

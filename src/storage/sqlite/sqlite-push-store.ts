@@ -1,0 +1,237 @@
+import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { Database as Db } from "better-sqlite3";
+import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { TaskNotFoundError } from "../../lifecycle/errors.js";
+import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
+import type { OutboxEntry, PushOutbox } from "../../lifecycle/push-outbox.js";
+import type { TaskChange, TaskScope } from "../../lifecycle/task-repository.js";
+import { pushEventOf, pushSnapshotOf } from "../push-event.js";
+
+/**
+ * What a task staged in the open batch carries for push: the ids of its configs (read once
+ * per batch), configs made for it in this batch (an inline config of a task created in the
+ * same turn), and the outbox rows its writes owe them. All of it is written by the batch's
+ * transaction, with the task: the same commit (A-29).
+ */
+export interface StagedPush {
+  readonly configIds: string[];
+  readonly newConfigs: TaskPushNotificationConfig[];
+  readonly outbox: Array<{ readonly configId: string; readonly createdMs: number; readonly event: Uint8Array }>;
+}
+
+/** What the push store needs from the task store whose database it shares. */
+export interface SqlitePushHost {
+  /** The push part of a task staged in the open batch, made if missing; undefined when the task is not staged or not ours. */
+  stagedPush(scope: TaskScope, taskId: string): { push: StagedPush; created: boolean; snapshot: () => Task } | undefined;
+  /** Commits the open batch when it holds the task, so what follows sees its rows. */
+  commitIfStaged(taskId: string): void;
+  scopeId(scope: TaskScope): number | undefined;
+  /** The committed task, whole. */
+  snapshot(scope: TaskScope, taskId: string): Task | undefined;
+  guarded<T>(operation: () => T): T;
+}
+
+interface OutboxRow {
+  seq: number;
+  task_id: string;
+  config_id: string;
+  created_ms: number;
+  event: Uint8Array;
+  tenant: string;
+  principal: string;
+}
+
+const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, s.tenant, s.principal
+  FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
+
+/** Push configs and the outbox of the SQLite store, in its database (tables of migration 3). */
+export class SqlitePushStore implements PushConfigStore, PushOutbox {
+  private readonly s;
+  /** Whether any config exists: until one does, a task write reads nothing more. */
+  private anyConfigs: boolean;
+  private readonly listeners: Array<(added: number) => void> = [];
+  /** Rows committed since listeners were last told. */
+  private unannounced = 0;
+
+  constructor(db: Db, private readonly host: SqlitePushHost) {
+    this.s = {
+      any: db.prepare("SELECT EXISTS (SELECT 1 FROM push_configs)").pluck(),
+      configIds: db.prepare("SELECT id FROM push_configs WHERE task_pk = ?").pluck(),
+      taskRow: db.prepare("SELECT pk, scope_id FROM tasks WHERE id = ?"),
+      countConfigs: db.prepare("SELECT count(*) FROM push_configs WHERE task_pk = ?").pluck(),
+      hasConfig: db.prepare("SELECT 1 FROM push_configs WHERE task_pk = ? AND id = ?").pluck(),
+      putConfig: db.prepare("INSERT INTO push_configs (task_pk, id, config) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET config = excluded.config"),
+      getConfig: db.prepare("SELECT config FROM push_configs WHERE task_pk = ? AND id = ?").pluck(),
+      listConfigs: db.prepare("SELECT config FROM push_configs WHERE task_pk = ? AND id > ? ORDER BY id LIMIT ?").pluck(),
+      deleteConfig: db.prepare("DELETE FROM push_configs WHERE task_pk = ? AND id = ?"),
+      addOutbox: db.prepare("INSERT INTO push_outbox (task_pk, config_id, created_ms, event) VALUES (?, ?, ?, ?)"),
+      pendingAfter: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.seq > ? ORDER BY o.seq LIMIT ?`),
+      firstOf: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.task_pk = (SELECT pk FROM tasks WHERE id = ?) AND o.config_id = ? AND o.seq > ? ORDER BY o.seq LIMIT 1`),
+      remove: db.prepare("DELETE FROM push_outbox WHERE seq = ?"),
+      count: db.prepare("SELECT count(*) FROM push_outbox").pluck(),
+    };
+    this.put$ = db.transaction((pk: number, config: TaskPushNotificationConfig, options: PutConfigOptions, snapshot: Uint8Array | undefined) => {
+      const replaces = this.s.hasConfig.get(pk, config.id) !== undefined;
+      if (!replaces && (this.s.countConfigs.get(pk) as number) >= options.maxPerTask) throw new PushConfigLimitError(config.taskId, options.maxPerTask);
+      this.s.putConfig.run(pk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
+      if (snapshot !== undefined) this.s.addOutbox.run(pk, config.id, Date.now(), snapshot);
+    });
+    this.removeBatch = db.transaction((seqs: number[]) => {
+      for (const seq of seqs) this.s.remove.run(seq);
+    });
+    this.anyConfigs = this.s.any.get() === 1;
+  }
+
+  private readonly removeBatch;
+  /** Delivered entries not deleted yet: deleted together, one transaction a turn, instead of one commit each. */
+  private removals: number[] = [];
+
+  /** Deletes the removals waiting for their batch (before reads that must not see them, and at close). */
+  flushRemovals(): void {
+    if (this.removals.length === 0) return;
+    const seqs = this.removals;
+    this.removals = [];
+    this.host.guarded(() => this.removeBatch.immediate(seqs));
+  }
+
+  private readonly flushAtTurnEnd = (): void => {
+    try {
+      this.flushRemovals();
+    } catch {
+      // The entries stay and are delivered again after a restart (at least once).
+    }
+  };
+
+  private readonly put$;
+
+  /** Config ids of a task's row, read when a batch first stages it; undefined when it has none. */
+  loadStaged(taskPk: number): StagedPush | undefined {
+    if (!this.anyConfigs) return undefined;
+    const ids = this.s.configIds.all(taskPk) as string[];
+    return ids.length === 0 ? undefined : { configIds: ids, newConfigs: [], outbox: [] };
+  }
+
+  /** A staged write of a task with configs: its outbox rows, written with it. */
+  recordWrite(push: StagedPush, taskId: string, contextId: string, change: TaskChange): void {
+    if (push.configIds.length === 0) return;
+    const event = pushEventOf(taskId, contextId, change);
+    if (event === undefined) return;
+    const createdMs = Date.now();
+    for (const configId of push.configIds) push.outbox.push({ configId, createdMs, event });
+  }
+
+  /** Inside the batch transaction, after the task's row: its new configs and outbox rows. Returns how many rows the outbox gained. */
+  writeStaged(taskPk: number, push: StagedPush): number {
+    for (const config of push.newConfigs) this.s.putConfig.run(taskPk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
+    for (const row of push.outbox) this.s.addOutbox.run(taskPk, row.configId, row.createdMs, row.event);
+    return push.outbox.length;
+  }
+
+  /** A commit added outbox rows: listeners hear of it a turn later, outside the write. */
+  committedOutbox(added: number): void {
+    if (this.listeners.length === 0) return;
+    if (this.unannounced === 0) setImmediate(this.notify);
+    this.unannounced += added;
+  }
+
+  // PushConfigStore
+  readonly putNow = (scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): void => {
+    const own = clone(TaskPushNotificationConfigSchema, config);
+    const staged = this.host.stagedPush(scope, config.taskId);
+    if (staged?.created) {
+      // Created in this turn: the config joins the task's batch and commits with it.
+      const { push } = staged;
+      const replaces = push.configIds.includes(own.id);
+      if (!replaces && push.configIds.length >= options.maxPerTask) throw new PushConfigLimitError(own.taskId, options.maxPerTask);
+      if (!replaces) push.configIds.push(own.id);
+      const at = push.newConfigs.findIndex((c) => c.id === own.id);
+      if (at >= 0) push.newConfigs[at] = own;
+      else push.newConfigs.push(own);
+      if (options.snapshot) push.outbox.push({ configId: own.id, createdMs: Date.now(), event: pushSnapshotOf(staged.snapshot()) });
+      this.anyConfigs = true;
+      return;
+    }
+    this.host.commitIfStaged(own.taskId);
+    const pk = this.taskPk(scope, own.taskId);
+    if (pk === undefined) throw new TaskNotFoundError(own.taskId);
+    const snapshot = options.snapshot ? pushSnapshotOf(this.host.snapshot(scope, own.taskId)!) : undefined;
+    this.host.guarded(() => this.put$.immediate(pk, own, options, snapshot));
+    this.anyConfigs = true;
+    if (snapshot !== undefined) this.committedOutbox(1);
+  };
+
+  async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {
+    this.putNow(scope, config, options);
+  }
+
+  async get(scope: TaskScope, taskId: string, configId: string): Promise<TaskPushNotificationConfig | undefined> {
+    this.host.commitIfStaged(taskId);
+    const pk = this.taskPk(scope, taskId);
+    if (pk === undefined) return undefined;
+    const bytes = this.host.guarded(() => this.s.getConfig.get(pk, configId) as Uint8Array | undefined);
+    return bytes && fromBinary(TaskPushNotificationConfigSchema, bytes);
+  }
+
+  async list(scope: TaskScope, taskId: string, page: { limit: number; afterId?: string }): Promise<TaskPushNotificationConfig[]> {
+    this.host.commitIfStaged(taskId);
+    const pk = this.taskPk(scope, taskId);
+    if (pk === undefined) return [];
+    const rows = this.host.guarded(() => this.s.listConfigs.all(pk, page.afterId ?? "", page.limit) as Uint8Array[]);
+    return rows.map((bytes) => fromBinary(TaskPushNotificationConfigSchema, bytes));
+  }
+
+  async delete(scope: TaskScope, taskId: string, configId: string): Promise<void> {
+    this.host.commitIfStaged(taskId); // a write staged for the task must not owe this config anything at commit
+    const pk = this.taskPk(scope, taskId);
+    if (pk !== undefined) this.host.guarded(() => this.s.deleteConfig.run(pk, configId)); // its outbox rows go by trigger
+  }
+
+  // PushOutbox
+  async pendingAfter(afterSeq: number, limit: number): Promise<OutboxEntry[]> {
+    this.flushRemovals();
+    return this.host.guarded(() => (this.s.pendingAfter.all(afterSeq, limit) as OutboxRow[]).map(entryOf));
+  }
+
+  async firstOf(taskId: string, configId: string, afterSeq = 0): Promise<OutboxEntry | undefined> {
+    const row = this.host.guarded(() => this.s.firstOf.get(taskId, configId, afterSeq) as OutboxRow | undefined);
+    return row && entryOf(row);
+  }
+
+  async remove(seq: number): Promise<void> {
+    if (this.removals.length === 0) setImmediate(this.flushAtTurnEnd);
+    this.removals.push(seq);
+  }
+
+  async count(): Promise<number> {
+    this.flushRemovals();
+    return this.host.guarded(() => this.s.count.get() as number);
+  }
+
+  onAdded(listener: (added: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private taskPk(scope: TaskScope, taskId: string): number | undefined {
+    const scopeId = this.host.scopeId(scope);
+    if (scopeId === undefined) return undefined;
+    const row = this.host.guarded(() => this.s.taskRow.get(taskId) as { pk: number; scope_id: number } | undefined);
+    return row !== undefined && row.scope_id === scopeId ? row.pk : undefined;
+  }
+
+  private readonly notify = (): void => {
+    const added = this.unannounced;
+    this.unannounced = 0;
+    for (const listener of this.listeners) listener(added);
+  };
+}
+
+function entryOf(row: OutboxRow): OutboxEntry {
+  return {
+    seq: row.seq,
+    scope: { tenant: row.tenant, principal: row.principal },
+    taskId: row.task_id,
+    configId: row.config_id,
+    createdMs: row.created_ms,
+    event: row.event,
+  };
+}

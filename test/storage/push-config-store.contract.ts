@@ -1,0 +1,200 @@
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { StreamResponseSchema, TaskPushNotificationConfigSchema, TaskState, type TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { TaskNotFoundError } from "../../src/lifecycle/errors.js";
+import { PushConfigLimitError, type PushConfigStore } from "../../src/lifecycle/push-config-store.js";
+import type { PushOutbox } from "../../src/lifecycle/push-outbox.js";
+import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
+import { Clock, artifactChange, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+
+/**
+ * The behaviour every push config store and outbox must show (R-PUSH-2..6, A-7, A-8, A-29),
+ * on the task store they live beside. An implementation's test file calls this with a factory
+ * for a fresh, empty store.
+ */
+export type PushStoreFactory = () => Promise<{
+  repo: TaskRepository;
+  configs: PushConfigStore;
+  outbox: PushOutbox;
+  cleanup(): Promise<void>;
+}>;
+
+const alice = scopeOf("t", "alice");
+const bob = scopeOf("t", "bob");
+const LIMITS = { maxPerTask: 3 };
+
+export function config(taskId: string, id: string, url = `https://hooks.example/${id}`): TaskPushNotificationConfig {
+  return create(TaskPushNotificationConfigSchema, { taskId, id, url, token: `tok-${id}`, authentication: { scheme: "Bearer", credentials: "secret" } });
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+export function describePushStoreContract(name: string, factory: PushStoreFactory): void {
+  describe(`${name}: push configs (contract)`, () => {
+    let s: Awaited<ReturnType<PushStoreFactory>>;
+    const clock = new Clock();
+    beforeEach(async () => {
+      s = await factory();
+    });
+    afterEach(async () => {
+      await s.cleanup();
+    });
+    const task = async (scope = alice) => (await s.repo.create(scope, newTask({ micros: clock.next(), text: "hi" }))).task;
+
+    test("R-PUSH-2/R-PUSH-3: a config put is returned by get as stored, token and authentication included", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      const got = await s.configs.get(alice, t.id, "c1");
+      expect(got?.url).toBe("https://hooks.example/c1");
+      expect(got?.token).toBe("tok-c1");
+      expect(got?.authentication?.credentials).toBe("secret");
+      expect(await s.configs.get(alice, t.id, "missing")).toBeUndefined();
+    });
+
+    test("R-PUSH-2: put on a task the scope does not have is TaskNotFound (A-31: another principal's task too)", async () => {
+      const t = await task();
+      await expect(s.configs.put(alice, config("nope", "c1"), LIMITS)).rejects.toBeInstanceOf(TaskNotFoundError);
+      await expect(s.configs.put(bob, config(t.id, "c1"), LIMITS)).rejects.toBeInstanceOf(TaskNotFoundError);
+    });
+
+    test("R-PUSH-6/A-31: another principal sees none of a task's configs", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      expect(await s.configs.get(bob, t.id, "c1")).toBeUndefined();
+      expect(await s.configs.list(bob, t.id, { limit: 10 })).toEqual([]);
+      await s.configs.delete(bob, t.id, "c1");
+      expect(await s.configs.get(alice, t.id, "c1")).toBeDefined();
+    });
+
+    test("A-8: a put with an existing id replaces the config; the per-task limit counts distinct ids", async () => {
+      const t = await task();
+      for (const id of ["a", "b", "c"]) await s.configs.put(alice, config(t.id, id), LIMITS);
+      await s.configs.put(alice, config(t.id, "b", "https://hooks.example/new"), LIMITS);
+      expect((await s.configs.get(alice, t.id, "b"))?.url).toBe("https://hooks.example/new");
+      await expect(s.configs.put(alice, config(t.id, "d"), LIMITS)).rejects.toBeInstanceOf(PushConfigLimitError);
+      expect((await s.configs.list(alice, t.id, { limit: 10 })).map((c) => c.id)).toEqual(["a", "b", "c"]);
+    });
+
+    test("R-PUSH-4: list is ordered by id and pages with afterId", async () => {
+      const t = await task();
+      for (const id of ["m", "a", "z"]) await s.configs.put(alice, config(t.id, id), LIMITS);
+      expect((await s.configs.list(alice, t.id, { limit: 2 })).map((c) => c.id)).toEqual(["a", "m"]);
+      expect((await s.configs.list(alice, t.id, { limit: 2, afterId: "m" })).map((c) => c.id)).toEqual(["z"]);
+    });
+
+    test("R-PUSH-5: delete removes the config and its pending deliveries, and is idempotent", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      await s.configs.put(alice, config(t.id, "c2"), LIMITS);
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      expect(await s.outbox.count()).toBe(2);
+      await s.configs.delete(alice, t.id, "c1");
+      await s.configs.delete(alice, t.id, "c1");
+      expect(await s.configs.get(alice, t.id, "c1")).toBeUndefined();
+      expect((await s.outbox.pendingAfter(0, 10)).map((e) => e.configId)).toEqual(["c2"]);
+    });
+
+    test("A-29: every status and artifact write owes one entry per config, in commit order; history owes none", async () => {
+      const t = await task();
+      const other = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      await s.configs.put(alice, config(t.id, "c2"), LIMITS);
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await s.repo.update(alice, other.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await s.repo.update(alice, t.id, 2, artifactChange(textArtifact("a1", "x")));
+      await s.repo.update(alice, t.id, 3, historyChange("more"));
+      await s.repo.update(alice, t.id, 4, statusChange(TaskState.COMPLETED, clock.next()));
+      const entries = await s.outbox.pendingAfter(0, 100);
+      expect(entries.map((e) => `${e.configId}:${fromBinary(StreamResponseSchema, e.event).payload.case}`)).toEqual([
+        "c1:statusUpdate", "c2:statusUpdate", "c1:artifactUpdate", "c2:artifactUpdate", "c1:statusUpdate", "c2:statusUpdate",
+      ]);
+      expect(entries.every((e) => e.taskId === t.id && e.scope.principal === "alice")).toBe(true);
+      const seqs = entries.map((e) => e.seq);
+      expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+      const last = fromBinary(StreamResponseSchema, entries[5]!.event);
+      expect(last.payload.case === "statusUpdate" && last.payload.value.status?.state).toBe(TaskState.COMPLETED);
+      expect(last.payload.case === "statusUpdate" && last.payload.value.contextId).toBe(t.contextId);
+    });
+
+    test("A-29: the outbox pages by seq, and firstOf gives a lane's oldest entry; remove takes one out", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await s.repo.update(alice, t.id, 2, statusChange(TaskState.WORKING, clock.next()));
+      await s.repo.update(alice, t.id, 3, statusChange(TaskState.COMPLETED, clock.next()));
+      const [first, second, third] = await s.outbox.pendingAfter(0, 10);
+      expect((await s.outbox.pendingAfter(first!.seq, 1)).map((e) => e.seq)).toEqual([second!.seq]);
+      expect((await s.outbox.firstOf(t.id, "c1"))?.seq).toBe(first!.seq);
+      await s.outbox.remove(first!.seq);
+      await s.outbox.remove(first!.seq);
+      expect((await s.outbox.firstOf(t.id, "c1", first!.seq))?.seq).toBe(second!.seq);
+      expect((await s.outbox.firstOf(t.id, "c1", third!.seq))?.seq).toBeUndefined();
+      expect(await s.outbox.count()).toBe(2);
+      expect((await s.outbox.pendingAfter(0, 10)).map((e) => e.seq)).toEqual([second!.seq, third!.seq]);
+      expect(third!.createdMs).toBeGreaterThan(Date.now() - 60_000);
+    });
+
+    test("A-10: a config put with snapshot gets the task itself first, then its events", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), { ...LIMITS, snapshot: true });
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      const entries = await s.outbox.pendingAfter(0, 10);
+      const kinds = entries.map((e) => fromBinary(StreamResponseSchema, e.event).payload);
+      expect(kinds.map((p) => p.case)).toEqual(["task", "statusUpdate"]);
+      expect(kinds[0]!.case === "task" && kinds[0]!.value.id).toBe(t.id);
+      expect(kinds[0]!.case === "task" && kinds[0]!.value.history.length).toBe(1);
+    });
+
+    test("A-29: an inline config put in the turn its task is created commits with it: snapshot first", async () => {
+      const immediate = s.repo.immediate!;
+      const fresh = newTask({ micros: clock.next(), text: "inline" });
+      immediate.createNow(alice, fresh);
+      s.configs.putNow!(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true });
+      immediate.updateNow(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await turn();
+      await turn();
+      const entries = await s.outbox.pendingAfter(0, 10);
+      expect(entries.map((e) => fromBinary(StreamResponseSchema, e.event).payload.case)).toEqual(["task", "statusUpdate"]);
+      expect((await s.configs.get(alice, fresh.id, "inline"))?.url).toBe("https://hooks.example/inline");
+    });
+
+    test("A-29: listeners hear of added entries after the commit, outside the write", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      let heard = 0;
+      s.outbox.onAdded(() => heard++);
+      s.repo.immediate!.updateNow(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      expect(heard).toBe(0);
+      await turn();
+      await turn();
+      expect(heard).toBe(1);
+    });
+
+    test("R-PUSH-2: configs are accepted on a terminal task (it owes nothing more)", async () => {
+      const t = await task();
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await s.repo.update(alice, t.id, 2, statusChange(TaskState.COMPLETED, clock.next()));
+      await s.configs.put(alice, config(t.id, "late"), LIMITS);
+      expect((await s.configs.list(alice, t.id, { limit: 10 })).length).toBe(1);
+      expect(await s.outbox.count()).toBe(0);
+    });
+
+    test("retention removes a task's configs and its pending deliveries with it", async () => {
+      const t = await task();
+      const kept = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      await s.configs.put(alice, config(kept.id, "k1"), LIMITS);
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      const done = clock.next();
+      await s.repo.update(alice, t.id, 2, statusChange(TaskState.COMPLETED, done));
+      await s.repo.update(alice, kept.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      expect(await s.outbox.count()).toBe(3);
+      expect(await s.repo.purgeTerminalBefore(done + 1)).toBe(1);
+      expect(await s.configs.get(alice, t.id, "c1")).toBeUndefined();
+      expect((await s.outbox.pendingAfter(0, 10)).map((e) => e.configId)).toEqual(["k1"]);
+      // A task made later with configs starts clean.
+      const next = await task();
+      await s.configs.put(alice, config(next.id, "c1"), LIMITS);
+      expect((await s.configs.list(alice, next.id, { limit: 10 })).map((c) => c.id)).toEqual(["c1"]);
+    });
+  });
+}
