@@ -2,9 +2,18 @@ import { toJson } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ListTasksResponseSchema, type ListTasksRequestSchema } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { intOption, stringOption, type Command } from "../command.js";
+import { intOption, stringOption, type Command, type OptionValues } from "../command.js";
 import { UsageError } from "../exit-codes.js";
 import { parseState, taskRow } from "../render.js";
+
+/** The filter options to repeat with --page: a page token is only valid for the filters it was made for. */
+function sameFilters(values: OptionValues): string {
+  return ["context", "state", "since", "limit", "history"]
+    .map((name) => [name, stringOption(values, name)] as const)
+    .filter(([, v]) => v !== undefined)
+    .map(([name, v]) => ` --${name} ${v}`)
+    .join("") + (values.artifacts ? " --artifacts" : "");
+}
 
 export const listCommand: Command = {
   name: "list",
@@ -56,14 +65,15 @@ With --json: one ListTasksResponse per page (JSON Lines with --all).`,
         ...(ctx.values.artifacts ? { includeArtifacts: true } : {}),
       };
       const page = await client.unary("listTasks", request);
-      if (ctx.out.json) ctx.out.data(toJson(ListTasksResponseSchema, page));
+      // totalSize 0 and an empty nextPageToken are answers here, not absent fields.
+      if (ctx.out.json) ctx.out.data({ ...(toJson(ListTasksResponseSchema, page) as object), nextPageToken: page.nextPageToken, pageSize: page.pageSize, totalSize: page.totalSize });
       else for (const task of page.tasks) ctx.out.line(taskRow(ctx.out, task));
       shown += page.tasks.length;
       pageToken = page.nextPageToken;
       if (!ctx.values.all || !pageToken) {
         if (!ctx.out.json) {
           ctx.out.line(ctx.out.style("dim", `${shown} of ${page.totalSize} task${page.totalSize === 1 ? "" : "s"}`));
-          if (pageToken) ctx.out.line(ctx.out.style("dim", `next page: a2a list --page ${pageToken}${ctx.values.context ? ` --context ${String(ctx.values.context)}` : ""}${stateArg ? ` --state ${stateArg}` : ""}`));
+          if (pageToken) ctx.out.line(ctx.out.style("dim", `next page: a2a list --page ${pageToken}${sameFilters(ctx.values)}`));
         }
         return;
       }
