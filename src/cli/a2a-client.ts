@@ -2,6 +2,13 @@ import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import {
+  Health,
+  HealthCheckRequestSchema,
+  HealthCheckResponseSchema,
+  type HealthCheckRequest,
+  type HealthCheckResponse_ServingStatus,
+} from "../../gen/es/grpc/health/v1/health_pb.js";
 import { ConnectionError } from "./exit-codes.js";
 
 /**
@@ -104,6 +111,21 @@ export class A2AClient {
         call.cancel();
       },
     };
+  }
+
+  /** grpc.health.v1.Health/Check of `service` ("" is the server as a whole). */
+  health(service: string): Promise<HealthCheckResponse_ServingStatus> {
+    return new Promise((resolve, reject) => {
+      this.client.makeUnaryRequest(
+        `/${Health.typeName}/${Health.method.check.name}`,
+        (m: HealthCheckRequest) => Buffer.from(toBinary(HealthCheckRequestSchema, m)),
+        (b: Buffer) => fromBinary(HealthCheckResponseSchema, b),
+        create(HealthCheckRequestSchema, { service }),
+        new grpc.Metadata(),
+        { deadline: Date.now() + (this.options.timeoutMs ?? 5000) },
+        (err, value) => (err ? reject(err) : resolve(value!.status)),
+      );
+    });
   }
 
   close(): void {

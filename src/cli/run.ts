@@ -5,6 +5,7 @@ import { stringOption, type CliIo, type Command, type CommandContext, type Optio
 import { cancelCommand } from "./commands/cancel.js";
 import { cardCommand } from "./commands/card.js";
 import { getCommand } from "./commands/get.js";
+import { healthCommand } from "./commands/health.js";
 import { listCommand } from "./commands/list.js";
 import { pushCommand } from "./commands/push.js";
 import { sendCommand } from "./commands/send.js";
@@ -16,7 +17,7 @@ import { decodeRpcFailure, isServiceError, type RpcFailure } from "./rpc-error.j
 
 /** The `a2a` command line: global options, the command table, errors to exit codes. */
 
-const COMMANDS: readonly Command[] = [cardCommand, sendCommand, getCommand, listCommand, cancelCommand, watchCommand, pushCommand];
+const COMMANDS: readonly Command[] = [cardCommand, sendCommand, getCommand, listCommand, cancelCommand, watchCommand, pushCommand, healthCommand];
 
 const GLOBAL_OPTIONS: OptionSpecs = {
   server: { type: "string", short: "s" },

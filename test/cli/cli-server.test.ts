@@ -111,6 +111,25 @@ describe("a2a send", () => {
   });
 });
 
+describe("a2a send -q, a2a health", () => {
+  test("-q prints only the task id, for scripts: TASK=$(a2a send ... -q)", async () => {
+    const r = await a2a(["send", "long", "30", "--no-wait", "-q", ...server]);
+    const id = r.stdout.trim();
+    expect(r.stdout).toBe(`${id}\n`);
+    expect((await a2a(["get", id, ...server])).json().id).toBe(id);
+    await a2a(["cancel", id, ...server]);
+    expect((await a2a(["send", "hello", "-q", ...server])).stdout).toBe(""); // a message reply has no task
+  });
+
+  test("FND-HEALTH: health reports SERVING for the A2A service and the server (exit 0)", async () => {
+    const r = await a2a(["health", ...server]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual({ service: "lf.a2a.v1.A2AService", status: "SERVING" });
+    expect((await a2a(["health", "", ...server, "--human"])).stdout).toBe("(server): SERVING\n");
+    expect((await a2a(["health", "no.such.Service", ...server])).code).toBe(1); // NOT_FOUND from the health service
+  });
+});
+
 describe("a2a list", () => {
   test("A-13: filters by context and state, pages with --limit and --page, --all reads every page", async () => {
     const first = (await send("story")).task;

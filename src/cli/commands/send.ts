@@ -60,7 +60,8 @@ prints the answer (a message, or the task with its artifacts).
   --context ID        the conversation to send in
   --data JSON         add a data part (repeatable)
   --file PATH         add a file part, sent inline (repeatable)
-  --history N         include up to N history messages in the answer`,
+  --history N         include up to N history messages in the answer
+  -q, --quiet         print only the task id (nothing for a message reply): TASK=$(a2a send ... -q)`,
   options: {
     stream: { type: "boolean" },
     "no-wait": { type: "boolean" },
@@ -69,10 +70,12 @@ prints the answer (a message, or the task with its artifacts).
     data: { type: "string", multiple: true },
     file: { type: "string", multiple: true },
     history: { type: "string" },
+    quiet: { type: "boolean", short: "q" },
   },
   async run(ctx) {
     const messageParts = parts(ctx);
     if (ctx.values.stream && ctx.values["no-wait"]) throw new UsageError("--stream and --no-wait exclude each other");
+    if (ctx.values.stream && ctx.values.quiet) throw new UsageError("--stream and --quiet exclude each other");
     const history = stringOption(ctx.values, "history");
     if (history !== undefined && !/^\d+$/.test(history)) throw new UsageError(`--history must be a number, got "${history}"`);
     const { client, tenant } = await ctx.connect();
@@ -99,8 +102,12 @@ prints the answer (a message, or the task with its artifacts).
     } finally {
       ctx.out.stopSpinner();
     }
-    if (ctx.out.json) return ctx.out.data(toJson(SendMessageResponseSchema, response));
     const p = response.payload;
+    if (ctx.values.quiet) {
+      if (p.case === "task") ctx.io.stdout.write(`${p.value.id}\n`);
+      return;
+    }
+    if (ctx.out.json) return ctx.out.data(toJson(SendMessageResponseSchema, response));
     if (p.case === "message") renderMessage(ctx.out, p.value);
     else if (p.case === "task") renderTask(ctx.out, p.value);
     else ctx.out.note("the server answered with neither a task nor a message");
