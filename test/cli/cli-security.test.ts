@@ -3,7 +3,7 @@
  * TLS with a client certificate, and the credentials it sends (bearer token, API key),
  * read back by a GetTask handler that records the metadata of the call.
  */
-import * as grpc from "@grpc/grpc-js";
+import type * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { TaskSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { loadConfig } from "../../src/config/index.js";
