@@ -1,8 +1,17 @@
-# syntax=docker/dockerfile:1
 # A2A gRPC server. Build: docker build -t a2a-grpc-server .
-# Run:   docker run -p 50051:50051 -p 8080:8080 -v a2a-data:/data a2a-grpc-server
+# Run:   docker run -p 50051:50051 -p 8080:8080 -v a2a-data:/data -e A2A_AUTH=none a2a-grpc-server
+# (No "# syntax=" line: it would pull a Dockerfile frontend image; the built-in one suffices.)
+#
+# Offline (no image registry): build a stand-in base from Debian and npm packages, then
+# pass it and the CA bundle npm needs here (see README "Container", "Building offline"):
+#   scripts/build-offline-base.sh localhost/a2a-node-base:20
+#   buildah bud --format docker --build-arg BASE_IMAGE=localhost/a2a-node-base:20 \
+#     --secret id=npm_ca,src=/etc/ssl/certs/ca-certificates.crt -t a2a-grpc-server .
 
-FROM node:20-bookworm-slim AS build
+# Any image with Node 20 on Debian 12 (bookworm), with a `node` user of uid 1000.
+ARG BASE_IMAGE=node:20-bookworm-slim
+
+FROM ${BASE_IMAGE} AS build
 # Compilers for better-sqlite3, used only when its prebuilt binary cannot be fetched.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -32,7 +41,7 @@ RUN addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node \
  && mkdir -p "$(dirname "$addon")" \
  && mv /tmp/better_sqlite3.node "$addon"
 
-FROM node:20-bookworm-slim
+FROM ${BASE_IMAGE}
 ENV NODE_ENV=production \
     A2A_LISTEN=0.0.0.0:50051 \
     A2A_CARD_LISTEN=0.0.0.0:8080 \

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Smoke test of a built container image: it starts, turns healthy, answers an A2A
 # SendMessage (with the default sqlite store writing to the /data volume), runs as a
-# non-root user, and exits 0 on SIGTERM within the grace period.
+# non-root user, and exits 0 on SIGTERM within the grace period. Then it runs the image
+# as the README's `docker run` line does (its flags as written, published ports moved to
+# free loopback ports, a throwaway volume) and talks to it through the published ports
+# with the a2a CLI.
 #
 # Usage (from anywhere; needs podman, and the project's devDependencies for `npx buf`):
 #   podman build --format docker -t a2a-grpc-server .      # or: buildah bud --format docker ...
@@ -26,9 +29,14 @@ podman() { command podman ${PODMAN_RUNTIME:+--runtime "$PODMAN_RUNTIME"} "$@"; }
 
 NAME=a2a-smoke-$$
 VOLUME=a2a-smoke-data-$$
+README_NAME=a2a-smoke-readme-$$
+README_VOLUME=a2a-smoke-readme-data-$$
 fail() { echo "FAIL: $*" >&2; echo "--- container log ---" >&2; podman logs "$NAME" >&2 || true; exit 1; }
 pass() { echo "ok: $*"; }
-cleanup() { podman rm -f "$NAME" >/dev/null 2>&1 || true; podman volume rm -f "$VOLUME" >/dev/null 2>&1 || true; }
+cleanup() {
+  podman rm -f "$NAME" "$README_NAME" >/dev/null 2>&1 || true
+  podman volume rm -f "$VOLUME" "$README_VOLUME" >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 # Two free loopback ports: bind port 0, read the port, release it.
@@ -47,7 +55,7 @@ podman volume create "$VOLUME" >/dev/null
 t0=$(now_ms)
 podman run -d --name "$NAME" --network host \
   --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 \
-  -e A2A_LISTEN="127.0.0.1:$GRPC_PORT" -e A2A_CARD_LISTEN="127.0.0.1:$CARD_PORT" \
+  -e A2A_LISTEN="127.0.0.1:$GRPC_PORT" -e A2A_CARD_LISTEN="127.0.0.1:$CARD_PORT" -e A2A_AUTH=none \
   -v "$VOLUME:/data" "$IMAGE" >/dev/null
 
 # Health: the image's own HEALTHCHECK (fails if the image has none), polled until it passes.
@@ -111,4 +119,40 @@ code=$(podman inspect -f '{{.State.ExitCode}}' "$NAME")
 [[ $code == 0 ]] || fail "exit code $code after SIGTERM (${stop_ms} ms)"
 [[ $(podman logs "$NAME" 2>&1) == *'"msg":"stopped"'* ]] || fail "no 'stopped' log line after SIGTERM"
 pass "SIGTERM -> exit 0 in ${stop_ms} ms (grace ${STOP_GRACE_S}s)"
+
+# The README's `docker run` line, as written, except: published host ports become free
+# loopback ports (-p 127.0.0.1:FREE:CONTAINER), the named volume a throwaway one, and the
+# image the one under test. The container keeps its own network and default listen addresses.
+readme_line=$(grep -m1 '^docker run ' "$ROOT/README.md") || fail "README.md has no 'docker run' line"
+read -ra words <<<"${readme_line#docker run }"
+run_args=()
+declare -A published=()
+for ((i = 0; i < ${#words[@]} - 1; i++)); do
+  case ${words[i]} in
+    -p) i=$((i + 1)); container_port=${words[i]##*:}; host_port=$(free_port)
+        published[$container_port]=$host_port; run_args+=(-p "127.0.0.1:$host_port:$container_port") ;;
+    -v) i=$((i + 1)); run_args+=(-v "$README_VOLUME:${words[i]#*:}") ;;
+    *) run_args+=("${words[i]}") ;;
+  esac
+done
+[[ -n ${published[50051]:-} && -n ${published[8080]:-} ]] || fail "the README's docker run line does not publish 50051 and 8080: $readme_line"
+podman volume create "$README_VOLUME" >/dev/null
+podman run -d --name "$README_NAME" --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 "${run_args[@]}" "$IMAGE" >/dev/null
+deadline=$(( $(now_ms) + START_TIMEOUT_S * 1000 ))
+until podman healthcheck run "$README_NAME" >/dev/null 2>&1; do
+  [[ $(podman inspect -f '{{.State.Running}}' "$README_NAME") == true ]] || { podman logs "$README_NAME" >&2; fail "README run: container exited before it was healthy"; }
+  (( $(now_ms) < deadline )) || fail "README run: not healthy after ${START_TIMEOUT_S}s"
+  sleep 0.2
+done
+a2a() { (cd "$ROOT" && node --import tsx src/cli/main.ts "$@"); }
+card_url="http://127.0.0.1:${published[8080]}"
+server="127.0.0.1:${published[50051]}"
+state=$(a2a send story --server "$server" --json | node -p 'JSON.parse(require("fs").readFileSync(0)).task.status.state') \
+  || fail "README run: a2a send failed"
+[[ $state == TASK_STATE_COMPLETED ]] || fail "README run: a2a send story ended $state"
+[[ $(a2a health --server "$server" --json) == *'"SERVING"'* ]] || fail "README run: a2a health is not SERVING"
+a2a card --card "$card_url" --json | grep -q '"supportedInterfaces"' || fail "README run: no agent card on $card_url"
+pass "README's docker run line (${run_args[*]}): a2a send story COMPLETED, health SERVING, card served, through the published ports"
+podman stop -t "$STOP_GRACE_S" "$README_NAME" >/dev/null
+[[ $(podman inspect -f '{{.State.ExitCode}}' "$README_NAME") == 0 ]] || fail "README run: exit code after SIGTERM is not 0"
 echo "PASS: $IMAGE"

@@ -10,11 +10,16 @@ import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from 
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
 import { startServer, type RunningServer } from "./protocol/server.js";
+import { packageVersion } from "./version.js";
 
 /** Time the shutdown hooks get beyond the grace period before the process gives up on them. */
 const HOOK_MARGIN_MS = 5000;
 
 async function main(argv: readonly string[]): Promise<void> {
+  if (argv.includes("--version") || argv.includes("-V")) {
+    process.stdout.write(`a2a-grpc-server ${packageVersion()}\n`);
+    return;
+  }
   if (wantsHelp(argv)) {
     process.stdout.write(`Usage: a2a-grpc-server [--flag=value ...]\n\n${describeConfig()}\n`);
     return;
@@ -69,6 +74,7 @@ async function main(argv: readonly string[]): Promise<void> {
       tls: config.tls === null ? "off" : config.tls.clientCa ? "mtls" : "on",
       card: app.cardPort === undefined ? "off" : app.cardPort,
       store: config.store,
+      version: packageVersion(),
     },
     `listening on ${server.address}`,
   );

@@ -27,9 +27,18 @@ export function fileDescriptorProtos(files: readonly DescFile[]): Buffer[] {
 /** The shape @grpc/reflection reads: service name -> { fileDescriptorProtos }. */
 type ReflectionPackage = ConstructorParameters<typeof ReflectionService>[0];
 
-/** A reflection service describing these services, each given with the file that declares it. */
-export function createReflectionService(services: ReadonlyArray<{ readonly typeName: string; readonly file: DescFile }>): ReflectionService {
+/**
+ * A reflection service describing these services, each given with the file that declares it,
+ * and the message types of `typeFiles` too: the error detail types (google.rpc.ErrorInfo,
+ * BadRequest, ...) that statuses carry as Any, which clients resolve through reflection to
+ * decode them. Files that declare no service are indexed but not listed by list_services.
+ */
+export function createReflectionService(
+  services: ReadonlyArray<{ readonly typeName: string; readonly file: DescFile }>,
+  typeFiles: readonly DescFile[] = [],
+): ReflectionService {
   const pkg: Record<string, { fileDescriptorProtos: Buffer[] }> = {};
   for (const { typeName, file } of services) pkg[typeName] = { fileDescriptorProtos: fileDescriptorProtos([file]) };
+  for (const file of typeFiles) pkg[file.name] = { fileDescriptorProtos: fileDescriptorProtos([file]) };
   return new ReflectionService(pkg as unknown as ReflectionPackage);
 }

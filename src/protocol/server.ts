@@ -11,6 +11,8 @@ import {
 } from "./grpc-adapter.js";
 import { HealthService } from "./health.js";
 import { createReflectionService } from "./reflection.js";
+import { file_google_rpc_error_details } from "../../gen/es/google/rpc/error_details_pb.js";
+import { file_google_rpc_status } from "../../gen/es/google/rpc/status_pb.js";
 import { StreamRegistry, trackingServer } from "./stream-registry.js";
 
 export const HEALTH_SERVICE_NAME = "grpc.health.v1.Health";
@@ -107,7 +109,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   createReflectionService([
     { typeName: A2AService.typeName, file: file_lf_a2a_v1_a2a },
     { typeName: HEALTH_SERVICE_NAME, file: file_grpc_health_v1_health },
-  ]).addToServer(trackingServer(server, streams));
+  ], [file_google_rpc_error_details, file_google_rpc_status]).addToServer(trackingServer(server, streams));
 
   const { host } = parseHostPort(options.listen);
   const port = await bind(server, options.listen, credentials(options.tls));

@@ -1,0 +1,23 @@
+import { HealthCheckResponse_ServingStatus } from "../../../gen/es/grpc/health/v1/health_pb.js";
+import type { Command } from "../command.js";
+
+const A2A_SERVICE = "lf.a2a.v1.A2AService";
+
+export const healthCommand: Command = {
+  name: "health",
+  summary: "is the server serving? (grpc.health.v1.Health/Check; exit 1 when not SERVING)",
+  help: `Usage: a2a health [SERVICE]
+
+Asks the standard gRPC health service about SERVICE (default ${A2A_SERVICE};
+"" for the server as a whole). Prints SERVING, NOT_SERVING, ...; exits 0 only for SERVING.`,
+  options: {},
+  async run(ctx) {
+    const service = ctx.args[0] ?? A2A_SERVICE;
+    const { client } = await ctx.connect();
+    const status = await client.health(service);
+    const name = HealthCheckResponse_ServingStatus[status] ?? String(status);
+    if (ctx.out.json) ctx.out.data({ service, status: name });
+    else ctx.out.line(`${service || "(server)"}: ${ctx.out.style(status === HealthCheckResponse_ServingStatus.SERVING ? "green" : "red", name)}`);
+    return status === HealthCheckResponse_ServingStatus.SERVING ? 0 : 1;
+  },
+};
