@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { AgentCard } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { buildAgentCard, buildExtendedAgentCard } from "./agents/agent-card.js";
 import { loadAgent } from "./agents/agent-loader.js";
+import { cardSecurity, createAuth } from "./auth/index.js";
+import { ConcurrencyLimiter, RateLimiter, RunLimiter } from "./limits/index.js";
 import type { Config } from "./config/config.js";
 import { EventHub } from "./events/event-hub.js";
 import type { Agent } from "./lifecycle/agent.js";
@@ -48,6 +50,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
       pushNotifications: false,
+      security: cardSecurity(config.auth),
     },
     agent.card,
   );
@@ -73,12 +76,27 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     const { host, port } = splitHostPort(config.cardListen);
     cardServer = await startAgentCardServer({ host, port, card });
   }
+  const auth = createAuth(config.auth);
+  // SIGHUP re-reads the API key file; a bad file keeps the keys in force.
+  const onHangup = () => {
+    try {
+      const keys = auth.reloadApiKeys();
+      if (keys !== undefined) logger.info({ keys }, "reloaded the API key file");
+    } catch (error) {
+      logger.error({ err: error }, "could not reload the API key file; the previous keys stay in force");
+    }
+  };
+  if (config.auth.apiKeysFile !== undefined) process.on("SIGHUP", onHangup);
+  const limits = config.limits;
   const handlers = createA2AHandlers({
     service,
     card,
     extendedCard,
     allowMissingVersion: config.allowMissingVersion,
     streamBufferEvents: config.streamBufferEvents,
+    auth: auth.callers,
+    rate: limits.ratePerSecond > 0 ? new RateLimiter(limits.ratePerSecond, limits.burst) : undefined,
+    streams: limits.streamsPerPrincipal > 0 ? new ConcurrencyLimiter(limits.streamsPerPrincipal) : undefined,
   });
   return {
     handlers,
@@ -88,6 +106,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     repository,
     cardPort: cardServer?.port,
     async close(graceMs) {
+      process.off("SIGHUP", onHangup);
+      auth.close();
       sweeper?.stop();
       await service.shutdown(graceMs);
       await cardServer?.close();

@@ -2,6 +2,8 @@ import { X509Certificate, createPrivateKey } from "node:crypto";
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { loadAuthConfig } from "../auth/auth-config.js";
+import { loadLimitsConfig } from "../limits/limits-config.js";
 import type { Config, TlsConfig } from "./config.js";
 import { ConfigError } from "./config-error.js";
 import {
@@ -58,10 +60,11 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const listen = get("listen", hostPort, "127.0.0.1:50051");
   const cardListen = get("cardListen", (v) => (v.toLowerCase() === "off" ? null : hostPort(v)), "127.0.0.1:8080");
   const agentModule = get("agentModule", (v) => readablePath(resolve(cwd, v)));
+  const tls = loadTls(raw, cwd);
 
   return {
     listen,
-    tls: loadTls(raw, cwd),
+    tls,
     maxMessageBytes: get("maxMessageBytes", parseBytes, "4194304"),
     keepaliveTimeMs: get("keepaliveTimeMs", (v) => parseInteger(v, { min: 1000, max: 2 ** 31 - 1 }), "60000"),
     keepaliveTimeoutMs: get("keepaliveTimeoutMs", (v) => parseInteger(v, { min: 1, max: 2 ** 31 - 1 }), "20000"),
@@ -80,6 +83,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "256"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
+    auth: loadAuthConfig(raw, cwd, listen, tls?.clientCa != null),
+    limits: loadLimitsConfig(raw),
   };
 }
 

@@ -6,6 +6,7 @@ import { encodeMessagePayload, encodeTask, encodeTaskPayload } from "../codec/ta
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import type { Logger } from "pino";
+import type { PeerCertificate } from "node:tls";
 import { rpcLogRecord, RpcLogLine, type RpcLogRecord } from "./logging-interceptor.js";
 import type { StreamRegistry } from "./stream-registry.js";
 import { releaseStreamOnClose } from "./stream-release.js";
@@ -37,6 +38,8 @@ export interface CallContext {
    * error, or before a stream's first message; a header set after that is dropped.
    */
   setResponseHeader(key: string, value: string): void;
+  /** The client certificate of an mTLS connection, if any (for mTLS authentication). */
+  peerCertificate?(): PeerCertificate | undefined;
 }
 
 export type UnaryHandler<I, O> = (request: I, call: CallContext) => Promise<O>;
@@ -418,6 +421,14 @@ class GrpcCallContext implements CallContext {
 
   setResponseHeader(key: string, value: string): void {
     if (!this.#headersSent) (this.#headers ??= new grpc.Metadata()).set(key, value);
+  }
+
+  peerCertificate(): PeerCertificate | undefined {
+    try {
+      return this.call.getAuthContext().sslPeerCertificate;
+    } catch {
+      return undefined; // the connection is already gone
+    }
   }
 
   /** Sends the response headers set so far (once); later ones are dropped. */
