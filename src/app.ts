@@ -66,6 +66,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     logger,
     pageTokens: new PageTokenCodec(pageTokenSecret),
     acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
+    runAdmission: config.limits.runsPerPrincipal > 0 || config.limits.runsTotal > 0 ? new RunLimiter(config.limits.runsPerPrincipal, config.limits.runsTotal) : undefined,
   });
   const recovered = await service.recoverInterruptedWork();
   if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");

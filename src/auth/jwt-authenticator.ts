@@ -20,7 +20,7 @@ export interface JwtSettings {
   readonly clockSkewSeconds: number;
   /** Claim listing the scopes: a space-separated string (OAuth `scope`) or an array. */
   readonly scopesClaim: string;
-  /** Claim listing the tenants the token may act in; undefined = tokens do not restrict tenants. */
+  /** Claim listing the tenants the token may act in (without it: the empty tenant only); undefined = tokens do not restrict tenants. */
   readonly tenantsClaim?: string;
   /** JWKS fetch timeout, ms. */
   readonly jwksTimeoutMs: number;
@@ -115,7 +115,8 @@ export class JwtAuthenticator implements Authenticator {
     return {
       scheme: "jwt",
       principal: sub,
-      tenants: tenantsClaim === undefined ? undefined : stringList(payload[tenantsClaim], "tenants", tenantsClaim) ?? [],
+      // A token without the claim may act in the default (empty) tenant only.
+      tenants: tenantsClaim === undefined ? undefined : stringList(payload[tenantsClaim], "tenants", tenantsClaim) ?? [""],
       scopes: stringList(payload[this.settings.scopesClaim], "scopes", this.settings.scopesClaim) ?? [],
       claims: Object.freeze({ ...payload }),
     };
@@ -172,6 +173,7 @@ function stringList(value: unknown, what: string, claim: string): string[] | und
   throw invalidCredential("jwt", `the ${claim} claim (${what}) is neither a string nor a list of strings`, `${claim} as a space-separated string or an array of strings`);
 }
 
+/** Node's fetch rejects with a TypeError "fetch failed" (by name: it may come from another realm). */
 function isFetchFailure(error: unknown): boolean {
-  return error instanceof TypeError && /fetch/i.test(error.message);
+  return (error as Error | undefined)?.name === "TypeError" && /fetch/i.test((error as Error).message);
 }

@@ -19,6 +19,7 @@ import type { EventHub } from "../events/event-hub.js";
 import type { Agent, Caller } from "./agent.js";
 import { ActiveRuns } from "./active-runs.js";
 import { AgentRun, type RunHost } from "./agent-run.js";
+import type { RunAdmission } from "./run-admission.js";
 import { StatusClock, microsAtLeast } from "./clock.js";
 import {
   ContentTypeNotSupportedError,
@@ -65,6 +66,8 @@ export interface TaskServiceOptions {
   readonly acceptedInputMediaTypes?: readonly string[];
   /** How long an agent's cancel() hook may take before the task is canceled anyway. */
   readonly cancelHookTimeoutMs?: number;
+  /** Limits on agent runs (src/limits); asked before a run writes anything. Undefined = none. */
+  readonly runAdmission?: RunAdmission;
 }
 
 export interface StreamHandle {
@@ -360,14 +363,20 @@ export class TaskService implements RunHost {
   ): Promise<AgentRun> {
     const message = request.message!;
     this.admit(message);
-    const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
-    if (message.taskId === "") {
-      const run = this.newRun(rc, request, referenceTasks);
-      await beforeAgent?.({ run });
-      this.launch(run, false);
-      return run;
+    const release = this.options.runAdmission?.admit(rc.caller);
+    try {
+      const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
+      if (message.taskId === "") {
+        const run = this.newRun(rc, request, referenceTasks);
+        await beforeAgent?.({ run });
+        this.launch(run, false, release);
+        return run;
+      }
+      return await this.continueTask(rc, request, message, referenceTasks, beforeAgent, release);
+    } catch (error) {
+      release?.(); // refused before its run started: the slot goes back
+      throw error;
     }
-    return this.continueTask(rc, request, message, referenceTasks, beforeAgent);
   }
 
   /** Refusals that need no stored state: shutdown, and media types the agent does not take. */
@@ -379,8 +388,9 @@ export class TaskService implements RunHost {
   /** Starts a run for a message that opens a new task and needs no lookup first. */
   private launchNewRun(rc: RequestContext, request: SendMessageRequest, referenceTasks: Task[]): AgentRun {
     this.admit(request.message!);
+    const release = this.options.runAdmission?.admit(rc.caller);
     const run = this.newRun(rc, request, referenceTasks);
-    this.launch(run, false);
+    this.launch(run, false, release);
     return run;
   }
 
@@ -397,6 +407,7 @@ export class TaskService implements RunHost {
     message: Message,
     referenceTasks: Task[],
     beforeAgent?: (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>,
+    release?: () => void,
   ): Promise<AgentRun> {
     const taskId = message.taskId;
     if (this.runOf(taskId) !== undefined) {
@@ -427,12 +438,15 @@ export class TaskService implements RunHost {
       this.dropIfIdle(writer);
       throw error;
     }
-    this.launch(run, false);
+    this.launch(run, false, release);
     return run;
   }
 
-  private launch(run: AgentRun, resume: boolean): void {
-    this.activeRuns.add(run, this.execute(run, resume));
+  /** `release`: the run's admission slot, given back once the run has ended. */
+  private launch(run: AgentRun, resume: boolean, release?: () => void): void {
+    const done = this.execute(run, resume);
+    if (release !== undefined) void done.then(release);
+    this.activeRuns.add(run, done);
   }
 
   /**
