@@ -4,8 +4,11 @@
  */
 const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]): Promise<string> }> = {
   issue3: {
-    describe: "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile]",
-    run: async (args) => (await import("./issue3.js")).runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    describe: "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile] [--baseline=DIR: A/B against another build]",
+    run: async (args) => {
+      const issue3 = await import("./issue3.js");
+      return issue3.runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile"), baseline: issue3.argValue(args, "baseline") });
+    },
   },
   issue4: {
     describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick] [--profile]",
@@ -14,6 +17,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   issue5: {
     describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
     run: async (args) => (await import("./issue5.js")).runIssue5({ quick: args.includes("--quick") }),
+  },
+  issue15: {
+    describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
+    run: async (args) => (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
   },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",

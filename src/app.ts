@@ -15,9 +15,11 @@ import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import type { CallObserver } from "./protocol/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
+import { BacklogBudget } from "./streams/index.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -37,6 +39,9 @@ export interface AppOverrides {
   readonly agent?: Agent;
   readonly repository?: TaskRepository;
 }
+
+/** How large one merged stream response may grow: well under the message size limit. */
+const MERGED_RESPONSE_BYTES = 1024 * 1024;
 
 export const STORE_FILE_NAME = "tasks.sqlite";
 const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
@@ -94,7 +99,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     card,
     extendedCard,
     allowMissingVersion: config.allowMissingVersion,
-    streamBufferEvents: config.streamBufferEvents,
+    streamLimits: {
+      streamBytes: config.streamBacklogBytes,
+      streamEntries: config.streamBufferEvents,
+      entryBytes: Math.min(MERGED_RESPONSE_BYTES, Math.floor(config.maxMessageBytes / 2)),
+      shared: new BacklogBudget(config.streamsBacklogBytes),
+    },
     auth: auth.callers,
     rate: limits.ratePerSecond > 0 ? new RateLimiter(limits.ratePerSecond, limits.burst) : undefined,
     streams: limits.streamsPerPrincipal > 0 ? new ConcurrencyLimiter(limits.streamsPerPrincipal) : undefined,
@@ -115,6 +125,15 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       await repository.close();
     },
   };
+}
+
+/**
+ * What observes every call besides the RPC log (always on, made by the server from its logger):
+ * metrics and tracing go here (src/protocol/call-observer.ts says what an observer can do).
+ * main.ts hands them to startServer; a capability switched off adds nothing.
+ */
+export function createCallObservers(_config: Config): Array<CallObserver<any>> {
+  return [];
 }
 
 async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {

@@ -20,8 +20,8 @@ export type AuthScheme = "jwt" | "api-key" | "mtls";
 /** What an authenticator may look at: the call's metadata and its TLS peer. */
 export interface CredentialSource {
   readonly metadata: grpc.Metadata;
-  /** The client certificate of an mTLS connection, if any (grpc-js getAuthContext()). */
-  peerCertificate?(): PeerCertificate | undefined;
+  /** The connection's transport security (grpc-js getAuthContext()): with mTLS, the client certificate. */
+  getAuthContext?(): { readonly sslPeerCertificate?: PeerCertificate };
 }
 
 /**

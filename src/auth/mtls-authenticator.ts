@@ -19,7 +19,7 @@ export class MtlsAuthenticator implements Authenticator {
   constructor(private readonly source: MtlsPrincipalSource) {}
 
   authenticate(source: CredentialSource): Identity | undefined {
-    const cert = source.peerCertificate?.();
+    const cert = peerCertificate(source);
     if (cert === undefined || cert === null || Object.keys(cert).length === 0) return undefined;
     const principal = this.source === "subject" ? subjectCn(cert) : firstSan(cert);
     if (principal === undefined || principal === "" || principal.length > 256) {
@@ -47,4 +47,12 @@ function firstSan(cert: PeerCertificate): string | undefined {
     if (hit !== undefined) return hit.slice(type.length);
   }
   return undefined;
+}
+
+function peerCertificate(source: CredentialSource): PeerCertificate | undefined {
+  try {
+    return source.getAuthContext?.().sslPeerCertificate;
+  } catch {
+    return undefined; // the connection is already gone
+  }
 }

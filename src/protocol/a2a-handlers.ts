@@ -27,6 +27,7 @@ import {
 } from "./request-validation.js";
 import { checkRequiredExtensions, formatActivatedExtensions, readRequestedExtensions, readVersion } from "./service-parameters.js";
 import { pipeStream } from "./stream-pipe.js";
+import type { BacklogLimits } from "../streams/index.js";
 
 export interface A2AHandlerOptions {
   readonly service: TaskService;
@@ -34,8 +35,8 @@ export interface A2AHandlerOptions {
   readonly extendedCard: AgentCard | undefined;
   /** Ruling A-3: read a missing a2a-version as 1.0 (an operator option for hand-driven tools). */
   readonly allowMissingVersion: boolean;
-  /** Events a stream may have queued for a slow client before it is ended with RESOURCE_EXHAUSTED. */
-  readonly streamBufferEvents: number;
+  /** What a slow client's merged backlog may hold before its stream is ended with RESOURCE_EXHAUSTED (A-32). */
+  readonly streamLimits: BacklogLimits;
   readonly limits?: ValidationLimits;
   /** Verifies every call's credentials (README "Authentication"); undefined = every caller is "anonymous". */
   readonly auth?: CallerAuthenticator;
@@ -64,7 +65,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const versionOptions = { allowMissing: options.allowMissingVersion };
   const { auth, rate } = options;
   const admitted = (call: CallContext, caller: Caller): EdgeRequestContext => {
-    call.setLogField("principal", caller.principal);
+    call.setPrincipal(caller.principal);
     if (rate !== undefined) {
       const waitMs = rate.take(caller.principal);
       if (waitMs > 0) throw new LimitExceededError("RATE_LIMITED", `principal ${JSON.stringify(caller.principal.slice(0, 64))} is over its request rate; retry in ${waitMs} ms`, waitMs);
@@ -131,7 +132,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       requireExtensions(rc);
       if (request.configuration?.taskPushNotificationConfig) requirePush(); // A-11
       const response = await service.sendMessage(rc, request);
-      if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
+      if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
       echoExtensions(rc, call);
       return response;
     }),
@@ -141,13 +142,13 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       requireStreaming();
       requireExtensions(rc);
       if (request.configuration?.taskPushNotificationConfig) requirePush();
-      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.sendStreamingMessage(rc, request, sink), rc);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
     }),
 
     GetTask: unary(async (rc, request: GetTaskRequest, call) => {
       validateGetTaskRequest(request, limits);
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
+      call.setTaskId(request.id);
       return service.getTask(rc, request.id, request.historyLength);
     }),
 
@@ -160,7 +161,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
     CancelTask: unary(async (rc, request: CancelTaskRequest, call) => {
       validateCancelTaskRequest(request, limits);
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
+      call.setTaskId(request.id);
       return service.cancelTask(rc, request.id, request.metadata as JsonObject | undefined);
     }),
 
@@ -168,8 +169,8 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateSubscribeToTaskRequest(request, limits);
       requireStreaming();
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
-      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.subscribeToTask(rc, request.id, sink), rc);
+      call.setTaskId(request.id);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.subscribeToTask(rc, request.id, sink) });
     }),
 
     GetExtendedAgentCard: unary(async (_rc, request: GetExtendedAgentCardRequest) => {
