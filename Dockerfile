@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # A2A gRPC server. Build: docker build -t a2a-grpc-server .
-# Run:   docker run -p 50051:50051 -p 8080:8080 -v a2a-data:/data a2a-grpc-server
+# Run:   docker run -p 50051:50051 -p 8080:8080 -v a2a-data:/data -e A2A_AUTH=none a2a-grpc-server
+# A2A_AUTH is deliberately not set here: listening on 0.0.0.0, the server refuses to start until
+# the operator picks jwt, api-key, mtls (see README "Authentication") or none (anonymous on purpose).
 
 FROM node:20-bookworm-slim AS build
 # Compilers for better-sqlite3, used only when its prebuilt binary cannot be fetched.
