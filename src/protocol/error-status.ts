@@ -20,7 +20,7 @@ import {
   RetryInfoSchema,
 } from "../../gen/es/google/rpc/error_details_pb.js";
 import { AuthError, AUTH_ERROR_DOMAIN } from "../auth/auth-error.js";
-import { A2AError, ContentTypeNotSupportedError, InvalidRequestError, LimitExceededError, type FieldViolation } from "../lifecycle/errors.js";
+import { A2AError, ContentTypeNotSupportedError, InvalidParamsError, InvalidRequestError, LimitExceededError, type FieldViolation } from "../lifecycle/errors.js";
 import { boundMetadata, boundText, boundViolations, MAX_STATUS_MESSAGE_BYTES } from "./status-bounds.js";
 
 /** ErrorInfo.domain of every A2A-specific error (§10.6). */
@@ -95,7 +95,7 @@ function errorInfo(reason: string, domain: string, metadata: Readonly<Record<str
 function fromA2AError(error: A2AError): GrpcErrorStatus {
   const details = [errorInfo(error.reason, A2A_ERROR_DOMAIN, error.metadata)];
   // The offending part is a request field: say which one the standard way too.
-  if (error instanceof ContentTypeNotSupportedError && error.metadata.field) {
+  if ((error instanceof ContentTypeNotSupportedError || error instanceof InvalidParamsError) && error.metadata.field) {
     details.push(badRequest([{ field: error.metadata.field, description: error.message }]));
   }
   return build(CODE_BY_KIND[error.kind], error.message, details);
