@@ -42,6 +42,8 @@ export interface HostileRunOptions {
   readonly seed: number;
   readonly auth: boolean;
   readonly inFlight?: number;
+  /** Print figures to stderr every 5,000 cases. */
+  readonly progress?: boolean;
 }
 
 export interface HostileRunResult extends HostileReport {
@@ -88,7 +90,12 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
     const taskIds = [...(await seedTasks(target, valid, 4)), ...(await seedTasks(target, bob, 4))];
     collectGarbage();
     const before = process.memoryUsage();
-    const report = await runHostile({ target, seed: options.seed, cases: options.cases, credentials: { valid, refused }, taskIds, inFlight: options.inFlight });
+    const onProgress = options.progress
+      ? (done: number, r: HostileReport) => {
+          if (done % 5000 === 0) process.stderr.write(`  ${options.auth ? "jwt" : "off"} ${done} cases ${(r.ms / 1000).toFixed(0)} s: hangs ${r.hangs}, wedged ${r.wedged}, internal ${r.internal}, resets ${r.transportResets}, rss ${Math.round(process.memoryUsage().rss / 1048576)} MB ${JSON.stringify(r.byCode)}\n`);
+        }
+      : undefined;
+    const report = await runHostile({ target, seed: options.seed, cases: options.cases, credentials: { valid, refused }, taskIds, inFlight: options.inFlight, onProgress });
     await new Promise((r) => setTimeout(r, 200));
     collectGarbage();
     const after = process.memoryUsage();
@@ -123,9 +130,10 @@ export async function runHostileBench(args: readonly string[]): Promise<string> 
   const cases = arg("cases", 100_000);
   const seed = arg("seed", 18);
   const rows: HostileRunResult[] = [];
-  for (const auth of [false, true]) {
+  for (const auth of [true, false]) {
     process.stderr.write(`hostile: ${cases / 2} cases, seed ${seed}, auth ${auth ? "on (jwt)" : "off"}\n`);
-    rows.push(await hostileRun({ cases: Math.ceil(cases / 2), seed: seed + (auth ? 1 : 0), auth }));
+    rows.push(await hostileRun({ cases: Math.ceil(cases / 2), seed: seed + (auth ? 1 : 0), auth, progress: true }));
+    process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
   }
   const codes = [...new Set(rows.flatMap((r) => Object.keys(r.byCode)))].sort();
   return [

@@ -44,6 +44,8 @@ export interface HostileOptions {
   readonly connections?: number;
   /** Deadline of each case, ms. */
   readonly deadlineMs?: number;
+  /** Called after every batch of 1,000 cases with the figures so far (long runs report progress). */
+  readonly onProgress?: (done: number, report: HostileReport) => void;
 }
 
 export interface HostileReport {
@@ -312,6 +314,7 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
       await Promise.all(Array.from({ length: inFlight }, worker));
       next += batch;
       for (const client of clients) if (!(await probe(client, options.credentials))) wedged++;
+      options.onProgress?.(next, { cases: next, byCode: { ...byCode }, hangs, wedged, internal, transportResets, internalSamples: [...internalSamples], ms: performance.now() - started });
     }
   } finally {
     for (const client of clients) client.close();
