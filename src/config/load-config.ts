@@ -19,6 +19,11 @@ export interface ConfigSources {
   readonly stdoutIsTTY?: boolean;
   /** Base for relative paths. */
   readonly cwd?: string;
+  /**
+   * Read for a probe of a server that is already running (the container health check): the
+   * secure-default refusal (A-30) is the server's to make, not the probe's.
+   */
+  readonly probe?: boolean;
 }
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -85,7 +90,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
-    auth: loadAuthConfig(raw, cwd, listen, tls?.clientCa != null),
+    auth: loadAuthConfig(raw, cwd, sources.probe ? "127.0.0.1:0" : listen, tls?.clientCa != null),
     limits: loadLimitsConfig(raw),
   };
 }
