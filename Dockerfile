@@ -7,6 +7,8 @@
 #   scripts/build-offline-base.sh localhost/a2a-node-base:20
 #   buildah bud --format docker --build-arg BASE_IMAGE=localhost/a2a-node-base:20 \
 #     --secret id=npm_ca,src=/etc/ssl/certs/ca-certificates.crt -t a2a-grpc-server .
+# A2A_AUTH is deliberately not set here: listening on 0.0.0.0, the server refuses to start until
+# the operator picks jwt, api-key, mtls (see README "Authentication") or none (anonymous on purpose).
 
 # Any image with Node 20 on Debian 12 (bookworm), with a `node` user of uid 1000.
 ARG BASE_IMAGE=node:20-bookworm-slim

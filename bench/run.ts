@@ -26,6 +26,14 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
     run: async (args) => (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
   },
+  hostile: {
+    describe: "hostile-input suite, long run: seeded cases over all 11 RPCs, auth off and on [--cases=100000] [--seed=18]",
+    run: async (args) => (await import("./hostile.js")).runHostileBench(args),
+  },
+  auth: {
+    describe: "blocking SendMessage with JWT auth on vs off (interleaved rounds): server CPU per call; limits' memory with 1,000 principals [--quick]",
+    run: async (args) => (await import("./auth.js")).runAuthBench({ quick: args.includes("--quick") }),
+  },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",
     run: async () => (await import("./stream-release.js")).runStreamRelease(),

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { AgentCard } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { buildAgentCard, buildExtendedAgentCard } from "./agents/agent-card.js";
 import { loadAgent } from "./agents/agent-loader.js";
+import { cardSecurity, createAuth } from "./auth/index.js";
+import { ConcurrencyLimiter, RateLimiter, RunLimiter } from "./limits/index.js";
 import type { Config } from "./config/config.js";
 import { EventHub } from "./events/event-hub.js";
 import type { Agent } from "./lifecycle/agent.js";
@@ -63,6 +65,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
       pushNotifications: pushStore !== undefined,
+      security: cardSecurity(config.auth),
     },
     agent.card,
   );
@@ -79,6 +82,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     pageTokens,
     acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
     attachInlinePushConfig: pushConfigs && ((caller, taskId, inline) => pushConfigs.attachInline(caller, taskId, inline)),
+    runAdmission: config.limits.runsPerPrincipal > 0 || config.limits.runsTotal > 0 ? new RunLimiter(config.limits.runsPerPrincipal, config.limits.runsTotal) : undefined,
   });
   const recovered = await service.recoverInterruptedWork();
   if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");
@@ -90,6 +94,18 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     const { host, port } = splitHostPort(config.cardListen);
     cardServer = await startAgentCardServer({ host, port, card });
   }
+  const auth = createAuth(config.auth);
+  // SIGHUP re-reads the API key file; a bad file keeps the keys in force.
+  const onHangup = () => {
+    try {
+      const keys = auth.reloadApiKeys();
+      if (keys !== undefined) logger.info({ keys }, "reloaded the API key file");
+    } catch (error) {
+      logger.error({ err: error }, "could not reload the API key file; the previous keys stay in force");
+    }
+  };
+  if (config.auth.apiKeysFile !== undefined) process.on("SIGHUP", onHangup);
+  const limits = config.limits;
   const handlers = createA2AHandlers({
     service,
     card,
@@ -103,6 +119,9 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     },
     pushConfigs,
     checkPushUrl: push && ((url) => push.guard.checkUrl(url)),
+    auth: auth.callers,
+    rate: limits.ratePerSecond > 0 ? new RateLimiter(limits.ratePerSecond, limits.burst) : undefined,
+    streams: limits.streamsPerPrincipal > 0 ? new ConcurrencyLimiter(limits.streamsPerPrincipal) : undefined,
   });
   return {
     handlers,
@@ -113,6 +132,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     push,
     cardPort: cardServer?.port,
     async close(graceMs) {
+      process.off("SIGHUP", onHangup);
+      auth.close();
       sweeper?.stop();
       await service.shutdown(graceMs);
       await push?.close(); // pending deliveries stay in the store for the next start

@@ -37,7 +37,7 @@ type CheckMethod = (
 ) => void;
 
 async function probe(): Promise<string> {
-  const config = loadConfig({ argv: process.argv.slice(2), env: process.env });
+  const config = loadConfig({ argv: process.argv.slice(2), env: process.env, probe: true });
   const HealthClient = grpc.makeGenericClientConstructor(createServiceDefinition(Health), "Health");
   const client = new HealthClient(probeTarget(config.listen), probeCredentials(config.tls));
   try {

@@ -6,6 +6,7 @@
  */
 import type { Logger } from "pino";
 import { createApp, createCallObservers, type A2AApp } from "./app.js";
+import { runKeygen } from "./auth/index.js";
 import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
@@ -20,8 +21,12 @@ async function main(argv: readonly string[]): Promise<void> {
     process.stdout.write(`a2a-grpc-server ${packageVersion()}\n`);
     return;
   }
+  if (argv[0] === "keygen") {
+    process.exitCode = runKeygen(argv.slice(1), (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+    return;
+  }
   if (wantsHelp(argv)) {
-    process.stdout.write(`Usage: a2a-grpc-server [--flag=value ...]\n\n${describeConfig()}\n`);
+    process.stdout.write(`Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n\n${describeConfig()}\n`);
     return;
   }
   let config: Config;

@@ -1,4 +1,4 @@
-import { clone, create } from "@bufbuild/protobuf";
+import { clone, create, type MessageInitShape } from "@bufbuild/protobuf";
 import { AgentCardSchema, type AgentCard } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentCardContribution } from "../lifecycle/agent.js";
 import { ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../lifecycle/errors.js";
@@ -16,6 +16,11 @@ export interface AgentCardSettings {
   readonly pushNotifications: boolean;
   /** Advertised on the GRPC interface; clients then send exactly this tenant (R-TEN-2). */
   readonly tenant?: string;
+  /**
+   * security_schemes and security_requirements, made from the authentication configuration the
+   * edge enforces (src/auth/security-card.ts), so the card declares exactly what is enforced.
+   */
+  readonly security?: Pick<MessageInitShape<typeof AgentCardSchema>, "securitySchemes" | "securityRequirements">;
 }
 
 export const DEFAULT_AGENT_NAME = "A2A gRPC agent";
@@ -67,8 +72,9 @@ export function buildAgentCard(settings: AgentCardSettings, contribution: AgentC
     defaultInputModes: nonEmptyOr(contribution.defaultInputModes, DEFAULT_MODES),
     defaultOutputModes: nonEmptyOr(contribution.defaultOutputModes, DEFAULT_MODES),
     skills,
-    // No security schemes: authentication is not implemented yet, and R-CARD-8 says the
-    // declared schemes must be the enforced ones, so none are declared.
+    // R-CARD-8: the declared schemes are the enforced ones (none when callers are anonymous).
+    securitySchemes: settings.security?.securitySchemes ?? {},
+    securityRequirements: settings.security?.securityRequirements ?? [],
   });
   assertValidAgentCard(card, "agent card");
   return card;
@@ -111,10 +117,9 @@ export function buildExtendedAgentCard(publicCard: AgentCard, contribution: Agen
 }
 
 /**
- * GetExtendedAgentCard's decision (R-CAP-3, R-XCARD-1).
- * Authentication is not implemented in this service yet: there is no auth scheme, so
- * every caller is anonymous and R-XCARD-2/3 (authenticated, per-identity content) cannot
- * apply; when auth arrives, the caller check belongs here.
+ * GetExtendedAgentCard's decision (R-CAP-3, R-XCARD-1). When authentication is configured the
+ * edge has verified the caller before this runs (R-XCARD-2); the content is the same for every
+ * authenticated caller.
  */
 export function getExtendedAgentCard(card: AgentCard, extended: AgentCard | undefined): AgentCard {
   if (card.capabilities?.extendedAgentCard !== true) {

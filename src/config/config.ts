@@ -1,4 +1,6 @@
 import type { LevelWithSilent } from "pino";
+import type { AuthConfig } from "../auth/auth-config.js";
+import type { LimitsConfig } from "../limits/limits-config.js";
 
 /** TLS material, already read and checked at startup. */
 export interface TlsConfig {
@@ -65,4 +67,7 @@ export interface Config {
   readonly push: PushSettings;
   readonly agentName: string | null;
   readonly agentDescription: string | null;
+  /** Who may call, and what the card declares about it (README "Authentication"). */
+  readonly auth: AuthConfig;
+  readonly limits: LimitsConfig;
 }

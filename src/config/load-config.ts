@@ -3,6 +3,8 @@ import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Config, PushSettings, TlsConfig } from "./config.js";
+import { loadAuthConfig } from "../auth/auth-config.js";
+import { loadLimitsConfig } from "../limits/limits-config.js";
 import { ConfigError } from "./config-error.js";
 import {
   formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger,
@@ -19,6 +21,11 @@ export interface ConfigSources {
   readonly stdoutIsTTY?: boolean;
   /** Base for relative paths. */
   readonly cwd?: string;
+  /**
+   * Read for a probe of a server that is already running (the container health check): the
+   * secure-default refusal (A-30) is the server's to make, not the probe's.
+   */
+  readonly probe?: boolean;
 }
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -60,10 +67,11 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const listen = get("listen", hostPort, "127.0.0.1:50051");
   const cardListen = get("cardListen", (v) => (v.toLowerCase() === "off" ? null : hostPort(v)), "127.0.0.1:8080");
   const agentModule = get("agentModule", (v) => readablePath(resolve(cwd, v)));
+  const tls = loadTls(raw, cwd);
 
   return {
     listen,
-    tls: loadTls(raw, cwd),
+    tls,
     maxMessageBytes: get("maxMessageBytes", parseBytes, "4194304"),
     keepaliveTimeMs: get("keepaliveTimeMs", (v) => parseInteger(v, { min: 1000, max: 2 ** 31 - 1 }), "60000"),
     keepaliveTimeoutMs: get("keepaliveTimeoutMs", (v) => parseInteger(v, { min: 1, max: 2 ** 31 - 1 }), "20000"),
@@ -86,6 +94,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     push: loadPush(get),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
+    auth: loadAuthConfig(raw, cwd, sources.probe ? "127.0.0.1:0" : listen, tls?.clientCa != null),
+    limits: loadLimitsConfig(raw),
   };
 }
 

@@ -36,7 +36,18 @@ export interface Agent {
   resume?(ctx: AgentContext): Promise<void>;
 }
 
-export interface Caller extends TaskScope {}
+/**
+ * Who calls, as the edge verified it (README "Authentication"). Tasks are scoped by tenant and
+ * principal (A-31); the rest lets an agent decide per skill.
+ */
+export interface Caller extends TaskScope {
+  /** How the caller proved who it is: "jwt", "api-key", "mtls"; undefined for anonymous callers. */
+  readonly scheme?: string;
+  /** Scopes its credential grants. */
+  readonly scopes?: readonly string[];
+  /** A JWT's verified claims. */
+  readonly claims?: Readonly<Record<string, unknown>>;
+}
 
 export type AgentCardContribution = Partial<Pick<AgentCard,
   "name" | "description" | "version" | "skills" | "defaultInputModes" | "defaultOutputModes" | "provider" | "documentationUrl" | "iconUrl">> & {

@@ -98,7 +98,9 @@ export class ExtensionSupportRequiredError extends A2AError {
 export class VersionNotSupportedError extends A2AError {
   readonly reason = "VERSION_NOT_SUPPORTED";
   readonly kind = "failed_precondition";
-  constructor(requested: string, supported: readonly string[]) {
+  constructor(requestedAsSent: string, supported: readonly string[]) {
+    // The header is the client's: quoted at most 64 characters of it (A-34).
+    const requested = requestedAsSent.length > 64 ? `${requestedAsSent.slice(0, 63)}…` : requestedAsSent;
     const asked = requested === "" ? "no a2a-version header (read as 0.3)" : `a2a-version ${JSON.stringify(requested)}`;
     super(`${asked} is not supported; send the metadata header "a2a-version: ${supported[0]}"`, {
       requested_version: requested,
@@ -115,12 +117,31 @@ export interface FieldViolation {
 
 /** Request validation failed: INVALID_ARGUMENT with a google.rpc.BadRequest. Not an A2A error, so no ErrorInfo. */
 export class InvalidRequestError extends Error {
-  constructor(readonly violations: readonly FieldViolation[]) {
-    super(violations.map((v) => `${v.field}: ${v.description}`).join("; "));
+  /** `omitted`: further violations found but not kept (a request can hold thousands). */
+  constructor(readonly violations: readonly FieldViolation[], readonly omitted = 0) {
+    super(violations.map((v) => `${v.field}: ${v.description}`).join("; ") + (omitted > 0 ? `; and ${omitted} more` : ""));
     this.name = "InvalidRequestError";
   }
 
   static field(field: string, description: string): InvalidRequestError {
     return new InvalidRequestError([{ field, description }]);
+  }
+}
+
+/**
+ * A caller went over a limit (request rate, concurrent runs or streams): RESOURCE_EXHAUSTED with
+ * a google.rpc.RetryInfo saying when to try again. Not an A2A error, so its ErrorInfo has a domain
+ * of this server's own.
+ */
+export class LimitExceededError extends Error {
+  constructor(
+    /** ErrorInfo.reason: RATE_LIMITED, TOO_MANY_RUNS, SERVER_BUSY, TOO_MANY_STREAMS. */
+    readonly reason: string,
+    message: string,
+    /** When a retry may succeed, ms from now. */
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+    this.name = "LimitExceededError";
   }
 }

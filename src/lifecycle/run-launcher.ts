@@ -9,6 +9,7 @@ import { newId } from "./ids.js";
 import type { CoreLogger } from "./logger.js";
 import { acceptsMediaType, partMediaType } from "./media-types.js";
 import type { RequestContext } from "./request-context.js";
+import type { RunAdmission } from "./run-admission.js";
 import type { RunRegistry } from "./run-registry.js";
 import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
 import type { StoredTask, TaskRepository } from "./task-repository.js";
@@ -29,6 +30,8 @@ export interface RunLauncherOptions {
    * follow-up is written). Unset: push is off, and the edge refuses inline configs (A-11).
    */
   readonly attachInlinePushConfig?: AttachInlinePushConfig;
+  /** Limits on agent runs (src/limits); asked before a run writes anything. Undefined = none. */
+  readonly runAdmission?: RunAdmission;
 }
 
 export type AttachInlinePushConfig = (caller: Caller, taskId: string, config: TaskPushNotificationConfig) => Promise<void> | undefined;
@@ -65,21 +68,28 @@ export class RunLauncher implements RunHost {
   async start(rc: RequestContext, request: SendMessageRequest, beforeAgent?: BeforeAgent): Promise<AgentRun> {
     const message = request.message!;
     this.admit(message);
-    const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
-    if (message.taskId === "") {
-      const run = this.newTaskRun(rc, request, referenceTasks);
-      await beforeAgent?.({ run });
-      this.launch(run, false);
-      return run;
+    const release = this.options.runAdmission?.admit(rc.caller);
+    try {
+      const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
+      if (message.taskId === "") {
+        const run = this.newTaskRun(rc, request, referenceTasks);
+        await beforeAgent?.({ run });
+        this.launch(run, false, release);
+        return run;
+      }
+      return await this.continueTask(rc, request, message, referenceTasks, beforeAgent, release);
+    } catch (error) {
+      release?.(); // refused before its run started: the slot goes back
+      throw error;
     }
-    return this.continueTask(rc, request, message, referenceTasks, beforeAgent);
   }
 
   /** Starts a run for a message that opens a new task and needs no lookup first: within the call. */
   startNewTask(rc: RequestContext, request: SendMessageRequest): AgentRun {
     this.admit(request.message!);
+    const release = this.options.runAdmission?.admit(rc.caller);
     const run = this.newTaskRun(rc, request, []);
-    this.launch(run, false);
+    this.launch(run, false, release);
     return run;
   }
 
@@ -163,7 +173,7 @@ export class RunLauncher implements RunHost {
   }
 
   /** A follow-up on an existing task (R-SEND-10..12, R-CTX-4, R-CTX-5). */
-  private async continueTask(rc: RequestContext, request: SendMessageRequest, message: Message, referenceTasks: Task[], beforeAgent?: BeforeAgent): Promise<AgentRun> {
+  private async continueTask(rc: RequestContext, request: SendMessageRequest, message: Message, referenceTasks: Task[], beforeAgent?: BeforeAgent, release?: () => void): Promise<AgentRun> {
     const taskId = message.taskId;
     if (this.registry.runOf(taskId) !== undefined) {
       await requireTask(this.repository, rc.caller, taskId, 0); // unknown to this caller stays NOT_FOUND
@@ -204,12 +214,15 @@ export class RunLauncher implements RunHost {
       this.registry.dropIfIdle(writer);
       throw error;
     }
-    this.launch(run, false);
+    this.launch(run, false, release);
     return run;
   }
 
-  private launch(run: AgentRun, resume: boolean): void {
-    this.registry.started(run, this.execute(run, resume));
+  /** `release`: the run's admission slot, given back once the run has ended. */
+  private launch(run: AgentRun, resume: boolean, release?: () => void): void {
+    const done = this.execute(run, resume);
+    if (release !== undefined) void done.then(release);
+    this.registry.started(run, done);
   }
 
   /**

@@ -17,6 +17,7 @@ import { TaskNotCancelableError, TaskNotFoundError } from "./errors.js";
 import type { CoreLogger } from "./logger.js";
 import type { PageTokenCodec } from "./page-token.js";
 import type { RequestContext } from "./request-context.js";
+import type { RunAdmission } from "./run-admission.js";
 import { RunLauncher, type AttachInlinePushConfig } from "./run-launcher.js";
 import { RunRegistry } from "./run-registry.js";
 import { agentGaveNoAnswer, collectExtensions, SendMessageReply } from "./send-message-reply.js";
@@ -41,6 +42,8 @@ export interface TaskServiceOptions {
   readonly cancelHookTimeoutMs?: number;
   /** Registers SendMessage's inline push config (see RunLauncherOptions); unset = push off. */
   readonly attachInlinePushConfig?: AttachInlinePushConfig;
+  /** Limits on agent runs (src/limits); asked before a run writes anything. Undefined = none. */
+  readonly runAdmission?: RunAdmission;
 }
 
 export interface StreamHandle {
@@ -75,6 +78,7 @@ export class TaskService {
       clock: this.clock,
       acceptedInputMediaTypes: options.acceptedInputMediaTypes,
       attachInlinePushConfig: options.attachInlinePushConfig,
+      runAdmission: options.runAdmission,
     });
     this.#reply = new SendMessageReply(options.repository);
   }

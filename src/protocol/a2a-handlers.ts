@@ -1,11 +1,19 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
-import type { AgentCard, AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type {
+  AgentCard, AgentExtension, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
+  StreamResponse, SubscribeToTaskRequest, TaskPushNotificationConfig,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { getExtendedAgentCard } from "../agents/agent-card.js";
-import { InvalidRequestError, PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
+import type { CallerAuthenticator } from "../auth/caller-authenticator.js";
+import type { Caller } from "../lifecycle/agent.js";
+import { InvalidRequestError, LimitExceededError, PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
 import type { PushConfigService } from "../lifecycle/push-configs.js";
+import type { ConcurrencyLimiter } from "../limits/concurrency-limiter.js";
+import type { RateLimiter } from "../limits/rate-limiter.js";
 import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
-import type { A2AServiceHandlers, CallContext } from "./grpc-adapter.js";
+import type { A2AServiceHandlers, CallContext, StreamWriter } from "./grpc-adapter.js";
 import {
   validateCancelTaskRequest,
   validateCreateTaskPushNotificationConfigRequest,
@@ -37,12 +45,21 @@ export interface A2AHandlerOptions {
   readonly pushConfigs?: PushConfigService;
   /** The destination guard's check of a webhook URL as written (A-28): why it is refused, or undefined. */
   readonly checkPushUrl?: (url: string) => string | undefined;
+  /** Verifies every call's credentials (README "Authentication"); undefined = every caller is "anonymous". */
+  readonly auth?: CallerAuthenticator;
+  /** Requests per second per principal; undefined = no limit. */
+  readonly rate?: RateLimiter;
+  /** Open streams per principal; undefined = no limit. */
+  readonly streams?: ConcurrencyLimiter;
 }
+
+type Begun = EdgeRequestContext | Promise<EdgeRequestContext>;
 
 /**
  * The A2A RPCs at the protocol edge. Each call runs the checks in the order of ruling A-15:
- * version, authentication (none is configured: every caller is "anonymous"), request
- * validation, capability, then access and existence in the lifecycle core.
+ * version, authentication (when configured; otherwise every caller is "anonymous") and the
+ * caller's request rate, request validation, capability, then access and existence in the
+ * lifecycle core, which sees only the caller's own tasks (A-31).
  */
 export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServiceHandlers> {
   const { service, card } = options;
@@ -53,10 +70,53 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
 
   /** Version and identity: what every RPC checks before looking at its request. */
   const versionOptions = { allowMissing: options.allowMissingVersion };
-  const begin = (call: CallContext, tenant: string): EdgeRequestContext => {
-    readVersion(call.metadata, versionOptions);
-    return new EdgeRequestContext(call, tenant, readRequestedExtensions(call.metadata));
+  const { auth, rate } = options;
+  const admitted = (call: CallContext, caller: Caller): EdgeRequestContext => {
+    call.setPrincipal(caller.principal);
+    if (rate !== undefined) {
+      const waitMs = rate.take(caller.principal);
+      if (waitMs > 0) throw new LimitExceededError("RATE_LIMITED", `principal ${JSON.stringify(caller.principal.slice(0, 64))} is over its request rate; retry in ${waitMs} ms`, waitMs);
+    }
+    return new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata));
   };
+  const begin = (call: CallContext, tenant: string): Begun => {
+    readVersion(call.metadata, versionOptions);
+    if (auth === undefined) {
+      const caller = { tenant, principal: ANONYMOUS };
+      return rate === undefined ? new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata)) : admitted(call, caller);
+    }
+    const caller = auth.authenticate(call, call.method, tenant);
+    return caller instanceof Promise ? caller.then((c) => admitted(call, c)) : admitted(call, caller);
+  };
+  /** A unary handler whose body runs once the caller is known (at once, unless a credential needs an async check). */
+  const unary =
+    <R extends { tenant: string }, O>(body: (rc: EdgeRequestContext, request: R, call: CallContext) => Promise<O>) =>
+    (request: R, call: CallContext): Promise<O> => {
+      let begun: Begun;
+      try {
+        begun = begin(call, request.tenant);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return begun instanceof Promise ? begun.then((rc) => body(rc, request, call)) : body(begun, request, call);
+    };
+  /** The same for a streaming handler; the stream counts against its principal's open streams. */
+  const streamingCall =
+    <R extends { tenant: string }>(body: (rc: EdgeRequestContext, request: R, call: CallContext, out: StreamWriter<StreamResponse>) => Promise<void>) =>
+    async (request: R, call: CallContext, out: StreamWriter<StreamResponse>): Promise<void> => {
+      const rc = await begin(call, request.tenant);
+      const streams = options.streams;
+      if (streams === undefined) return body(rc, request, call, out);
+      const principal = rc.caller.principal;
+      if (streams.acquire(principal) !== "ok") {
+        throw new LimitExceededError("TOO_MANY_STREAMS", `principal ${JSON.stringify(principal.slice(0, 64))} has too many open streams; close one, or retry later`, 1000);
+      }
+      try {
+        await body(rc, request, call, out);
+      } finally {
+        streams.release(principal);
+      }
+    };
   const requireExtensions = (rc: RequestContext) => checkRequiredExtensions(rc.requestedExtensions, declaredExtensions);
   const echoExtensions = (rc: EdgeRequestContext, call: CallContext) => {
     if (rc.activatedAny) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
@@ -77,8 +137,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const INLINE_URL = "configuration.task_push_notification_config.url";
 
   return {
-    async SendMessage(request, call) {
-      const rc = begin(call, request.tenant);
+    SendMessage: unary(async (rc, request: SendMessageRequest, call) => {
       validateSendMessageRequest(request, limits);
       requireExtensions(rc);
       const inline = request.configuration?.taskPushNotificationConfig;
@@ -90,10 +149,9 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
       echoExtensions(rc, call);
       return response;
-    },
+    }),
 
-    async SendStreamingMessage(request, call, out) {
-      const rc = begin(call, request.tenant);
+    SendStreamingMessage: streamingCall(async (rc, request: SendMessageRequest, call, out) => {
       validateSendMessageRequest(request, limits);
       requireStreaming();
       requireExtensions(rc);
@@ -103,97 +161,88 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
         checkDestination(INLINE_URL, inline.url);
       }
       await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
-    },
+    }),
 
-    async GetTask(request, call) {
-      const rc = begin(call, request.tenant);
+    GetTask: unary(async (rc, request: GetTaskRequest, call) => {
       validateGetTaskRequest(request, limits);
       requireExtensions(rc);
       call.setTaskId(request.id);
       return service.getTask(rc, request.id, request.historyLength);
-    },
+    }),
 
-    async ListTasks(request, call) {
-      const rc = begin(call, request.tenant);
+    ListTasks: unary(async (rc, request: ListTasksRequest) => {
       validateListTasksRequest(request, limits);
       requireExtensions(rc);
       return service.listTasks(rc, request);
-    },
+    }),
 
-    async CancelTask(request, call) {
-      const rc = begin(call, request.tenant);
+    CancelTask: unary(async (rc, request: CancelTaskRequest, call) => {
       validateCancelTaskRequest(request, limits);
       requireExtensions(rc);
       call.setTaskId(request.id);
       return service.cancelTask(rc, request.id, request.metadata as JsonObject | undefined);
-    },
+    }),
 
-    async SubscribeToTask(request, call, out) {
-      const rc = begin(call, request.tenant);
+    SubscribeToTask: streamingCall(async (rc, request: SubscribeToTaskRequest, call, out) => {
       validateSubscribeToTaskRequest(request, limits);
       requireStreaming();
       requireExtensions(rc);
       call.setTaskId(request.id);
       await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.subscribeToTask(rc, request.id, sink) });
-    },
+    }),
 
-    async GetExtendedAgentCard(request, call) {
-      begin(call, request.tenant);
+    GetExtendedAgentCard: unary(async (_rc, request: GetExtendedAgentCardRequest) => {
       validateGetExtendedAgentCardRequest(request, limits);
       return getExtendedAgentCard(card, options.extendedCard);
-    },
+    }),
 
     // Push notification configs (R-PUSH): refused with PUSH_NOTIFICATION_NOT_SUPPORTED when the
     // card does not declare the capability (R-CAP-1).
-    async CreateTaskPushNotificationConfig(request, call) {
-      const rc = begin(call, request.tenant);
+    CreateTaskPushNotificationConfig: unary(async (rc, request: TaskPushNotificationConfig, call) => {
       validateCreateTaskPushNotificationConfigRequest(request, limits);
       const configs = requirePush();
       requireExtensions(rc);
       checkDestination("url", request.url);
       call.setTaskId(request.taskId);
       return configs.create(rc.caller, request);
-    },
+    }),
 
-    async GetTaskPushNotificationConfig(request, call) {
-      const rc = begin(call, request.tenant);
+    GetTaskPushNotificationConfig: unary(async (rc, request: GetTaskPushNotificationConfigRequest, call) => {
       validateGetTaskPushNotificationConfigRequest(request, limits);
       const configs = requirePush();
       requireExtensions(rc);
       call.setTaskId(request.taskId);
       return configs.get(rc.caller, request.taskId, request.id);
-    },
+    }),
 
-    async ListTaskPushNotificationConfigs(request, call) {
-      const rc = begin(call, request.tenant);
+    ListTaskPushNotificationConfigs: unary(async (rc, request: ListTaskPushNotificationConfigsRequest, call) => {
       validateListTaskPushNotificationConfigsRequest(request, limits);
       const configs = requirePush();
       requireExtensions(rc);
       call.setTaskId(request.taskId);
       return configs.list(rc.caller, request.taskId, request.pageSize, request.pageToken);
-    },
+    }),
 
-    async DeleteTaskPushNotificationConfig(request, call) {
-      const rc = begin(call, request.tenant);
+    DeleteTaskPushNotificationConfig: unary(async (rc, request: DeleteTaskPushNotificationConfigRequest, call) => {
       validateDeleteTaskPushNotificationConfigRequest(request, limits);
       const configs = requirePush();
       requireExtensions(rc);
       call.setTaskId(request.taskId);
       await configs.delete(rc.caller, request.taskId, request.id);
       return create(EmptySchema);
-    },
+    }),
   };
 }
 
+/** The principal of every call when no authentication is configured. */
+export const ANONYMOUS = "anonymous";
+
 /** The lifecycle's view of one call. A class: its accessors are shared, not closures made per call. */
 class EdgeRequestContext implements RequestContext {
-  readonly caller: { readonly tenant: string; readonly principal: string };
   /** Made when first asked for: most calls activate no extension, and a Set costs ~150 bytes. */
   #activated: Set<string> | undefined;
 
-  constructor(private readonly call: CallContext, tenant: string, readonly requestedExtensions: readonly string[]) {
-    this.caller = { tenant, principal: "anonymous" };
-  }
+  constructor(private readonly call: CallContext, readonly caller: Caller, readonly requestedExtensions: readonly string[]) {}
 
   get activatedExtensions(): Set<string> {
     return (this.#activated ??= new Set());

@@ -17,8 +17,11 @@ import {
   BadRequestSchema,
   ErrorInfoSchema,
   RequestInfoSchema,
+  RetryInfoSchema,
 } from "../../gen/es/google/rpc/error_details_pb.js";
-import { A2AError, ContentTypeNotSupportedError, InvalidParamsError, InvalidRequestError, type FieldViolation } from "../lifecycle/errors.js";
+import { AuthError, AUTH_ERROR_DOMAIN } from "../auth/auth-error.js";
+import { A2AError, ContentTypeNotSupportedError, InvalidParamsError, InvalidRequestError, LimitExceededError, type FieldViolation } from "../lifecycle/errors.js";
+import { boundMetadata, boundText, boundViolations, MAX_STATUS_MESSAGE_BYTES } from "./status-bounds.js";
 
 /** ErrorInfo.domain of every A2A-specific error (§10.6). */
 export const A2A_ERROR_DOMAIN = "a2a-protocol.org";
@@ -57,22 +60,40 @@ export class GrpcStatusError extends Error {
   }
 }
 
+/** ErrorInfo.domain of limit refusals (not A2A errors either). */
+export const LIMITS_ERROR_DOMAIN = "limits.a2a-grpc-server";
+
+const CODE_BY_AUTH_KIND: Record<AuthError["kind"], grpc.status> = {
+  unauthenticated: grpc.status.UNAUTHENTICATED,
+  permission_denied: grpc.status.PERMISSION_DENIED,
+  unavailable: grpc.status.UNAVAILABLE,
+};
+
 export function toGrpcStatus(error: unknown, log: ErrorLogger): GrpcErrorStatus {
   if (error instanceof A2AError) return fromA2AError(error);
+  if (error instanceof AuthError) {
+    return build(CODE_BY_AUTH_KIND[error.kind], error.message, [errorInfo(error.reason, AUTH_ERROR_DOMAIN, error.metadata)]);
+  }
+  if (error instanceof LimitExceededError) {
+    const delay = Math.max(1, error.retryAfterMs);
+    return build(grpc.status.RESOURCE_EXHAUSTED, error.message, [
+      errorInfo(error.reason, LIMITS_ERROR_DOMAIN, { retry_after_ms: String(delay) }),
+      anyPack(RetryInfoSchema, create(RetryInfoSchema, { retryDelay: { seconds: BigInt(Math.floor(delay / 1000)), nanos: (delay % 1000) * 1_000_000 } })),
+    ]);
+  }
   if (error instanceof InvalidRequestError) {
-    return build(grpc.status.INVALID_ARGUMENT, error.message, [badRequest(error.violations)]);
+    return build(grpc.status.INVALID_ARGUMENT, error.message, [badRequest(error.violations, error.omitted)]);
   }
   if (error instanceof GrpcStatusError) return build(error.code, error.message, [...error.details]);
   return internal(error, log);
 }
 
+function errorInfo(reason: string, domain: string, metadata: Readonly<Record<string, string>>): Any {
+  return anyPack(ErrorInfoSchema, create(ErrorInfoSchema, { reason, domain, metadata: boundMetadata(metadata) }));
+}
+
 function fromA2AError(error: A2AError): GrpcErrorStatus {
-  const details = [
-    anyPack(
-      ErrorInfoSchema,
-      create(ErrorInfoSchema, { reason: error.reason, domain: A2A_ERROR_DOMAIN, metadata: { ...error.metadata } }),
-    ),
-  ];
+  const details = [errorInfo(error.reason, A2A_ERROR_DOMAIN, error.metadata)];
   // The offending part is a request field: say which one the standard way too.
   if ((error instanceof ContentTypeNotSupportedError || error instanceof InvalidParamsError) && error.metadata.field) {
     details.push(badRequest([{ field: error.metadata.field, description: error.message }]));
@@ -88,16 +109,18 @@ function internal(error: unknown, log: ErrorLogger): GrpcErrorStatus {
   ]);
 }
 
-function badRequest(violations: readonly FieldViolation[]): Any {
+function badRequest(violations: readonly FieldViolation[], omitted = 0): Any {
   return anyPack(
     BadRequestSchema,
     create(BadRequestSchema, {
-      fieldViolations: violations.map((v) => ({ field: v.field, description: v.description })),
+      fieldViolations: boundViolations(violations, omitted),
     }),
   );
 }
 
-function build(code: grpc.status, message: string, details: Any[]): GrpcErrorStatus {
+/** Every status is built here, so none echoes unbounded input: the message and every detail are bounded. */
+function build(code: grpc.status, fullMessage: string, details: Any[]): GrpcErrorStatus {
+  const message = boundText(fullMessage, MAX_STATUS_MESSAGE_BYTES);
   const metadata = new grpc.Metadata();
   const status = create(StatusSchema, { code, message, details });
   metadata.set(STATUS_DETAILS_KEY, Buffer.from(toBinary(StatusSchema, status)));

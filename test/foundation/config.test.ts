@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, describeConfig, loadConfig, SETTINGS, wantsHelp, type ConfigSources } from "../../src/config/index.js";
+import { DEFAULT_LIMITS } from "../../src/limits/index.js";
 import { makeTestPki, type TestPki } from "./certs.js";
 
 const load = (sources: ConfigSources = {}) => loadConfig({ argv: [], env: {}, cwd: "/srv/a2a", ...sources });
@@ -53,6 +54,8 @@ describe("configuration", () => {
       },
       agentName: null,
       agentDescription: null,
+      auth: expect.objectContaining({ schemes: [], anonymous: "loopback" }),
+      limits: DEFAULT_LIMITS,
     });
     expect(load({ stdoutIsTTY: true }).logFormat).toBe("pretty");
   });
@@ -62,7 +65,7 @@ describe("configuration", () => {
       A2A_LISTEN: "0.0.0.0:6000", A2A_MAX_MESSAGE_BYTES: "16MiB", A2A_LOG_LEVEL: "debug", A2A_LOG_FORMAT: "pretty",
       A2A_CARD_LISTEN: "off", A2A_STORE: "memory", A2A_DATA_DIR: "/data", A2A_RETENTION: "1d12h",
       A2A_ALLOW_MISSING_VERSION: "yes", A2A_STREAM_BUFFER_EVENTS: "10", A2A_AGENT_NAME: "Echo", A2A_SHUTDOWN_GRACE_MS: "",
-      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443",
+      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443", A2A_AUTH: "none",
     };
     const c = load({ env, argv: ["--listen", "[::]:7000", "--log-level=warn", "--allow-missing-version=false"] });
     expect(c).toMatchObject({

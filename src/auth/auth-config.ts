@@ -1,0 +1,144 @@
+import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { resolve } from "node:path";
+import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { ConfigError } from "../config/config-error.js";
+import { parseChoice, parseHostPort, parseInteger } from "../config/parse-values.js";
+import { SETTINGS, settingName, type SettingKey } from "../config/settings.js";
+import type { AuthScheme } from "./identity.js";
+import { ALLOWED_JWT_ALGORITHMS, DEFAULT_JWT_ALGORITHMS, type JwtSettings } from "./jwt-authenticator.js";
+import type { MtlsPrincipalSource } from "./mtls-authenticator.js";
+import { RpcScopes } from "./rpc-scopes.js";
+
+/** Authentication as configured (A-30): what the server enforces and what its card declares. */
+export interface AuthConfig {
+  /** Schemes tried in order; empty = every caller is anonymous. */
+  readonly schemes: readonly AuthScheme[];
+  /** Why callers may be anonymous: "none" (A2A_AUTH=none) or "loopback" (A2A_AUTH unset, loopback only). */
+  readonly anonymous: "none" | "loopback" | undefined;
+  readonly jwt: JwtSettings | undefined;
+  readonly apiKeysFile: string | undefined;
+  readonly mtlsPrincipal: MtlsPrincipalSource;
+  readonly rpcScopes: RpcScopes;
+}
+
+const SCHEMES: readonly AuthScheme[] = ["jwt", "api-key", "mtls"];
+const RPC_NAMES = A2AService.methods.map((m) => m.name);
+
+/**
+ * Reads the authentication settings. `listen` and `mtlsReady` (A2A_TLS_CLIENT_CA is set) are
+ * checked against them: with no A2A_AUTH the server may only listen on loopback (A-30).
+ */
+export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd: string, listen: string, mtlsReady: boolean): AuthConfig {
+  const name = (key: SettingKey) => settingName(SETTINGS[key]);
+  const invalid = (key: SettingKey, why: string) => new ConfigError(`invalid configuration: ${name(key)} = ${JSON.stringify(raw(key) ?? "")}: ${why}`);
+  const authText = raw("auth");
+  const rpcScopes = parseOr("authScopes", (v) => RpcScopes.parse(v, RPC_NAMES), RpcScopes.NONE);
+  const mtlsPrincipal = parseOr("mtlsPrincipal", (v) => parseChoice(v, ["subject", "san"] as const), "subject" as const);
+
+  function parseOr<T>(key: SettingKey, parse: (v: string) => T, fallback: T): T {
+    const v = raw(key);
+    if (v === undefined) return fallback;
+    try {
+      return parse(v);
+    } catch (e) {
+      throw invalid(key, (e as Error).message);
+    }
+  }
+
+  if (authText === undefined || authText.trim().toLowerCase() === "none") {
+    const anonymous = authText === undefined ? "loopback" : "none";
+    if (anonymous === "loopback" && !isLoopbackOnly(listen)) {
+      throw new ConfigError(`refusing to start: ${name("listen")} = ${listen} is reachable beyond loopback and no authentication is configured; set ${name("auth")} to jwt, api-key or mtls (see README "Authentication"), or A2A_AUTH=none to allow anonymous callers`);
+    }
+    return { schemes: [], anonymous, jwt: undefined, apiKeysFile: undefined, mtlsPrincipal, rpcScopes };
+  }
+  const schemes: AuthScheme[] = [];
+  for (const word of authText.split(",").map((w) => w.trim().toLowerCase())) {
+    if (!(SCHEMES as readonly string[]).includes(word)) throw invalid("auth", `expected none, or one or more of ${SCHEMES.join(", ")} separated by commas`);
+    if (schemes.includes(word as AuthScheme)) throw invalid("auth", `${word} is listed twice`);
+    schemes.push(word as AuthScheme);
+  }
+  if (schemes.includes("mtls") && !mtlsReady) {
+    throw new ConfigError(`invalid configuration: ${name("auth")} includes mtls but ${name("tlsClientCa")} is not set: client certificates need TLS with a client CA`);
+  }
+  const apiKeysFile = raw("apiKeysFile");
+  if (schemes.includes("api-key") && apiKeysFile === undefined) throw new ConfigError(`invalid configuration: ${name("auth")} includes api-key but ${name("apiKeysFile")} is not set`);
+  return {
+    schemes,
+    anonymous: undefined,
+    jwt: schemes.includes("jwt") ? loadJwt() : undefined,
+    apiKeysFile: schemes.includes("api-key") && apiKeysFile !== undefined ? resolve(cwd, apiKeysFile) : undefined,
+    mtlsPrincipal,
+    rpcScopes,
+  };
+
+  function loadJwt(): JwtSettings {
+    const keyFile = raw("jwtPublicKeyFile");
+    const jwks = raw("jwtJwksUrl");
+    if ((keyFile === undefined) === (jwks === undefined)) {
+      throw new ConfigError(`invalid configuration: ${name("auth")} includes jwt: set exactly one of ${name("jwtPublicKeyFile")} and ${name("jwtJwksUrl")}`);
+    }
+    const issuer = raw("jwtIssuer");
+    const audience = raw("jwtAudience");
+    if (issuer === undefined || audience === undefined) {
+      throw new ConfigError(`invalid configuration: ${name("auth")} includes jwt: set ${name("jwtIssuer")} and ${name("jwtAudience")} (tokens are checked against both)`);
+    }
+    const algorithms = parseOr("jwtAlgorithms", (v) => {
+      const list = v.split(",").map((a) => a.trim()).filter((a) => a !== "");
+      const bad = list.find((a) => !ALLOWED_JWT_ALGORITHMS.includes(a));
+      if (bad !== undefined) throw new Error(`${bad} is not allowed; choose from ${ALLOWED_JWT_ALGORITHMS.join(", ")} (none and HMAC are never accepted)`);
+      if (list.length === 0) throw new Error("list at least one algorithm");
+      return list;
+    }, [...DEFAULT_JWT_ALGORITHMS]);
+    let publicKeyPem: Buffer | undefined;
+    if (keyFile !== undefined) {
+      const path = resolve(cwd, keyFile);
+      try {
+        publicKeyPem = readFileSync(path);
+      } catch (e) {
+        throw invalid("jwtPublicKeyFile", `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+      }
+      if (/PRIVATE KEY/.test(publicKeyPem.toString("latin1"))) throw invalid("jwtPublicKeyFile", "the file holds a private key; give the public key or certificate only");
+      if (!/-----BEGIN (PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY)-----/.test(publicKeyPem.toString("latin1"))) throw invalid("jwtPublicKeyFile", "not a PEM public key or certificate");
+    }
+    const jwksUrl = jwks === undefined ? undefined : parseOr("jwtJwksUrl", parseJwksUrl, undefined);
+    return {
+      publicKeyPem,
+      jwksUrl,
+      issuer,
+      audience,
+      algorithms,
+      clockSkewSeconds: parseOr("jwtClockSkewS", (v) => parseInteger(v, { max: 600 }), 30),
+      scopesClaim: raw("jwtScopesClaim") ?? "scope",
+      tenantsClaim: raw("jwtTenantsClaim"),
+      jwksTimeoutMs: parseOr("jwtJwksTimeoutMs", (v) => parseInteger(v, { min: 100, max: 60_000 }), 5000),
+    };
+  }
+}
+
+/** A JWKS URL: https, or http to a loopback host (development, tests). */
+function parseJwksUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error("expected an absolute https URL");
+  }
+  if (url.protocol === "https:") return url;
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname.replace(/^\[(.*)\]$/, "$1"))) return url;
+  throw new Error("expected an https URL (plain http only to a loopback host)");
+}
+
+/** True when `listen` (host:port) accepts connections from this machine only. */
+export function isLoopbackOnly(listen: string): boolean {
+  return isLoopbackHost(parseHostPort(listen).host);
+}
+
+function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  if (h === "localhost") return true;
+  if (isIP(h) === 4) return h.startsWith("127.");
+  if (isIP(h) === 6) return h === "::1" || h === "0:0:0:0:0:0:0:1" || /^::ffff:127\./.test(h);
+  return false;
+}

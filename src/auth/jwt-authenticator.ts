@@ -1,0 +1,179 @@
+import type * as grpc from "@grpc/grpc-js";
+import { createPublicKey, type KeyObject } from "node:crypto";
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { AuthError, invalidCredential } from "./auth-error.js";
+import type { Authenticator, CredentialSource, Identity } from "./identity.js";
+
+/** The asymmetric algorithms a public key can verify; the default allow-list. */
+export const DEFAULT_JWT_ALGORITHMS: readonly string[] = ["RS256", "PS256", "ES256", "ES384", "EdDSA"];
+/** Every algorithm that may be allowed: asymmetric ones only (never `none`, never HMAC with a public key). */
+export const ALLOWED_JWT_ALGORITHMS: readonly string[] = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
+
+export interface JwtSettings {
+  /** PEM public key (SPKI) or certificate; exactly one of publicKeyPem and jwksUrl. */
+  readonly publicKeyPem?: Buffer;
+  readonly jwksUrl?: URL;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly algorithms: readonly string[];
+  /** Tolerance on exp / nbf, seconds. */
+  readonly clockSkewSeconds: number;
+  /** Claim listing the scopes: a space-separated string (OAuth `scope`) or an array. */
+  readonly scopesClaim: string;
+  /** Claim listing the tenants the token may act in (without it: the empty tenant only); undefined = tokens do not restrict tenants. */
+  readonly tenantsClaim?: string;
+  /** JWKS fetch timeout, ms. */
+  readonly jwksTimeoutMs: number;
+  /** How long fetched JWKS keys are used before they are fetched again, ms. */
+  readonly jwksMaxAgeMs?: number;
+  /** Most verified tokens kept (each until it expires). */
+  readonly cacheEntries?: number;
+  readonly now?: () => number;
+}
+
+/** Longest token accepted: anything longer is refused before any parsing. */
+export const MAX_TOKEN_LENGTH = 16 * 1024;
+const DEFAULT_CACHE_ENTRIES = 10_000;
+const EXPECTED = "authorization: Bearer <JWT>";
+
+interface CachedToken {
+  readonly identity: Identity;
+  /** When the token expires, ms since the epoch. */
+  readonly expiresAtMs: number;
+}
+
+/**
+ * Bearer JWTs (RFC 6750 in the `authorization` metadata), verified with jose against a PEM key
+ * or a JWKS: signature, allowed algorithm, issuer, audience, expiry (with a small skew), and a
+ * `sub`. A verified token is cached until it expires, so a client that reuses its token pays the
+ * signature check once (bounded: the oldest entry goes when the cache is full).
+ */
+export class JwtAuthenticator implements Authenticator {
+  readonly scheme = "jwt" as const;
+  readonly #key: KeyObject | JWTVerifyGetKey;
+  readonly #cache = new Map<string, CachedToken>();
+  readonly #cacheEntries: number;
+  readonly #now: () => number;
+
+  constructor(private readonly settings: JwtSettings) {
+    this.#cacheEntries = settings.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
+    this.#now = settings.now ?? Date.now;
+    if (settings.publicKeyPem !== undefined) {
+      this.#key = publicKeyFromPem(settings.publicKeyPem);
+    } else if (settings.jwksUrl !== undefined) {
+      this.#key = createRemoteJWKSet(settings.jwksUrl, {
+        timeoutDuration: settings.jwksTimeoutMs,
+        cacheMaxAge: settings.jwksMaxAgeMs ?? 10 * 60_000,
+        cooldownDuration: 30_000,
+      });
+    } else {
+      throw new Error("a JWT authenticator needs a public key or a JWKS URL");
+    }
+  }
+
+  authenticate(source: CredentialSource): Identity | Promise<Identity> | undefined {
+    const token = bearerToken(source.metadata);
+    if (token === undefined) return undefined;
+    const cached = this.#cache.get(token);
+    if (cached !== undefined) {
+      if (this.#now() < cached.expiresAtMs) return cached.identity;
+      this.#cache.delete(token);
+    }
+    return this.#verify(token);
+  }
+
+  /** Tokens held by the cache (for tests and the benchmark). */
+  get cachedTokens(): number {
+    return this.#cache.size;
+  }
+
+  async #verify(token: string): Promise<Identity> {
+    const s = this.settings;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.#key as KeyObject, {
+        issuer: s.issuer,
+        audience: s.audience,
+        algorithms: [...s.algorithms],
+        clockTolerance: s.clockSkewSeconds,
+        requiredClaims: ["exp", "sub"],
+        currentDate: new Date(this.#now()),
+      }));
+    } catch (error) {
+      throw this.#refusal(error);
+    }
+    const identity = this.#identity(payload);
+    if (this.#cache.size >= this.#cacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#cache.set(token, { identity, expiresAtMs: payload.exp! * 1000 });
+    return identity;
+  }
+
+  #identity(payload: JWTPayload): Identity {
+    const sub = payload.sub!;
+    if (sub.length > 256 || /[\u0000-\u001f\u007f]/.test(sub)) throw invalidCredential("jwt", "the sub claim is longer than 256 characters or holds control characters", EXPECTED);
+    const tenantsClaim = this.settings.tenantsClaim;
+    return {
+      scheme: "jwt",
+      principal: sub,
+      // A token without the claim may act in the default (empty) tenant only.
+      tenants: tenantsClaim === undefined ? undefined : stringList(payload[tenantsClaim], "tenants", tenantsClaim) ?? [""],
+      scopes: stringList(payload[this.settings.scopesClaim], "scopes", this.settings.scopesClaim) ?? [],
+      claims: Object.freeze({ ...payload }),
+    };
+  }
+
+  #refusal(error: unknown): AuthError {
+    const s = this.settings;
+    if (error instanceof AuthError) return error;
+    if (error instanceof errors.JWTExpired) return invalidCredential("jwt", "the token has expired", `${EXPECTED} with an exp in the future`);
+    if (error instanceof errors.JWTClaimValidationFailed) {
+      const expected: Record<string, string> = { iss: `iss "${s.issuer}"`, aud: `aud "${s.audience}"`, nbf: "an nbf in the past", sub: "a sub claim", exp: "an exp claim" };
+      return invalidCredential("jwt", `the ${error.claim} claim is missing or not accepted`, expected[error.claim] ?? `${EXPECTED} with valid claims`);
+    }
+    if (error instanceof errors.JOSEAlgNotAllowed) return invalidCredential("jwt", "the token's algorithm is not allowed", `a token signed with one of ${s.algorithms.join(", ")}`);
+    if (error instanceof errors.JWSSignatureVerificationFailed) return invalidCredential("jwt", "the signature does not verify", "a token signed by the configured issuer's key");
+    if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+      return invalidCredential("jwt", "no signing key of the issuer matches the token", "a token signed by a key in the configured JWKS");
+    }
+    if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || isFetchFailure(error)) {
+      return new AuthError("unavailable", "SIGNING_KEYS_UNAVAILABLE", "the server could not fetch the issuer's signing keys to check the token; try again later", { scheme: "jwt" });
+    }
+    return invalidCredential("jwt", "the token is malformed", `${EXPECTED} (a signed compact JWS)`);
+  }
+}
+
+/** The token of `authorization: Bearer <token>`; undefined when there is no authorization entry; throws when it is malformed. */
+export function bearerToken(metadata: grpc.Metadata): string | undefined {
+  const values = metadata.get("authorization");
+  if (values.length === 0) return undefined;
+  const value = values[0];
+  if (values.length > 1 || typeof value !== "string") throw invalidCredential("jwt", "the call carries more than one authorization entry, or a binary one", EXPECTED);
+  if (value.length > MAX_TOKEN_LENGTH + 7) throw invalidCredential("jwt", `the authorization entry is longer than ${MAX_TOKEN_LENGTH} characters`, EXPECTED);
+  const match = /^bearer +([A-Za-z0-9_.~+/=-]+) *$/i.exec(value);
+  if (!match) throw invalidCredential("jwt", "the authorization entry is not a Bearer token", EXPECTED);
+  return match[1]!;
+}
+
+function publicKeyFromPem(pem: Buffer): KeyObject {
+  if (/PRIVATE KEY/.test(pem.toString("latin1"))) throw new Error("the file holds a private key; give the public key (or certificate) only");
+  let key: KeyObject;
+  try {
+    key = createPublicKey(pem);
+  } catch {
+    throw new Error("not a PEM public key or certificate");
+  }
+  if (key.type !== "public") throw new Error("not a public key");
+  return key;
+}
+
+function stringList(value: unknown, what: string, claim: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string") return value.split(" ").filter((s) => s !== "");
+  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as string[];
+  throw invalidCredential("jwt", `the ${claim} claim (${what}) is neither a string nor a list of strings`, `${claim} as a space-separated string or an array of strings`);
+}
+
+/** Node's fetch rejects with a TypeError "fetch failed" (by name: it may come from another realm). */
+function isFetchFailure(error: unknown): boolean {
+  return (error as Error | undefined)?.name === "TypeError" && /fetch/i.test((error as Error).message);
+}
