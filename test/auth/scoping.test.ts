@@ -40,7 +40,7 @@ beforeAll(async () => {
     if (text === "refs") return ctx.complete(`refs:${ctx.referenceTasks.map((t) => t.id).join(",")}`);
     await ctx.requireInput("more?");
   });
-  s = await startA2AServer({ agent, env: { A2A_AUTH: "api-key", A2A_API_KEYS_FILE: file } });
+  s = await startA2AServer({ agent, env: { A2A_AUTH: "api-key", A2A_API_KEYS_FILE: file, A2A_PUSH_ALLOW_HOSTS: "127.0.0.1", A2A_PUSH_ALLOW_HTTP: "true" } });
 });
 afterAll(async () => {
   await s.close();
@@ -121,21 +121,27 @@ describe.each(pairs)("A-31: %s's task seen by %s", (owner, other) => {
 });
 
 describe("A-31: push notification config RPCs", () => {
-  // Push delivery (#21) had not landed when this was written: the card declares no push
-  // capability, and every push config RPC answers PUSH_NOTIFICATION_NOT_SUPPORTED to both
-  // principals alike, so none can learn whether the other's task exists.
-  test.each(pairs)("A-31: %s's task id in a push config RPC by %s tells nothing", async (owner, other) => {
+  type Unary<Req> = (r: Req, md: grpc.Metadata, cb: (e: grpc.ServiceError | null, res?: unknown) => void) => unknown;
+  const call = <Req>(method: Unary<Req>, req: Req, md: grpc.Metadata) =>
+    new Promise<{ error: grpc.ServiceError | null; response: any }>((resolve) => method.call(s.client, req, md, (error, response) => resolve({ error, response })));
+  const hook = "http://127.0.0.1:9/hook";
+
+  test.each(pairs)("A-31: %s's push configs are TASK_NOT_FOUND to %s, on every push config RPC", async (owner, other) => {
     const id = await taskOfOwner(owner);
     const c = s.client;
-    const unary = <Req>(method: (r: Req, md: grpc.Metadata, cb: (e: grpc.ServiceError | null) => void) => unknown, req: Req, md: grpc.Metadata) =>
-      new Promise<grpc.ServiceError | null>((resolve) => method.call(c, req, md, (e) => resolve(e)));
-    for (const who of [owner, other]) {
-      const errors = await Promise.all([
-        unary(c.getTaskPushNotificationConfig, { tenant: "", taskId: id, id: "cfg" }, as(who)),
-        unary(c.listTaskPushNotificationConfigs, { tenant: "", taskId: id, pageSize: 0, pageToken: "" }, as(who)),
-        unary(c.deleteTaskPushNotificationConfig, { tenant: "", taskId: id, id: "cfg" }, as(who)),
-      ]);
-      for (const error of errors) expectA2AError(error ?? undefined, grpc.status.FAILED_PRECONDITION, "PUSH_NOTIFICATION_NOT_SUPPORTED");
-    }
+    const created = await call(c.createTaskPushNotificationConfig, { tenant: "", taskId: id, id: "cfg", url: hook, token: "", authentication: undefined }, as(owner));
+    expect(created.error).toBeNull();
+    expect(created.response.id).toBe("cfg");
+    const results = await Promise.all([
+      call(c.createTaskPushNotificationConfig, { tenant: "", taskId: id, id: "cfg2", url: hook, token: "", authentication: undefined }, as(other)),
+      call(c.getTaskPushNotificationConfig, { tenant: "", taskId: id, id: "cfg" }, as(other)),
+      call(c.listTaskPushNotificationConfigs, { tenant: "", taskId: id, pageSize: 0, pageToken: "" }, as(other)),
+      call(c.deleteTaskPushNotificationConfig, { tenant: "", taskId: id, id: "cfg" }, as(other)),
+    ]);
+    for (const { error } of results) expectA2AError(error ?? undefined, grpc.status.NOT_FOUND, "TASK_NOT_FOUND");
+    // The other principal's delete removed nothing: the owner still sees the one config.
+    const listed = await call(c.listTaskPushNotificationConfigs, { tenant: "", taskId: id, pageSize: 0, pageToken: "" }, as(owner));
+    expect(listed.error).toBeNull();
+    expect(listed.response.configs.map((x: { id: string }) => x.id)).toEqual(["cfg"]);
   });
 });

@@ -8,12 +8,19 @@ import { a2a, closedPort, until } from "./cli-helpers.js";
 let s: A2ATestServer;
 let server: string[];
 let cardUrl: string;
+let pushServer: string[];
+let pushOn: A2ATestServer;
 beforeAll(async () => {
   s = await startA2AServer({ env: { A2A_CARD_LISTEN: "127.0.0.1:0" }, advertiseBoundAddress: true });
   server = ["--server", s.target];
+  pushOn = await startA2AServer({ env: { A2A_PUSH_ALLOW_HOSTS: "127.0.0.1", A2A_PUSH_ALLOW_HTTP: "true" } });
+  pushServer = ["--server", pushOn.target];
   cardUrl = `http://127.0.0.1:${s.app.cardPort}`;
 });
-afterAll(() => s.close());
+afterAll(async () => {
+  await s.close();
+  await pushOn.close();
+});
 
 const send = async (...args: string[]) => {
   const r = await a2a(["send", ...args, ...server, "--json"]);
@@ -203,12 +210,33 @@ describe("errors and exit codes", () => {
     expect(JSON.parse(json.stderr).error).toMatchObject({ kind: "a2a", code: "NOT_FOUND", reason: "TASK_NOT_FOUND", metadata: { task_id: "no-such-task" } });
   });
 
-  test("A-11: push commands on a server without push get PUSH_NOTIFICATION_NOT_SUPPORTED, exit 3", async () => {
-    const task = (await send("story")).task;
-    for (const args of [["add", task.id, "http://127.0.0.1:9/hook"], ["get", task.id, "c1"], ["list", task.id], ["rm", task.id, "c1"]]) {
-      const r = await a2a(["push", ...args, ...server]);
-      expect(r.code).toBe(3);
-      expect(JSON.parse(r.stderr).error.reason).toBe("PUSH_NOTIFICATION_NOT_SUPPORTED");
+  test("R-PUSH: push add, get, list, rm against this server (loopback receiver allowed explicitly)", async () => {
+    const task = (await a2a(["send", "story", ...pushServer, "--json"])).json().task;
+    const run = (...args: string[]) => a2a(["push", ...args, ...pushServer]);
+    const added = await run("add", task.id, "http://127.0.0.1:9/hook", "--id", "cfg-1", "--notify-token", "t0k");
+    expect(added.code).toBe(0);
+    expect(added.json()).toMatchObject({ id: "cfg-1", taskId: task.id, url: "http://127.0.0.1:9/hook", token: "t0k" });
+    expect((await run("get", task.id, "cfg-1")).json().url).toBe("http://127.0.0.1:9/hook");
+    const human = await a2a(["push", "list", task.id, ...pushServer, "--human"]);
+    expect(human.stdout).toContain("push config cfg-1");
+    expect(human.stdout).not.toContain("t0k");
+    expect((await run("rm", task.id, "cfg-1")).json()).toEqual({ deleted: { taskId: task.id, id: "cfg-1" } });
+    const gone = await run("get", task.id, "cfg-1");
+    expect(gone.code).toBe(3);
+    expect(JSON.parse(gone.stderr).error.code).toBe("NOT_FOUND");
+  });
+
+  test("A-11: push commands on a server with push off get PUSH_NOTIFICATION_NOT_SUPPORTED, exit 3", async () => {
+    const off = await startA2AServer({ env: { A2A_PUSH_NOTIFICATIONS: "false" } });
+    try {
+      const task = (await a2a(["send", "story", "--server", off.target, "--json"])).json().task;
+      for (const args of [["add", task.id, "http://127.0.0.1:9/hook"], ["get", task.id, "c1"], ["list", task.id], ["rm", task.id, "c1"]]) {
+        const r = await a2a(["push", ...args, "--server", off.target]);
+        expect(r.code).toBe(3);
+        expect(JSON.parse(r.stderr).error.reason).toBe("PUSH_NOTIFICATION_NOT_SUPPORTED");
+      }
+    } finally {
+      await off.close();
     }
   });
 
