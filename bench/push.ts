@@ -10,6 +10,8 @@
  * Phase "paced": 100 tasks × one update per 500 ms = 200 updates/s offered for 10 s (5 s with
  * --quick): deliveries/s, publish -> POST received p50/p99, server CPU per delivery, lost and
  * reordered deliveries.
+ * Phase "low": the same with 10 tasks whose starts are staggered over 500 ms: 20 updates/s offered
+ * evenly, latency without saturation.
  * Phase "outage": the receiver answers 503 while 100 tasks publish 100 updates each (10,000
  * pending), for 30 s (10 s with --quick); then it answers 200: server RSS above idle while they
  * are pending, time to drain, and how many arrive at all.
@@ -36,12 +38,14 @@ import { profileSummary } from "./lib/cpu-profile.js";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 const TASKS = 100;
+/** The low-rate phase: 10 tasks, starts staggered over one interval = 20 updates/s offered evenly (latency without saturation). */
+const LOW_TASKS = 10;
 
 type Kind = "ours" | "memory" | "sdk";
 const LABEL: Record<Kind, string> = { ours: "this server (SQLite)", memory: "this server (memory store)", sdk: "@a2a-js/sdk" };
 
 /** The one receiver: counts each (task, update) once, with its latency; answers 200 or 503. */
-class Receiver {
+export class Receiver {
   up = true;
   requests = 0;
   private firsts = new Map<string, number[]>();
@@ -169,14 +173,18 @@ function request(text: string, url: string): Buffer {
   return Buffer.from(toBinary(SendMessageRequestSchema, req));
 }
 
-async function startTasks(lc: LoadClient, count: number, text: string, url: string): Promise<void> {
-  await Promise.all(Array.from({ length: count }, () => lc.call(SEND, request(text, url))));
+async function startTasks(lc: LoadClient, count: number, text: string, url: string, spreadMs = 0): Promise<void> {
+  // spreadMs > 0 staggers the starts over one interval, so updates are offered evenly rather than in bursts of `count`.
+  await Promise.all(Array.from({ length: count }, async (_, i) => {
+    if (spreadMs > 0) await new Promise((r) => setTimeout(r, (i * spreadMs) / count));
+    await lc.call(SEND, request(text, url));
+  }));
 }
 
 interface PacedResult { delivered: number; expected: number; perSecond: number; p50: number; p99: number; cpuPerDeliveryUs: number; reordered: number }
 interface OutageResult { expected: number; deliveredDuringOutage: number; deliveredAfter: number; drainS: number | undefined; rssAboveIdleMb: number; reordered: number }
 
-async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number, profileFile?: string): Promise<PacedResult> {
+export async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number, profileFile?: string, tasks = TASKS): Promise<PacedResult> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-push-bench-"));
   const server = await startKind(kind, dir);
   const lc = loadClient(server.address, { "a2a-version": "1.0" });
@@ -187,8 +195,8 @@ async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs:
     receiver.reset();
     if (profileFile) await server.profileStart();
     const before = await server.usage();
-    await startTasks(lc, TASKS, `push ${events} ${intervalMs}`, receiver.url);
-    const expected = TASKS * (events + 1);
+    await startTasks(lc, tasks, `push ${events} ${intervalMs}`, receiver.url, tasks < TASKS ? intervalMs : 0);
+    const expected = tasks * (events + 1);
     await receiver.until(expected, events * intervalMs + 20_000);
     const after = await server.usage();
     if (profileFile) await server.profileStop(profileFile);
@@ -241,10 +249,12 @@ export async function runPush(options: { quick: boolean; profile?: boolean }): P
   const receiver = new Receiver();
   await receiver.start();
   const pacedResults: Record<Kind, PacedResult[]> = { ours: [], memory: [], sdk: [] };
+  const lowResults: Partial<Record<Kind, PacedResult>> = {};
   const outageResults: Partial<Record<Kind, OutageResult>> = {};
   let profile: string | undefined;
   try {
     for (const kind of ["ours", "memory", "sdk", "ours", "memory", "sdk"] as const) pacedResults[kind].push(await paced(kind, receiver, events, 500));
+    for (const kind of ["ours", "memory", "sdk"] as const) lowResults[kind] = await paced(kind, receiver, events, 500, undefined, LOW_TASKS);
     if (options.profile) {
       profile = join(tmpdir(), `push-bench-${process.pid}.cpuprofile`);
       await paced("ours", receiver, events, 500, profile);
@@ -253,8 +263,8 @@ export async function runPush(options: { quick: boolean; profile?: boolean }): P
   } finally {
     await receiver.close();
   }
-  const row = (kind: Kind, r: PacedResult, round: number) => [
-    `${LABEL[kind]} (round ${round})`, `${r.delivered} / ${r.expected}`, formatNumber(r.perSecond), formatNumber(r.p50, 1), formatNumber(r.p99, 1),
+  const row = (kind: Kind, r: PacedResult, round: number | string) => [
+    `${LABEL[kind]} (${typeof round === "number" ? `round ${round}` : round})`, `${r.delivered} / ${r.expected}`, formatNumber(r.perSecond), formatNumber(r.p50, 1), formatNumber(r.p99, 1),
     formatNumber(r.cpuPerDeliveryUs), String(r.expected - r.delivered), String(r.reordered),
   ];
   const cpuRatio = (k: Kind) => [0, 1].map((i) => (pacedResults[k][i]!.cpuPerDeliveryUs / pacedResults.sdk[i]!.cpuPerDeliveryUs).toFixed(2)).join(", ");
@@ -269,7 +279,10 @@ export async function runPush(options: { quick: boolean; profile?: boolean }): P
     "",
     markdownTable(["server", "delivered", "deliveries/s", "publish→POST p50 ms", "p99 ms", "server CPU µs/delivery", "lost", "tasks reordered"], [
       ...[0, 1].flatMap((i) => (["ours", "memory", "sdk"] as const).map((k) => row(k, pacedResults[k][i]!, i + 1))),
+      ...(["ours", "memory", "sdk"] as const).map((k) => row(k, lowResults[k]!, `${LOW_TASKS * 2}/s`)),
     ]),
+    "",
+    `The ${LOW_TASKS * 2}/s rows: ${LOW_TASKS} tasks, starts staggered over 500 ms, so updates arrive evenly: latency without saturation. At 200/s the 100 tasks publish in bursts of 100 every 500 ms.`,
     "",
     `Server CPU per delivery ÷ the SDK's, per round: SQLite ${cpuRatio("ours")}; memory store ${cpuRatio("memory")} (target ≤ 0.5). Server CPU includes the agents' work and the task writes (SQLite: durable, outbox rows in the same commit; the SDK keeps tasks and webhooks in memory only).`,
     "",

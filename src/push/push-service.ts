@@ -56,6 +56,8 @@ interface Lane {
   /** The config as last read, and when: reused for the lane's next events for a second (a read and a decode per delivery saved). */
   config: TaskPushNotificationConfig | undefined;
   configReadAt: number;
+  /** The webhook body of `head`, encoded at its first attempt and reused by its retries. */
+  body: string | undefined;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -182,7 +184,7 @@ export class PushService {
   }
 
   private open(key: string, head: OutboxEntry): void {
-    const lane: Lane = { key, head, failed: 0, lastStatus: "", sawMore: false, timer: undefined, config: undefined, configReadAt: 0 };
+    const lane: Lane = { key, head, failed: 0, lastStatus: "", sawMore: false, timer: undefined, config: undefined, configReadAt: 0, body: undefined };
     this.lanes.set(key, lane);
     this.enqueue(lane);
   }
@@ -228,7 +230,8 @@ export class PushService {
       return;
     }
     const started = this.now();
-    const result = await this.options.sender.send(webhookRequest(config, entry, webhookBody(entry.event), this.options.signingKey, started), this.stopping.signal);
+    lane.body ??= webhookBody(entry.event);
+    const result = await this.options.sender.send(webhookRequest(config, entry, lane.body, this.options.signingKey, started), this.stopping.signal);
     if (this.stopped) return;
     const durationMs = this.now() - started;
     const attempt = lane.failed + 1;
@@ -305,6 +308,7 @@ export class PushService {
       if (this.stopped) return;
       if (next !== undefined) {
         lane.head = next;
+        lane.body = undefined;
         lane.failed = 0;
         lane.lastStatus = "";
         this.enqueue(lane);
