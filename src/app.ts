@@ -4,17 +4,20 @@ import type { AgentCard } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { buildAgentCard, buildExtendedAgentCard } from "./agents/agent-card.js";
 import { loadAgent } from "./agents/agent-loader.js";
 import type { Config } from "./config/config.js";
-import { EventHub } from "./events/event-hub.js";
+import { EventHub, type TaskEventHub } from "./events/event-hub.js";
+import type { TaskEvent } from "./events/task-event.js";
 import type { Agent } from "./lifecycle/agent.js";
 import type { CoreLogger } from "./lifecycle/logger.js";
 import { PageTokenCodec } from "./lifecycle/page-token.js";
 import { RetentionSweeper } from "./lifecycle/retention.js";
+import type { RunLeases } from "./lifecycle/run-leases.js";
 import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
+import { openPostgresStore } from "./storage/postgres/index.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
@@ -22,7 +25,7 @@ export interface A2AApp {
   readonly handlers: Partial<A2AServiceHandlers>;
   readonly card: AgentCard;
   readonly service: TaskService;
-  readonly hub: EventHub;
+  readonly hub: TaskEventHub;
   readonly repository: TaskRepository;
   /** Port of the HTTP agent card listener, when it runs. */
   readonly cardPort: number | undefined;
@@ -52,13 +55,16 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     agent.card,
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
-  const { repository, pageTokenSecret } = overrides.repository
-    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
-    : await openRepository(config);
-  const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
+  const onListenerError = (error: unknown, event: TaskEvent) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed");
+  const store: OpenedStore = overrides.repository
+    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
+    : await openStore(config, logger, onListenerError);
+  const { repository, pageTokenSecret, leases } = store;
+  const hub = store.hub ?? new EventHub(onListenerError);
   const service = new TaskService({
     repository,
     hub,
+    leases,
     agent,
     logger,
     pageTokens: new PageTokenCodec(pageTokenSecret),
@@ -66,6 +72,14 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   });
   const recovered = await service.recoverInterruptedWork();
   if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");
+  // Replicas: a replica that dies leaves its tasks to whichever replica sees their lease run out first.
+  const orphanSweep = store.orphanSweepMs === undefined ? undefined : setInterval(() => {
+    service.recoverInterruptedWork().then(
+      (settled) => settled.failed + settled.resumed > 0 && logger.info(settled, "settled tasks of a replica that stopped renewing its leases"),
+      (error: unknown) => logger.warn({ err: error }, "could not look for tasks left by a stopped replica"),
+    );
+  }, store.orphanSweepMs);
+  orphanSweep?.unref();
   const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
   sweeper?.start();
   let cardServer: AgentCardServer | undefined;
@@ -89,15 +103,43 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     cardPort: cardServer?.port,
     async close(graceMs) {
       sweeper?.stop();
+      clearInterval(orphanSweep);
       await service.shutdown(graceMs);
       await cardServer?.close();
-      await repository.close();
+      await store.close();
     },
   };
 }
 
-async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {
-  if (config.store === "memory") return { repository: new MemoryTaskRepository(), pageTokenSecret: randomBytes(32) };
+/** The store the configuration names, with what comes with it (PostgreSQL: the event relay and run leases). */
+interface OpenedStore {
+  readonly repository: TaskRepository;
+  readonly pageTokenSecret: Buffer;
+  readonly hub?: TaskEventHub;
+  readonly leases?: RunLeases;
+  /** How often to look for tasks whose replica died; undefined = one process alone. */
+  readonly orphanSweepMs?: number;
+  close(): Promise<void>;
+}
+
+async function openStore(config: Config, logger: CoreLogger, onListenerError: (error: unknown, event: TaskEvent) => void): Promise<OpenedStore> {
+  if (config.store === "memory") {
+    const repository = new MemoryTaskRepository();
+    return { repository, pageTokenSecret: randomBytes(32), close: () => repository.close() };
+  }
+  if (config.store === "postgres") {
+    const pg = await openPostgresStore({ url: config.databaseUrl!, poolSize: config.databasePoolSize, leaseMs: config.leaseMs, logger, onListenerError });
+    // Every replica signs page tokens with the same key, so a page token from one works on all.
+    const secret = await pg.repository.setMetaOnce(PAGE_TOKEN_SECRET_KEY, randomBytes(32).toString("base64"));
+    return {
+      repository: pg.repository,
+      pageTokenSecret: Buffer.from(secret, "base64"),
+      hub: pg.relay,
+      leases: pg.leases,
+      orphanSweepMs: Math.max(100, Math.floor(config.leaseMs / 2)),
+      close: () => pg.close(),
+    };
+  }
   const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability });
   // Page tokens outlive a restart with the store they point into, so their key is kept with it.
   let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
@@ -105,7 +147,7 @@ async function openRepository(config: Config): Promise<{ repository: TaskReposit
     secret = randomBytes(32).toString("base64");
     await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
   }
-  return { repository, pageTokenSecret: Buffer.from(secret, "base64") };
+  return { repository, pageTokenSecret: Buffer.from(secret, "base64"), close: () => repository.close() };
 }
 
 function splitHostPort(address: string): { host: string; port: number } {

@@ -15,10 +15,11 @@ import {
   type SendMessageResponse,
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventHub } from "../events/event-hub.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import type { Agent, Caller } from "./agent.js";
 import { ActiveRuns } from "./active-runs.js";
 import { AgentRun, type RunHost } from "./agent-run.js";
+import type { RunLeases, RunLost } from "./run-leases.js";
 import { StatusClock, microsAtLeast } from "./clock.js";
 import {
   ContentTypeNotSupportedError,
@@ -56,7 +57,7 @@ export interface RequestContext {
 
 export interface TaskServiceOptions {
   readonly repository: TaskRepository;
-  readonly hub: EventHub;
+  readonly hub: TaskEventHub;
   readonly agent: Agent;
   readonly pageTokens: PageTokenCodec;
   readonly logger: CoreLogger;
@@ -65,6 +66,8 @@ export interface TaskServiceOptions {
   readonly acceptedInputMediaTypes?: readonly string[];
   /** How long an agent's cancel() hook may take before the task is canceled anyway. */
   readonly cancelHookTimeoutMs?: number;
+  /** Who runs which task when several processes share the store (replicas); undefined = this process alone. */
+  readonly leases?: RunLeases;
 }
 
 export interface StreamHandle {
@@ -283,14 +286,18 @@ export class TaskService implements RunHost {
    * agent can resume, otherwise failed with a status message that says the server restarted.
    */
   async recoverInterruptedWork(): Promise<{ resumed: number; failed: number }> {
-    const active = await this.repository.listActive();
+    const leases = this.options.leases;
+    // With replicas: only tasks whose owner is gone (its lease ran out), now held by this process.
+    const active = await (leases !== undefined ? leases.orphans() : this.repository.listActive());
     let resumed = 0;
     let failed = 0;
     for (const { scope, task } of active) {
+      if (this.runOf(task.task.id) !== undefined) continue; // this process runs it
       const writer = this.writerFor(scope, task);
       if (this.options.agent.resume) {
         const run = new AgentRun(this, lastUserMessage(task.task), task.task, task.task.contextId, [], scope, [], undefined, writer);
         writer.run = run; // a cancel stops it, and a follow-up waits for it, as for any run
+        leases?.hold(task.task.id, this.runLost);
         this.launch(run, true);
         resumed++;
         continue;
@@ -348,6 +355,7 @@ export class TaskService implements RunHost {
     const { task } = stored;
     const writer = this.writerFor(run.caller, stored);
     writer.run = run;
+    this.options.leases?.hold(task.id, this.runLost); // the store leased the new task to this process
     for (const observe of run.onCreate) observe(writer);
     writer.announceCreated(task);
     return writer;
@@ -410,6 +418,10 @@ export class TaskService implements RunHost {
     }
     refuseTerminal(task, "send a message to");
     const state = task.status!.state;
+    const leases = this.options.leases;
+    if (isSettled(state) && this.runOf(taskId) === undefined && leases !== undefined && !(await leases.claim(rc.caller, taskId))) {
+      throw new UnsupportedOperationError(`task ${taskId} is being worked on by another instance; send a follow-up when it asks for input`, { task_id: taskId });
+    }
     if (!isSettled(state) || this.runOf(taskId) !== undefined) {
       throw new UnsupportedOperationError(`task ${taskId} is ${stateName(state)}; send a follow-up when it asks for input`, { task_id: taskId });
     }
@@ -417,6 +429,7 @@ export class TaskService implements RunHost {
     const writer = this.writerFor(rc.caller, stored);
     const run = new AgentRun(this, message, task, task.contextId, referenceTasks, rc.caller, rc.requestedExtensions, request.metadata, writer);
     writer.run = run; // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
+    leases?.hold(taskId, this.runLost);
     try {
       await writer.write({ kind: "history", message });
       await writer.write({ kind: "status", status: this.serverStatus(TaskState.WORKING, undefined, task) });
@@ -424,6 +437,7 @@ export class TaskService implements RunHost {
       await beforeAgent?.({ run, existing: writer });
     } catch (error) {
       writer.run = undefined;
+      leases?.release(taskId, writer.state);
       this.dropIfIdle(writer);
       throw error;
     }
@@ -462,7 +476,10 @@ export class TaskService implements RunHost {
     this.activeRuns.delete(run);
     const writer = run.taskWriter;
     if (writer === undefined) return;
-    if (writer.run === run) writer.run = undefined;
+    if (writer.run === run) {
+      writer.run = undefined;
+      this.options.leases?.release(writer.taskId, writer.state);
+    }
     this.dropIfIdle(writer);
   }
 
@@ -491,6 +508,18 @@ export class TaskService implements RunHost {
     this.writers.set(stored.task.id, writer);
     return writer;
   }
+
+  /**
+   * Another process settled or took over a task this process runs (replicas): the run stops,
+   * and whoever waits for the task hears how it was settled. One function for every run.
+   */
+  private readonly runLost: RunLost = (taskId, state) => {
+    const writer = this.writers.get(taskId);
+    const run = writer?.run;
+    if (writer === undefined || run === undefined) return;
+    if (state !== undefined && isTerminal(state)) writer.settledElsewhere(state);
+    run.stop(state === TaskState.CANCELED ? "the task was canceled" : "another instance took the task over");
+  };
 
   /** One function for every writer (not a closure per task). */
   private readonly writerIdle = (writer: TaskWriter): void => this.dropIfIdle(writer);

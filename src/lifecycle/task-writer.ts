@@ -1,5 +1,5 @@
 import type { Task, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventHub } from "../events/event-hub.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import type { AgentRun } from "./agent-run.js";
 import { isSettled } from "./task-state.js";
@@ -43,7 +43,7 @@ export class TaskWriter {
 
   constructor(
     private readonly repository: TaskRepository,
-    private readonly hub: EventHub,
+    private readonly hub: TaskEventHub,
     readonly scope: TaskScope,
     readonly taskId: string,
     readonly contextId: string,
@@ -107,6 +107,17 @@ export class TaskWriter {
     // A one-entry literal at first: an empty array's first push reserves 17 slots.
     if (this.settledListeners === undefined) this.settledListeners = [listener];
     else this.settledListeners.push(listener);
+  }
+
+  /**
+   * Another process settled the task (a cancel on another replica): what this writer knows of
+   * it is stale. Whoever waits for it to settle is told now; its next write finds the stored
+   * version and is judged against the settled state.
+   */
+  settledElsewhere(state: TaskState): void {
+    this.currentState = this.publishedState = state;
+    this.callSettledListeners();
+    if (this.idle) this.onIdle(this);
   }
 
   /** A queued write ended, either way. */

@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import type { TaskEvent } from "../../events/task-event.js";
+import { silentLogger, type CoreLogger } from "../../lifecycle/logger.js";
+import { PostgresEventRelay } from "./event-relay.js";
 import { migrate } from "./migrations.js";
+import { TaskNotifications } from "./notifications.js";
 import { PostgresTaskRepository } from "./postgres-task-repository.js";
+import { PostgresRunLeases } from "./run-leases.js";
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database (libpq URL, `?sslmode=...` honoured by pg). */
@@ -12,15 +17,24 @@ export interface PostgresStoreOptions {
   readonly leaseMs?: number;
   /** This replica's name among the others; default a fresh random one per process. */
   readonly replicaId?: string;
+  readonly logger?: CoreLogger;
+  /** How often the relay reads watched tasks' events without a wake-up, ms. */
+  readonly eventPollMs?: number;
+  readonly onListenerError?: (error: unknown, event: TaskEvent) => void;
 }
 
 export const DEFAULT_LEASE_MS = 10_000;
 export const DEFAULT_POOL_SIZE = 10;
 
-/** What one replica holds of the shared database: its pool, and the task repository on it. */
+/**
+ * What one replica holds of the shared database: its pool, the task repository, the event relay
+ * (its event hub) and the run leases, which the app hands to the task service.
+ */
 export interface PostgresStore {
   readonly pool: pg.Pool;
   readonly repository: PostgresTaskRepository;
+  readonly relay: PostgresEventRelay;
+  readonly leases: PostgresRunLeases;
   readonly replicaId: string;
   readonly leaseMs: number;
   readonly schema: { readonly from: number; readonly to: number };
@@ -51,16 +65,35 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   const replicaId = options.replicaId ?? randomUUID();
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const logger = options.logger ?? silentLogger;
   const repository = new PostgresTaskRepository({ pool, replicaId, leaseMs });
+  const notifications = new TaskNotifications(options.url, logger);
+  try {
+    await notifications.start();
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const relay = new PostgresEventRelay({ pool, notifications, replicaId, logger, pollMs: options.eventPollMs, onListenerError: options.onListenerError });
+  const leases = new PostgresRunLeases({ pool, repository, notifications, replicaId, leaseMs, logger });
+  let closing: Promise<void> | undefined;
   return {
     pool,
     repository,
+    relay,
+    leases,
     replicaId,
     leaseMs,
     schema,
-    async close() {
-      await repository.close();
-      await pool.end();
+    close() {
+      closing ??= (async () => {
+        relay.close();
+        await leases.close();
+        await notifications.close();
+        await repository.close();
+        await pool.end();
+      })();
+      return closing;
     },
   };
 }

@@ -17,7 +17,7 @@ import {
   type TaskRepository,
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
-import { INITIAL_STATE, isSettled, stateName } from "../../lifecycle/task-state.js";
+import { INITIAL_STATE, isSettled, isTerminal, stateName } from "../../lifecycle/task-state.js";
 import { ownChange } from "../owned-change.js";
 import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
 import { changeEventRow, createdEventRow } from "./event-rows.js";
@@ -83,8 +83,8 @@ interface TaskRow {
  * them, all committed together or not at all. The guard (`applyChange`) runs here first, on the
  * task as this replica last wrote it, or as read.
  *
- * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a status
- * that settles it (terminal or interrupted) drops the lease. `listActive` returns, and takes
+ * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a terminal
+ * status drops the lease (an interrupted task's is dropped when its run ends: run-leases.ts). `listActive` returns, and takes
  * over, only active tasks that no live replica holds. Async only: no `immediate` face.
  */
 export class PostgresTaskRepository implements TaskRepository {
@@ -170,6 +170,8 @@ export class PostgresTaskRepository implements TaskRepository {
     const added = task.history.length; // the guard appended the messages this write adds
     const state = task.status!.state;
     const settled = change.kind === "status" && isSettled(state);
+    // A terminal task is nobody's any more; an interrupted one stays its run's until the run ends (RunLeases.release).
+    const ended = change.kind === "status" && isTerminal(state);
     const core = change.kind === "status" ? encodeTaskCore(task) : null;
     const artifacts = change.kind === "artifact" ? encodeArtifacts(task.artifacts) : null;
     const event = changeEventRow(change, taskId, task.contextId);
@@ -186,7 +188,7 @@ export class PostgresTaskRepository implements TaskRepository {
              SELECT pg_notify('${TASK_CHANNEL}', $15) FROM u`,
       values: [
         taskId, expectedVersion, version, state, statusMicros(task), known.historyLen + added,
-        core, change.kind === "artifact", artifacts, settled,
+        core, change.kind === "artifact", artifacts, ended,
         known.historyLen, task.history.map(encodeMessage), event.kind, event.body,
         noticePayload({ taskId, version, state, writer: this.replicaId }),
       ],
@@ -261,14 +263,24 @@ export class PostgresTaskRepository implements TaskRepository {
    * never both get one. Locked rows (a write in progress elsewhere) are skipped, not waited for.
    */
   async listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
+    return this.takeActive("a2a_take_active", "owner IS NULL OR owner = $1 OR lease_until < now()");
+  }
+
+  /** Active tasks whose lease ran out or that have no owner (their replica died), taken over as listActive does. */
+  takeOrphans(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
+    return this.takeActive("a2a_take_orphans", "owner IS NULL OR lease_until < now()");
+  }
+
+  private async takeActive(name: string, free: string): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
     const { rows } = await this.pool.query<TaskRow>({
-      name: "a2a_take_active",
+      name,
       text: `UPDATE a2a_tasks SET owner = $1, lease_until = now() + $2 * interval '1 millisecond'
-             WHERE id IN (SELECT id FROM a2a_tasks WHERE state IN ${ACTIVE} AND (owner IS NULL OR owner = $1 OR lease_until < now()) FOR UPDATE SKIP LOCKED)
+             WHERE id IN (SELECT id FROM a2a_tasks WHERE state IN ${ACTIVE} AND (${free}) FOR UPDATE SKIP LOCKED)
              RETURNING id, tenant, principal, version, history_len, task, artifacts,
                ARRAY(SELECT message FROM a2a_history h WHERE h.task_id = a2a_tasks.id ORDER BY seq) AS history`,
       values: [this.replicaId, this.leaseMs],
     });
+    for (const row of rows) this.known.delete(row.id);
     return rows.map((row) => ({ scope: { tenant: row.tenant, principal: row.principal }, task: { task: assemble(row, true), version: row.version } }));
   }
 
