@@ -136,7 +136,8 @@ async function openStore(config: Config, logger: CoreLogger, onListenerError: (e
       pageTokenSecret: Buffer.from(secret, "base64"),
       hub: pg.relay,
       leases: pg.leases,
-      orphanSweepMs: Math.max(100, Math.floor(config.leaseMs / 2)),
+      // Often enough that a task left by a stopped replica is settled soon after its lease ran out.
+      orphanSweepMs: Math.max(100, Math.min(2000, Math.floor(config.leaseMs / 2))),
       close: () => pg.close(),
     };
   }
