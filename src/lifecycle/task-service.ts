@@ -518,6 +518,7 @@ export class TaskService implements RunHost {
     const run = writer?.run;
     if (writer === undefined || run === undefined) return;
     if (state !== undefined && isTerminal(state)) writer.settledElsewhere(state);
+    else writer.takenOver();
     run.stop(state === TaskState.CANCELED ? "the task was canceled" : "another instance took the task over");
   };
 

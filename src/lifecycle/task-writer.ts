@@ -40,6 +40,8 @@ export class TaskWriter {
   private unpublishedVersions: number[] | undefined;
   /** Why the last commit that held writes of this task failed; cleared by the next one that succeeds. */
   private lost: unknown;
+  /** Set once another process took the task over: every write is refused with it. */
+  private refusal: Error | undefined;
 
   constructor(
     private readonly repository: TaskRepository,
@@ -75,6 +77,7 @@ export class TaskWriter {
   }
 
   write(change: TaskChange): Promise<void> {
+    if (this.refusal !== undefined) return Promise.reject(this.refusal);
     // An idle writer applies at once: the queue has nothing to wait for, and going through it
     // would cost a promise and a microtask per write.
     const result = this.pending++ === 0 ? this.apply(change) : this.queue.then(() => this.apply(change));
@@ -116,6 +119,17 @@ export class TaskWriter {
    */
   settledElsewhere(state: TaskState): void {
     this.currentState = this.publishedState = state;
+    this.callSettledListeners();
+    if (this.idle) this.onIdle(this);
+  }
+
+  /**
+   * Another process took the task over (this process's lease on it ran out): from now on this
+   * writer refuses every write, so neither the stopped agent nor the end of its run writes over
+   * the new owner's work. Whoever waits for the task is woken and reads it as it is.
+   */
+  takenOver(): void {
+    this.refusal ??= new Error(`task ${this.taskId} was taken over by another instance; this one writes nothing more to it`);
     this.callSettledListeners();
     if (this.idle) this.onIdle(this);
   }
