@@ -33,8 +33,8 @@ const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 const LIST = "/lf.a2a.v1.A2AService/ListTasks";
 const A2A = { "a2a-version": "1.0" };
 
-const FULL = { rounds: 3, inFlight: 30, warmup: 1000, calls: 6000, latencyTasks: 10, steps: 40, stepMs: 20, failoverTasks: 20, leaseMs: 2000 };
-const QUICK: typeof FULL = { ...FULL, rounds: 2, warmup: 300, calls: 1500, latencyTasks: 4 };
+const FULL = { rounds: 3, inFlight: 30, warmup: 1000, calls: 6000, latencyTasks: 10, steps: 60, stepMs: 20, failoverTasks: 20, leaseMs: 2000 };
+const QUICK: typeof FULL = { ...FULL, rounds: 2, warmup: 300, calls: 1500, latencyTasks: 5 };
 
 export interface PostgresBenchOptions {
   readonly quick: boolean;
@@ -320,6 +320,8 @@ function report(cfg: typeof FULL, rounds: readonly Round[], latency: { cross: Fl
         ["agent on A → client on A (same replica)", String(latency.same.length), formatNumber(sameP50, 2), formatNumber(sameP99, 2)],
       ],
     ),
+    "",
+    `What crossing replicas adds at the median: ${formatNumber(crossP50! - sameP50!, 2)} ms (the same-replica figure is what the loaded machine costs any stream).`,
     "",
     `Failover: SIGKILL of a replica running ${fail.tasks} tasks → all settled (FAILED) by another: ${formatNumber(fail.ms)} ms with A2A_LEASE_MS=${cfg.leaseMs} (the lease must run out first; then the orphan sweep, every ${Math.min(2000, cfg.leaseMs / 2)} ms).`,
     "",

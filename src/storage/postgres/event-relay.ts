@@ -161,11 +161,16 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
     this.scheduleRead();
   }
 
-  /** Coalesces: the notices of one event-loop turn (and those that come while a read runs) make one query. */
+  /**
+   * Coalesces: the notices that arrive together (one socket read delivers them in one go; the
+   * read starts in a microtask after them) make one query, and those that come while a read
+   * runs make the next. Why not setImmediate: under load, waiting for the loop's check phase
+   * added milliseconds to every cross-replica event.
+   */
   private scheduleRead(): void {
     if (this.readScheduled || this.reading || this.closed || this.due.size === 0) return;
     this.readScheduled = true;
-    setImmediate(() => {
+    queueMicrotask(() => {
       this.readScheduled = false;
       void this.read();
     });
