@@ -15,6 +15,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
     run: async (args) => (await import("./issue5.js")).runIssue5({ quick: args.includes("--quick") }),
   },
+  issue15: {
+    describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
+    run: async (args) => (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
+  },
   postgres: {
     describe: "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick]",
     run: async (args) => (await import("./postgres.js")).runPostgresBench({ quick: args.includes("--quick") }),

@@ -19,6 +19,7 @@ import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openPostgresStore } from "./storage/postgres/index.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
+import { BacklogBudget } from "./streams/index.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -38,6 +39,9 @@ export interface AppOverrides {
   readonly agent?: Agent;
   readonly repository?: TaskRepository;
 }
+
+/** How large one merged stream response may grow: well under the message size limit. */
+const MERGED_RESPONSE_BYTES = 1024 * 1024;
 
 export const STORE_FILE_NAME = "tasks.sqlite";
 const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
@@ -92,7 +96,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     card,
     extendedCard,
     allowMissingVersion: config.allowMissingVersion,
-    streamBufferEvents: config.streamBufferEvents,
+    streamLimits: {
+      streamBytes: config.streamBacklogBytes,
+      streamEntries: config.streamBufferEvents,
+      entryBytes: Math.min(MERGED_RESPONSE_BYTES, Math.floor(config.maxMessageBytes / 2)),
+      shared: new BacklogBudget(config.streamsBacklogBytes),
+    },
   });
   return {
     handlers,
