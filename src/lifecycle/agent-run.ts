@@ -21,6 +21,20 @@ export interface RunHost {
   createTaskNow(run: AgentRun, task: Task): TaskWriter;
 }
 
+/** One run: the incoming message, the task it continues (if any), and who asked. */
+export interface AgentRunOptions {
+  readonly message: Message;
+  /** The task a follow-up or a resumed run works on; undefined for a new task (created on the first task update). */
+  readonly task: Task | undefined;
+  readonly contextId: string;
+  readonly referenceTasks: readonly Task[];
+  readonly caller: Caller;
+  readonly requestedExtensions: readonly string[];
+  readonly requestMetadata: JsonObject | undefined;
+  /** The writer of `task`, claimed for this run. */
+  readonly writer?: TaskWriter;
+}
+
 export type RunOutcome =
   | { kind: "message"; message: Message }
   | { kind: "task"; writer: TaskWriter }
@@ -82,18 +96,25 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   private abort: AbortController | undefined;
   private stopReason: Error | undefined;
 
-  constructor(
-    private readonly host: RunHost,
-    readonly message: Message,
-    readonly task: Task | undefined,
-    readonly contextId: string,
-    readonly referenceTasks: readonly Task[],
-    readonly caller: Caller,
-    readonly requestedExtensions: readonly string[],
-    readonly requestMetadata: JsonObject | undefined,
-    existingWriter?: TaskWriter,
-  ) {
-    if (existingWriter) this.adopt(existingWriter);
+  private readonly host: RunHost;
+  readonly message: Message;
+  readonly task: Task | undefined;
+  readonly contextId: string;
+  readonly referenceTasks: readonly Task[];
+  readonly caller: Caller;
+  readonly requestedExtensions: readonly string[];
+  readonly requestMetadata: JsonObject | undefined;
+
+  constructor(host: RunHost, options: AgentRunOptions) {
+    this.host = host;
+    this.message = options.message;
+    this.task = options.task;
+    this.contextId = options.contextId;
+    this.referenceTasks = options.referenceTasks;
+    this.caller = options.caller;
+    this.requestedExtensions = options.requestedExtensions;
+    this.requestMetadata = options.requestMetadata;
+    if (options.writer) this.adopt(options.writer);
   }
 
   get signal(): AbortSignal {

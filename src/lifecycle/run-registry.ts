@@ -1,0 +1,112 @@
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { TaskEventHub } from "../events/event-hub.js";
+import { ActiveRuns } from "./active-runs.js";
+import type { AgentRun } from "./agent-run.js";
+import type { Caller } from "./agent.js";
+import type { RunLeases, RunLost } from "./run-leases.js";
+import type { StoredTask, TaskRepository, TaskScope } from "./task-repository.js";
+import { isTerminal } from "./task-state.js";
+import { TaskWriter } from "./task-writer.js";
+
+/**
+ * Who works on which task in this process: the single writer of every task this process is
+ * working on or watching, with the run working on it (TaskWriter.run), and the runs in flight.
+ * Why the run on the writer and not a Map of its own: a second Map set and emptied on every call
+ * reallocated its table each time it emptied.
+ */
+export class RunRegistry {
+  readonly #writers = new Map<string, TaskWriter>();
+  /** Runs in flight, each with the promise that ends when it has finished. */
+  readonly #active = new ActiveRuns<AgentRun>();
+
+  constructor(
+    private readonly repository: TaskRepository,
+    private readonly hub: TaskEventHub,
+    /** Who runs which task among replicas; undefined = this process alone. */
+    private readonly leases?: RunLeases,
+  ) {}
+
+  /** `run` works on `writer`'s task from now on (with replicas: its lease is held and renewed). */
+  attach(writer: TaskWriter, run: AgentRun): void {
+    writer.run = run;
+    this.leases?.hold(writer.taskId, this.#lost);
+  }
+
+  /** `writer`'s run no longer works on it (with replicas: the lease is given up). */
+  detach(writer: TaskWriter): void {
+    writer.run = undefined;
+    this.leases?.release(writer.taskId, writer.state);
+  }
+
+  /** With replicas: takes an interrupted task for a follow-up here; false if another process holds it. */
+  claim(scope: TaskScope, taskId: string): Promise<boolean> {
+    return this.leases === undefined ? Promise.resolve(true) : this.leases.claim(scope, taskId);
+  }
+
+  /** The task's writer in this process: the one there is, else a new one from the task as stored. */
+  writerFor(scope: Caller, stored: StoredTask): TaskWriter {
+    const existing = this.#writers.get(stored.task.id);
+    if (existing) return existing;
+    const writer = new TaskWriter({
+      repository: this.repository,
+      hub: this.hub,
+      scope,
+      taskId: stored.task.id,
+      contextId: stored.task.contextId,
+      version: stored.version,
+      state: stored.task.status!.state,
+      onIdle: this.#writerIdle,
+    });
+    this.#writers.set(stored.task.id, writer);
+    return writer;
+  }
+
+  /** The run working on task `taskId` in this process, if any. */
+  runOf(taskId: string): AgentRun | undefined {
+    return this.#writers.get(taskId)?.run;
+  }
+
+  /** Forgets `writer` once nothing is left for it to do (it may have been replaced already: then nothing changes). */
+  dropIfIdle(writer: TaskWriter): void {
+    if (writer.idle && writer.run === undefined && this.#writers.get(writer.taskId) === writer) this.#writers.delete(writer.taskId);
+  }
+
+  /** `run` is in flight until `done` settles (and ended() is called). */
+  started(run: AgentRun, done: Promise<void>): void {
+    this.#active.add(run, done);
+  }
+
+  /** `run` has finished: it is no longer in flight, nor working on its task. */
+  ended(run: AgentRun): void {
+    this.#active.delete(run);
+    const writer = run.taskWriter;
+    if (writer === undefined) return;
+    if (writer.run === run) this.detach(writer);
+    this.dropIfIdle(writer);
+  }
+
+  /** The runs in flight now (a copy). */
+  running(): AgentRun[] {
+    return this.#active.runs();
+  }
+
+  get runningCount(): number {
+    return this.#active.size;
+  }
+
+  /**
+   * Another process settled or took over a task this process runs (replicas): the run stops, and
+   * whoever waits for the task hears how it was settled. One function for every run.
+   */
+  readonly #lost: RunLost = (taskId, state) => {
+    const writer = this.#writers.get(taskId);
+    const run = writer?.run;
+    if (writer === undefined || run === undefined) return;
+    if (state !== undefined && isTerminal(state)) writer.settledElsewhere(state);
+    else writer.takenOver();
+    run.stop(state === TaskState.CANCELED ? "the task was canceled" : "another instance took the task over");
+  };
+
+  /** One function for every writer (not a closure per task). */
+  readonly #writerIdle = (writer: TaskWriter): void => this.dropIfIdle(writer);
+}
