@@ -8,10 +8,10 @@ import { startReplica, startReplicas, type Replica } from "./replica-cluster.js"
  * Chaos: three replicas under load, one SIGKILLed every few seconds and started again. Every
  * acknowledged task must be there afterwards and settled within the lease; every subscriber on
  * a replica that survived its stream must end with its task's terminal event or a clear status.
- * Bounded: ~20 s of load, then the tasks left behind get one lease and a sweep to settle.
+ * Bounded: ~24 s of load, then the tasks left behind get one lease and a sweep to settle.
  */
 const LEASE_MS = 1000;
-const LOAD_MS = 20_000;
+const LOAD_MS = 24_000;
 const KILL_EVERY_MS = 3000;
 const CLIENTS = 6;
 
@@ -106,7 +106,7 @@ describe("chaos: 3 replicas, one SIGKILLed every few seconds", () => {
       await Promise.all([chaos(), ...Array.from({ length: CLIENTS }, client)]);
       await Promise.all(restarts);
       const loadEnded = Date.now();
-      expect(kills).toBeGreaterThanOrEqual(4);
+      expect(kills).toBeGreaterThanOrEqual(3); // each kill waits for two replicas to be up, and a start takes seconds here
       expect(acknowledged.size).toBeGreaterThan(20);
 
       // Settled within the lease (plus the 0.5 s sweep and the shared machine's slack).
