@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import pg from "pg";
+import type pg from "pg";
 import type { Artifact, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneTask } from "../../codec/task-clone.js";
 import { statusMicros } from "../../lifecycle/clock.js";
