@@ -17,7 +17,7 @@ import {
   type TaskRepository,
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
-import { INITIAL_STATE, isSettled, isTerminal, stateName } from "../../lifecycle/task-state.js";
+import { INITIAL_STATE, isSettled, stateName } from "../../lifecycle/task-state.js";
 import { ownChange } from "../owned-change.js";
 import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
 import { changeEventRow, createdEventRow } from "./event-rows.js";
@@ -83,8 +83,8 @@ interface TaskRow {
  * them, all committed together or not at all. The guard (`applyChange`) runs here first, on the
  * task as this replica last wrote it, or as read.
  *
- * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a terminal
- * status drops the lease (an interrupted task's is dropped when its run ends: run-leases.ts). `listActive` returns, and takes
+ * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a status
+ * that settles it (terminal or interrupted) drops the lease. `listActive` returns, and takes
  * over, only active tasks that no live replica holds. Async only: no `immediate` face.
  */
 export class PostgresTaskRepository implements TaskRepository {
@@ -169,9 +169,10 @@ export class PostgresTaskRepository implements TaskRepository {
     const version = expectedVersion + 1;
     const added = task.history.length; // the guard appended the messages this write adds
     const state = task.status!.state;
+    // A settled task is nobody's: a terminal one for ever, an interrupted one until a follow-up
+    // claims it. Why not only when the run ends: the client that got INPUT_REQUIRED may send its
+    // follow-up to another replica at once, before the run here has returned.
     const settled = change.kind === "status" && isSettled(state);
-    // A terminal task is nobody's any more; an interrupted one stays its run's until the run ends (RunLeases.release).
-    const ended = change.kind === "status" && isTerminal(state);
     const core = change.kind === "status" ? encodeTaskCore(task) : null;
     const artifacts = change.kind === "artifact" ? encodeArtifacts(task.artifacts) : null;
     const event = changeEventRow(change, taskId, task.contextId);
@@ -188,7 +189,7 @@ export class PostgresTaskRepository implements TaskRepository {
              SELECT pg_notify('${TASK_CHANNEL}', $15) FROM u`,
       values: [
         taskId, expectedVersion, version, state, statusMicros(task), known.historyLen + added,
-        core, change.kind === "artifact", artifacts, ended,
+        core, change.kind === "artifact", artifacts, settled,
         known.historyLen, task.history.map(encodeMessage), event.kind, event.body,
         noticePayload({ taskId, version, state, writer: this.replicaId }),
       ],

@@ -3,7 +3,7 @@ import type { TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { CoreLogger } from "../../lifecycle/logger.js";
 import type { RunLeases, RunLost } from "../../lifecycle/run-leases.js";
 import type { StoredTask, TaskScope } from "../../lifecycle/task-repository.js";
-import { isTerminal } from "../../lifecycle/task-state.js";
+import { isSettled, isTerminal } from "../../lifecycle/task-state.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
 import type { PostgresTaskRepository } from "./postgres-task-repository.js";
 import type { TaskNotice } from "./task-notice.js";
@@ -44,8 +44,8 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
   }
 
   release(taskId: string, state: TaskState | undefined): void {
-    if (!this.held.delete(taskId) || (state !== undefined && isTerminal(state))) return; // a terminal write dropped the lease already
-    // Interrupted (or left active by a failed write): the next follow-up, on any replica, may claim it.
+    if (!this.held.delete(taskId) || (state !== undefined && isSettled(state))) return; // the settling write dropped the lease already
+    // Left active (a write failed): no owner, so the orphan sweep settles it by the restart rule.
     this.options.pool
       .query({ name: "a2a_lease_release", text: "UPDATE a2a_tasks SET owner = NULL, lease_until = NULL WHERE id = $1 AND owner = $2", values: [taskId, this.options.replicaId] })
       .catch((error: unknown) => this.options.logger.warn({ err: error, task_id: taskId }, "could not release a task's lease; it runs out by itself"));
