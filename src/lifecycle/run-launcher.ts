@@ -4,7 +4,7 @@ import { cloneMessage } from "../codec/task-clone.js";
 import { AgentRun, type RunHost } from "./agent-run.js";
 import type { Agent, Caller } from "./agent.js";
 import type { StatusClock } from "./clock.js";
-import { ContentTypeNotSupportedError, InvalidRequestError, UnsupportedOperationError } from "./errors.js";
+import { A2AError, ContentTypeNotSupportedError, InvalidRequestError, UnsupportedOperationError } from "./errors.js";
 import { newId } from "./ids.js";
 import type { CoreLogger } from "./logger.js";
 import { acceptsMediaType, partMediaType } from "./media-types.js";
@@ -222,10 +222,16 @@ export class RunLauncher implements RunHost {
 
   /** After the agent returned or threw: what still has to be written to leave its task consistent and settled, if anything. */
   private finishRun(run: AgentRun, failure: unknown): Promise<void> | undefined {
-    if (failure !== undefined) this.logger.warn({ err: failure, task_id: run.taskId, context_id: run.contextId }, "the agent failed");
+    const refused = failure !== undefined && !run.hasAnswered && isRefusal(failure);
+    if (failure !== undefined && !refused) this.logger.warn({ err: failure, task_id: run.taskId, context_id: run.contextId }, "the agent failed");
     if (!run.hasAnswered) {
       if (failure === undefined) {
         run.finishWithoutAnswer();
+        return undefined;
+      }
+      // An A2A error before any answer refuses the call: the caller gets its status, no task is made.
+      if (refused) {
+        run.finishWithError(failure);
         return undefined;
       }
       return run.settle(TaskState.FAILED, `the agent failed: ${describeError(failure)}`);
@@ -261,6 +267,11 @@ export class RunLauncher implements RunHost {
 function lastUserMessage(task: Task): Message {
   for (let i = task.history.length - 1; i >= 0; i--) if (task.history[i]!.role === Role.USER) return task.history[i]!;
   return task.history[task.history.length - 1]!;
+}
+
+/** What an agent throws to refuse a call (see Agent.execute): an A2A error, or request validation. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof A2AError || error instanceof InvalidRequestError;
 }
 
 function describeError(error: unknown): string {

@@ -65,7 +65,7 @@ describe("TaskWriter on a store that answers within the call", () => {
 
   it("refuses an illegal transition with a rejection, publishes nothing, and stays usable", async () => {
     const { writer, events } = await writerOn("immediate");
-    await expect(writer.write(statusChange(TaskState.INPUT_REQUIRED, 2_000))).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(writer.write(statusChange(TaskState.SUBMITTED, 2_000))).rejects.toBeInstanceOf(IllegalTransitionError);
     expect(events).toEqual([]);
     expect(writer.state).toBe(TaskState.SUBMITTED);
     await expect(writer.write(statusChange(TaskState.WORKING, 3_000))).resolves.toBeUndefined();
@@ -120,7 +120,7 @@ describe("TaskWriter on a store that answers later", () => {
 
   it("a refused write in the queue does not stop the ones after it", async () => {
     const { writer, events } = await writerOn("async");
-    const refused = writer.write(statusChange(TaskState.INPUT_REQUIRED, 2_000));
+    const refused = writer.write(statusChange(TaskState.SUBMITTED, 2_000));
     const accepted = writer.write(statusChange(TaskState.WORKING, 3_000));
     await expect(refused).rejects.toBeInstanceOf(IllegalTransitionError);
     await expect(accepted).resolves.toBeUndefined();
