@@ -18,7 +18,6 @@ import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-car
 import type { CallObserver } from "./protocol/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
-import { openPostgresStore } from "./storage/postgres/index.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { BacklogBudget } from "./streams/index.js";
 
@@ -147,6 +146,8 @@ async function openStore(config: Config, logger: CoreLogger, onListenerError: (e
     return { repository, pageTokenSecret: randomBytes(32), close: () => repository.close() };
   }
   if (config.store === "postgres") {
+    // Loaded only when used: a server on SQLite or memory never loads the PostgreSQL client.
+    const { openPostgresStore } = await import("./storage/postgres/index.js");
     const pg = await openPostgresStore({ url: config.databaseUrl!, poolSize: config.databasePoolSize, leaseMs: config.leaseMs, logger, onListenerError });
     // Every replica signs page tokens with the same key, so a page token from one works on all.
     const secret = await pg.repository.setMetaOnce(PAGE_TOKEN_SECRET_KEY, randomBytes(32).toString("base64"));
