@@ -34,6 +34,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "blocking SendMessage with JWT auth on vs off (interleaved rounds): server CPU per call; limits' memory with 1,000 principals [--quick]",
     run: async (args) => (await import("./auth.js")).runAuthBench({ quick: args.includes("--quick") }),
   },
+  postgres: {
+    describe: "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick]",
+    run: async (args) => (await import("./postgres.js")).runPostgresBench({ quick: args.includes("--quick") }),
+  },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",
     run: async () => (await import("./stream-release.js")).runStreamRelease(),

@@ -6,12 +6,14 @@ import { loadAgent } from "./agents/agent-loader.js";
 import { cardSecurity, createAuth } from "./auth/index.js";
 import { ConcurrencyLimiter, RateLimiter, RunLimiter } from "./limits/index.js";
 import type { Config } from "./config/config.js";
-import { EventHub } from "./events/event-hub.js";
+import { EventHub, type TaskEventHub } from "./events/event-hub.js";
+import type { TaskEvent } from "./events/task-event.js";
 import type { Agent } from "./lifecycle/agent.js";
 import type { CoreLogger } from "./lifecycle/logger.js";
 import { PageTokenCodec } from "./lifecycle/page-token.js";
 import { PushConfigService } from "./lifecycle/push-configs.js";
 import { RetentionSweeper } from "./lifecycle/retention.js";
+import type { RunLeases } from "./lifecycle/run-leases.js";
 import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
@@ -28,7 +30,7 @@ export interface A2AApp {
   readonly handlers: Partial<A2AServiceHandlers>;
   readonly card: AgentCard;
   readonly service: TaskService;
-  readonly hub: EventHub;
+  readonly hub: TaskEventHub;
   readonly repository: TaskRepository;
   /** Webhook delivery, when push notifications are on. */
   readonly push: PushDelivery | undefined;
@@ -54,9 +56,11 @@ const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
 export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
   const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
-  const { repository, pageTokenSecret } = overrides.repository
-    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
-    : await openRepository(config);
+  const onListenerError = (error: unknown, event: TaskEvent) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed");
+  const store: OpenedStore = overrides.repository
+    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
+    : await openStore(config, logger, onListenerError);
+  const { repository, pageTokenSecret, leases } = store;
   const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
   const card = buildAgentCard(
     {
@@ -73,10 +77,11 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const pageTokens = new PageTokenCodec(pageTokenSecret);
   const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver });
   const pushConfigs = pushStore && new PushConfigService({ repository, store: pushStore, pageTokens, maxPerTask: config.push.maxConfigsPerTask });
-  const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
+  const hub = store.hub ?? new EventHub(onListenerError);
   const service = new TaskService({
     repository,
     hub,
+    leases,
     agent,
     logger,
     pageTokens,
@@ -87,6 +92,14 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const recovered = await service.recoverInterruptedWork();
   if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");
   await push?.start(); // resumes the deliveries a previous process left pending
+  // Replicas: a replica that dies leaves its tasks to whichever replica sees their lease run out first.
+  const orphanSweep = store.orphanSweepMs === undefined ? undefined : setInterval(() => {
+    service.recoverInterruptedWork().then(
+      (settled) => settled.failed + settled.resumed > 0 && logger.info(settled, "settled tasks of a replica that stopped renewing its leases"),
+      (error: unknown) => logger.warn({ err: error }, "could not look for tasks left by a stopped replica"),
+    );
+  }, store.orphanSweepMs);
+  orphanSweep?.unref();
   const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
   sweeper?.start();
   let cardServer: AgentCardServer | undefined;
@@ -135,10 +148,11 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       process.off("SIGHUP", onHangup);
       auth.close();
       sweeper?.stop();
+      clearInterval(orphanSweep);
       await service.shutdown(graceMs);
       await push?.close(); // pending deliveries stay in the store for the next start
       await cardServer?.close();
-      await repository.close();
+      await store.close();
     },
   };
 }
@@ -152,8 +166,38 @@ export function createCallObservers(_config: Config): Array<CallObserver<any>> {
   return [];
 }
 
-async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {
-  if (config.store === "memory") return { repository: new MemoryTaskRepository(), pageTokenSecret: randomBytes(32) };
+/** The store the configuration names, with what comes with it (PostgreSQL: the event relay and run leases). */
+interface OpenedStore {
+  readonly repository: TaskRepository;
+  readonly pageTokenSecret: Buffer;
+  readonly hub?: TaskEventHub;
+  readonly leases?: RunLeases;
+  /** How often to look for tasks whose replica died; undefined = one process alone. */
+  readonly orphanSweepMs?: number;
+  close(): Promise<void>;
+}
+
+async function openStore(config: Config, logger: CoreLogger, onListenerError: (error: unknown, event: TaskEvent) => void): Promise<OpenedStore> {
+  if (config.store === "memory") {
+    const repository = new MemoryTaskRepository();
+    return { repository, pageTokenSecret: randomBytes(32), close: () => repository.close() };
+  }
+  if (config.store === "postgres") {
+    // Loaded only when used: a server on SQLite or memory never loads the PostgreSQL client.
+    const { openPostgresStore } = await import("./storage/postgres/index.js");
+    const pg = await openPostgresStore({ url: config.databaseUrl!, poolSize: config.databasePoolSize, leaseMs: config.leaseMs, logger, onListenerError });
+    // Every replica signs page tokens with the same key, so a page token from one works on all.
+    const secret = await pg.repository.setMetaOnce(PAGE_TOKEN_SECRET_KEY, randomBytes(32).toString("base64"));
+    return {
+      repository: pg.repository,
+      pageTokenSecret: Buffer.from(secret, "base64"),
+      hub: pg.relay,
+      leases: pg.leases,
+      // Often enough that a task left by a stopped replica is settled soon after its lease ran out.
+      orphanSweepMs: Math.max(100, Math.min(2000, Math.floor(config.leaseMs / 2))),
+      close: () => pg.close(),
+    };
+  }
   const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability });
   // Page tokens outlive a restart with the store they point into, so their key is kept with it.
   let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
@@ -161,7 +205,7 @@ async function openRepository(config: Config): Promise<{ repository: TaskReposit
     secret = randomBytes(32).toString("base64");
     await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
   }
-  return { repository, pageTokenSecret: Buffer.from(secret, "base64") };
+  return { repository, pageTokenSecret: Buffer.from(secret, "base64"), close: () => repository.close() };
 }
 
 function splitHostPort(address: string): { host: string; port: number } {

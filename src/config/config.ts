@@ -47,7 +47,11 @@ export interface Config {
   readonly cardListen: string | null;
   /** host:port advertised in the agent card. */
   readonly publicGrpcAddress: string;
-  readonly store: "sqlite" | "memory";
+  readonly store: "sqlite" | "memory" | "postgres";
+  /** postgres://...; set when store is postgres. */
+  readonly databaseUrl: string | null;
+  readonly databasePoolSize: number;
+  readonly leaseMs: number;
   /** Absolute path. */
   readonly dataDir: string;
   /** Age after which terminal tasks are deleted, ms; null = kept forever. */

@@ -39,6 +39,9 @@ describe("configuration", () => {
       cardListen: "127.0.0.1:8080",
       publicGrpcAddress: "127.0.0.1:50051",
       store: "sqlite",
+      databaseUrl: null,
+      databasePoolSize: 10,
+      leaseMs: 10_000,
       dataDir: "/srv/a2a/data",
       retentionMs: null,
       allowMissingVersion: false,
@@ -58,6 +61,26 @@ describe("configuration", () => {
       limits: DEFAULT_LIMITS,
     });
     expect(load({ stdoutIsTTY: true }).logFormat).toBe("pretty");
+  });
+
+  test("FND-CONFIG: the PostgreSQL settings are read; postgres without a URL is refused naming both settings", () => {
+    const c = load({ env: { A2A_STORE: "postgres", A2A_DATABASE_URL: "postgres://a2a:pw@db:5432/a2a", A2A_DATABASE_POOL_SIZE: "4", A2A_LEASE_MS: "3000" } });
+    expect([c.store, c.databaseUrl, c.databasePoolSize, c.leaseMs]).toEqual(["postgres", "postgres://a2a:pw@db:5432/a2a", 4, 3000]);
+    expect(() => load({ env: { A2A_STORE: "postgres" } })).toThrow(/A2A_STORE \(--store\) = "postgres" needs A2A_DATABASE_URL \(--database-url\)/);
+    expect(() => load({ env: { A2A_LEASE_MS: "10" } })).toThrow(/A2A_LEASE_MS/);
+  });
+
+  test("FND-CONFIG: a bad A2A_DATABASE_URL is refused without repeating it (it may hold a password)", () => {
+    for (const url of ["mysql://u:s3cret@db/x", "not a url s3cret", "postgres://u:s3cret@/x"]) {
+      let message = "";
+      try {
+        load({ env: { A2A_STORE: "postgres", A2A_DATABASE_URL: url } });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/A2A_DATABASE_URL \(--database-url\) = \(not repeated\)/);
+      expect(message).not.toContain("s3cret");
+    }
   });
 
   test("FND-CONFIG: environment variables are read, flags win over them, empty counts as unset", () => {
