@@ -14,6 +14,7 @@ import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
+import { METRICS_PATH, ServiceMetrics, startMetricsServer, type MetricsServer } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 
@@ -26,6 +27,10 @@ export interface A2AApp {
   readonly repository: TaskRepository;
   /** Port of the HTTP agent card listener, when it runs. */
   readonly cardPort: number | undefined;
+  /** The Prometheus metrics, unless off (A2A_METRICS_LISTEN). */
+  readonly metrics: ServiceMetrics | undefined;
+  /** Port of the HTTP listener serving /metrics: the card's, or its own. */
+  readonly metricsPort: number | undefined;
   /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
   close(graceMs: number): Promise<void>;
 }
@@ -55,6 +60,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const { repository, pageTokenSecret } = overrides.repository
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
     : await openRepository(config);
+  // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
+  const metrics = servesMetrics(config) ? new ServiceMetrics() : undefined;
   const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
   const service = new TaskService({
     repository,
@@ -71,7 +78,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   let cardServer: AgentCardServer | undefined;
   if (config.cardListen !== null) {
     const { host, port } = splitHostPort(config.cardListen);
-    cardServer = await startAgentCardServer({ host, port, card });
+    const routes = metrics !== undefined && config.metricsListen === "card" ? new Map([[METRICS_PATH, metrics.route]]) : undefined;
+    cardServer = await startAgentCardServer({ host, port, card, routes });
+  }
+  let metricsServer: MetricsServer | undefined;
+  if (metrics !== undefined && config.metricsListen !== null && config.metricsListen !== "card") {
+    metricsServer = await startMetricsServer({ ...splitHostPort(config.metricsListen), registry: metrics.metrics.registry });
   }
   const handlers = createA2AHandlers({
     service,
@@ -87,10 +99,14 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     hub,
     repository,
     cardPort: cardServer?.port,
+    metrics,
+    metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
     async close(graceMs) {
       sweeper?.stop();
       await service.shutdown(graceMs);
       await cardServer?.close();
+      await metricsServer?.close();
+      metrics?.close();
       await repository.close();
     },
   };
@@ -106,6 +122,11 @@ async function openRepository(config: Config): Promise<{ repository: TaskReposit
     await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
   }
   return { repository, pageTokenSecret: Buffer.from(secret, "base64") };
+}
+
+/** Metrics are collected only where they can be scraped: on their own listener, or on the card's when it runs. */
+function servesMetrics(config: Config): boolean {
+  return config.metricsListen !== null && (config.metricsListen !== "card" || config.cardListen !== null);
 }
 
 function splitHostPort(address: string): { host: string; port: number } {

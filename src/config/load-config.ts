@@ -70,6 +70,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), "10000"),
     agentModule: agentModule ?? null,
     cardListen,
+    metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), "card"),
     publicGrpcAddress: get("publicGrpcAddress", hostPort) ?? listen,
     store: get("store", (v) => parseChoice(v, ["sqlite", "memory"] as const), "sqlite"),
     dataDir: resolve(cwd, raw("dataDir") ?? "./data"),

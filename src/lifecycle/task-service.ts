@@ -37,6 +37,7 @@ import { cloneMessage } from "../codec/task-clone.js";
 import { IllegalTransitionError, type ReadOptions, type StoredTask, type TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
 import { TaskWriter } from "./task-writer.js";
+import { endRunObservation, invokeObserved, isRunObserved, startRunObservation } from "./run-observation.js";
 
 /** Who is calling and with which extensions; built by the protocol edge for every request. */
 export interface RequestContext {
@@ -441,12 +442,15 @@ export class TaskService implements RunHost {
    */
   private async execute(run: AgentRun, resume: boolean): Promise<void> {
     const agent = this.options.agent;
+    const observation = isRunObserved() ? startRunObservation(run, resume) : undefined;
     let failure: unknown;
     try {
-      await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+      if (observation === undefined) await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+      else await invokeObserved(observation, () => (resume && agent.resume ? agent.resume(run) : agent.execute(run)));
     } catch (error) {
       failure = error ?? new Error("the agent threw without an error");
     }
+    if (observation !== undefined) endRunObservation(observation, run, failure !== undefined);
     try {
       const settling = this.finishRun(run, failure);
       if (settling !== undefined) await settling; // usually nothing is left to settle: no await

@@ -1,0 +1,50 @@
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import {
+  CHANNELS, type PushDelivery, type RunObservation, type StoreCommit, type StreamEnded, type StreamEvent, type TaskSettled,
+} from "../lifecycle/diagnostics.js";
+import type { A2AMetrics } from "./metrics-catalogue.js";
+
+/**
+ * Feeds the metrics from what the core, the stores, the stream edge and push delivery publish
+ * on their diagnostics channels (src/lifecycle/diagnostics.ts). Subscribing is what turns the
+ * publishing on; the returned function turns it off again.
+ */
+export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
+  const handlers: Array<[string, (message: unknown) => void]> = [
+    [CHANNELS.taskCreated, () => metrics.tasksCreated.inc()],
+    [CHANNELS.taskSettled, (m) => metrics.tasksSettled.inc({ state: stateLabel((m as TaskSettled).state) })],
+    [CHANNELS.runStart, () => metrics.runsActive.inc()],
+    [CHANNELS.runEnd, (m) => {
+      const run = m as RunObservation;
+      metrics.runsActive.dec();
+      metrics.runDuration.observe({ outcome: run.failed ? "error" : "ok" }, (run.durationMs ?? 0) / 1000);
+    }],
+    [CHANNELS.storeCommit, (m) => {
+      const commit = m as StoreCommit;
+      const labels = { store: commit.store };
+      metrics.storeCommitDuration.observe(labels, commit.durationMs / 1000);
+      metrics.storeCommitWrites.observe(labels, commit.writes);
+      if (commit.failed) metrics.storeCommitsFailed.inc(labels);
+    }],
+    [CHANNELS.pushDelivery, (m) => {
+      const delivery = m as PushDelivery;
+      metrics.pushDeliveries.inc({ outcome: delivery.outcome });
+      metrics.pushDeliveryDuration.observe(delivery.durationMs / 1000);
+    }],
+    [CHANNELS.streamEvent, (m) => {
+      if ((m as StreamEvent).merged) metrics.streamEventsMerged.inc();
+      else metrics.streamEventsWritten.inc();
+    }],
+    [CHANNELS.streamEnded, (m) => metrics.streamsEnded.inc({ reason: (m as StreamEnded).reason })],
+  ];
+  for (const [name, handler] of handlers) subscribe(name, handler);
+  return () => {
+    for (const [name, handler] of handlers) unsubscribe(name, handler);
+  };
+}
+
+/** "completed" for TaskState.COMPLETED: the enum's name, lower case. */
+function stateLabel(state: TaskState): string {
+  return (TaskState[state] ?? "unknown").toLowerCase();
+}
