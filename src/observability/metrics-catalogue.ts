@@ -11,9 +11,6 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
  * metrics start with `a2a_`. Every label takes a bounded set of values (no task or context ids).
  */
 
-/** The service of every RPC the call seam sees. */
-export const A2A_SERVICE = "lf.a2a.v1.A2AService";
-
 /** RPC durations: from sub-millisecond unary calls to streams that stay open for minutes. */
 const CALL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const RUN_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800];

@@ -1,5 +1,6 @@
 import { subscribeCoreMetrics } from "./core-metrics.js";
-import { A2A_SERVICE, createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
+import type { CallObserverHooks } from "./call-records.js";
+import { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 import { metricsRoute } from "./metrics-endpoint.js";
 
 export interface ServiceMetricsOptions {
@@ -31,16 +32,17 @@ export class ServiceMetrics {
     this.#unsubscribe = subscribeCoreMetrics(this.metrics);
   }
 
-  /** An A2A RPC began. */
-  callStarted(method: string): void {
-    this.#active.set(method, (this.#active.get(method) ?? 0) + 1);
-  }
-
-  /** An A2A RPC ended with `code` after `durationMs`. */
-  callEnded(method: string, code: number, durationMs: number): void {
-    this.#active.set(method, (this.#active.get(method) ?? 1) - 1);
-    this.metrics.callDuration.observe({ rpc_service: A2A_SERVICE, rpc_method: method, rpc_grpc_status_code: String(code) }, durationMs / 1000);
-  }
+  /** The call seam's observer: counts calls in progress, and each call's duration by method and status. */
+  readonly observer: CallObserverHooks<undefined> = {
+    started: (call) => {
+      this.#active.set(call.method, (this.#active.get(call.method) ?? 0) + 1);
+      return undefined;
+    },
+    ended: (call) => {
+      this.#active.set(call.method, (this.#active.get(call.method) ?? 1) - 1);
+      this.metrics.callDuration.observe({ rpc_service: call.service, rpc_method: call.method, rpc_grpc_status_code: String(call.code) }, call.durationMs / 1000);
+    },
+  };
 
   /** Stops listening to the diagnostics channels (the registry stays readable). */
   close(): void {
