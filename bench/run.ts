@@ -15,6 +15,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
     run: async (args) => (await import("./issue5.js")).runIssue5({ quick: args.includes("--quick") }),
   },
+  observability: {
+    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick]",
+    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick") }),
+  },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",
     run: async () => (await import("./stream-release.js")).runStreamRelease(),
