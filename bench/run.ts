@@ -19,6 +19,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick]",
     run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick") }),
   },
+  issue15: {
+    describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
+    run: async (args) => (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
+  },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",
     run: async () => (await import("./stream-release.js")).runStreamRelease(),

@@ -17,6 +17,7 @@ import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { METRICS_PATH, ServiceMetrics, startMetricsServer, type MetricsServer } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
+import { BacklogBudget, openStreamCount } from "./streams/index.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -41,6 +42,9 @@ export interface AppOverrides {
   readonly repository?: TaskRepository;
 }
 
+/** How large one merged stream response may grow: well under the message size limit. */
+const MERGED_RESPONSE_BYTES = 1024 * 1024;
+
 export const STORE_FILE_NAME = "tasks.sqlite";
 const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
@@ -61,7 +65,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
     : await openRepository(config);
   // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
-  const metrics = servesMetrics(config) ? new ServiceMetrics() : undefined;
+  const metrics = servesMetrics(config) ? new ServiceMetrics({ openStreams: openStreamCount }) : undefined;
   const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
   const service = new TaskService({
     repository,
@@ -90,7 +94,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     card,
     extendedCard,
     allowMissingVersion: config.allowMissingVersion,
-    streamBufferEvents: config.streamBufferEvents,
+    streamLimits: {
+      streamBytes: config.streamBacklogBytes,
+      streamEntries: config.streamBufferEvents,
+      entryBytes: Math.min(MERGED_RESPONSE_BYTES, Math.floor(config.maxMessageBytes / 2)),
+      shared: new BacklogBudget(config.streamsBacklogBytes),
+    },
   });
   return {
     handlers,

@@ -225,20 +225,25 @@ function start(cmd: StartCommand): void {
       return;
     }
     if (tag !== TAG_ARTIFACT) return;
-    sub.artifacts++;
-    const at = buf.indexOf(MARK, start);
+    // A merged update (A-32: a stream that could not write) carries several chunks, each with its marker.
+    let at = buf.indexOf(MARK, start);
     if (at < 0 || at + MARK.length > end) {
+      sub.artifacts++;
       sub.ordered = false;
       return;
     }
-    const [seq, seqEnd] = readNumber(buf, at + MARK.length, end);
-    // ";t=" then integer ms "." fraction
-    const [whole, dot] = readNumber(buf, seqEnd + 3, end);
-    const [frac, fracEnd] = readNumber(buf, dot + 1, end);
-    const stamp = whole + frac / 10 ** (fracEnd - dot - 1);
-    if (seq !== sub.next) sub.ordered = false;
-    sub.next = seq + 1;
-    if (nLat < latencies.length) latencies[nLat++] = now - stamp;
+    while (at >= 0 && at + MARK.length <= end) {
+      sub.artifacts++;
+      const [seq, seqEnd] = readNumber(buf, at + MARK.length, end);
+      // ";t=" then integer ms "." fraction
+      const [whole, dot] = readNumber(buf, seqEnd + 3, end);
+      const [frac, fracEnd] = readNumber(buf, dot + 1, end);
+      const stamp = whole + frac / 10 ** (fracEnd - dot - 1);
+      if (seq !== sub.next) sub.ordered = false;
+      sub.next = seq + 1;
+      if (nLat < latencies.length) latencies[nLat++] = now - stamp;
+      at = buf.indexOf(MARK, fracEnd);
+    }
   };
 
   /** Splits a DATA chunk into messages; a message within the chunk is read in place. */

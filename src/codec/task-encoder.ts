@@ -1,7 +1,7 @@
 import { protoInt64, type JsonObject, type JsonValue, type UnknownField } from "@bufbuild/protobuf";
 import { getTextEncoding } from "@bufbuild/protobuf/wire";
 import type { ListValue, Struct, Timestamp, Value } from "@bufbuild/protobuf/wkt";
-import type { Artifact, Message, Part, Task, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Artifact, Message, Part, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 
 /**
  * encodeTask(task) gives exactly the bytes of `toBinary(TaskSchema, task)` (protobuf-es 2.13),
@@ -101,6 +101,29 @@ export function encodeMessagePayload(message: Message): Uint8Array {
   return encode(() => messageItem(2, message, writeMessage));
 }
 
+/** The fields of the two stream update events, as ENCODED_FIELDS lists those of the Task tree. */
+export const ENCODED_EVENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  "lf.a2a.v1.TaskStatusUpdateEvent": ["1 taskId string", "2 contextId string", "3 status lf.a2a.v1.TaskStatus", "4 metadata google.protobuf.Struct"],
+  "lf.a2a.v1.TaskArtifactUpdateEvent": [
+    "1 taskId string",
+    "2 contextId string",
+    "3 artifact lf.a2a.v1.Artifact",
+    "4 append bool",
+    "5 lastChunk bool",
+    "6 metadata google.protobuf.Struct",
+  ],
+};
+
+/** A StreamResponse whose payload is a status update (field 3) and nothing else. */
+export function encodeStatusUpdatePayload(event: TaskStatusUpdateEvent): Uint8Array {
+  return encode(() => messageItem(3, event, writeStatusUpdate));
+}
+
+/** A StreamResponse whose payload is an artifact update (field 4) and nothing else. */
+export function encodeArtifactUpdatePayload(event: TaskArtifactUpdateEvent): Uint8Array {
+  return encode(() => messageItem(4, event, writeArtifactUpdate));
+}
+
 /** A Message on its own (the SQLite store keeps each history message as its own blob). */
 export function encodeMessage(message: Message): Uint8Array {
   return encode(() => writeMessage(message));
@@ -178,6 +201,24 @@ function writeArtifact(a: Artifact): void {
   messageField(5, a.metadata, writeJsonStruct);
   for (const extension of a.extensions) stringItem(6, extension);
   unknownFields(a.$unknown);
+}
+
+function writeStatusUpdate(e: TaskStatusUpdateEvent): void {
+  stringField(1, e.taskId);
+  stringField(2, e.contextId);
+  messageField(3, e.status, writeTaskStatus);
+  messageField(4, e.metadata, writeJsonStruct);
+  unknownFields(e.$unknown);
+}
+
+function writeArtifactUpdate(e: TaskArtifactUpdateEvent): void {
+  stringField(1, e.taskId);
+  stringField(2, e.contextId);
+  messageField(3, e.artifact, writeArtifact);
+  boolField(4, e.append);
+  boolField(5, e.lastChunk);
+  messageField(6, e.metadata, writeJsonStruct);
+  unknownFields(e.$unknown);
 }
 
 function writeTimestamp(t: Timestamp): void {
@@ -332,6 +373,14 @@ function int64Field(fieldNo: number, value: bigint): void {
   const { lo, hi } = protoInt64.enc(value);
   tag(fieldNo, VARINT);
   varint64(lo, hi);
+}
+
+/** Implicit presence: false is not written. */
+function boolField(fieldNo: number, value: boolean): void {
+  if (!value) return;
+  tag(fieldNo, VARINT);
+  ensure(1);
+  buf[pos++] = 1;
 }
 
 /** A singular message field: written when not undefined. */

@@ -37,7 +37,12 @@ export interface Config {
   /** Age after which terminal tasks are deleted, ms; null = kept forever. */
   readonly retentionMs: number | null;
   readonly allowMissingVersion: boolean;
+  /** Entries (after merging, A-32) a slow stream's backlog may hold. */
   readonly streamBufferEvents: number;
+  /** Encoded bytes a slow stream's merged backlog may hold. */
+  readonly streamBacklogBytes: number;
+  /** Encoded bytes all slow streams' backlogs may hold together. */
+  readonly streamsBacklogBytes: number;
   /** Declared in the card; off = the streaming RPCs answer UNSUPPORTED_OPERATION (R-CAP-2). */
   readonly streaming: boolean;
   readonly storeDurability: "process" | "power";

@@ -78,7 +78,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     allowMissingVersion: get("allowMissingVersion", parseBoolean, "false"),
     streaming: get("streaming", parseBoolean, "true"),
     storeDurability: get("storeDurability", (v) => parseChoice(v, ["process", "power"] as const), "process"),
-    streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "256"),
+    streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "1024"),
+    streamBacklogBytes: get("streamBacklogBytes", parseBytes, "4MiB"),
+    streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
   };

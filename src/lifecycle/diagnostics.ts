@@ -25,9 +25,9 @@ export const CHANNELS = {
   storeCommit: "a2a:store:commit",
   /** A push notification delivery attempt ended: PushDelivery (published by src/push). */
   pushDelivery: "a2a:push:delivery",
-  /** A stream wrote an event to its client: StreamEvent (published by the stream edge). */
+  /** A stream wrote a response to its client: StreamEvent (published by src/streams). */
   streamEvent: "a2a:stream:event",
-  /** A stream ended: StreamEnded (published by the stream edge). */
+  /** A stream ended: StreamEnded (published by src/streams). */
   streamEnded: "a2a:stream:ended",
 } as const;
 
@@ -75,7 +75,7 @@ export interface PushDelivery {
 }
 
 export interface StreamEvent {
-  /** The event was merged into one already queued for a slow client instead of being written on its own. */
+  /** The response written stands for several published events, merged while the client was behind. */
   readonly merged: boolean;
 }
 

@@ -1,5 +1,4 @@
-import { create } from "@bufbuild/protobuf";
-import { ArtifactSchema, type Artifact, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Artifact, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { canTransition, isTerminal, stateName } from "./task-state.js";
 import { IllegalTransitionError, InvalidChangeError, type TaskChange } from "./task-repository.js";
 
@@ -53,24 +52,32 @@ function checkArtifact(taskId: string, artifact: Artifact): void {
   }
 }
 
-/** append=false replaces an artifact of the same id; append=true extends it, or starts it. */
+/**
+ * append=false replaces an artifact of the same id (A-17); append=true extends it, or starts it.
+ * The task keeps its own artifact object with its own parts list (the change's artifact is shared
+ * with its event), so an append pushes onto that list in place: appending a chunk costs the
+ * chunk, not a copy of every part before it (a 100,000-chunk answer was quadratic).
+ */
 function mergeArtifact(task: Task, artifact: Artifact, append: boolean): void {
   const index = indexOfArtifact(task.artifacts, artifact.artifactId);
   if (index < 0) {
     // A one-item literal for the first: an empty array's first push reserves 17 slots.
-    if (task.artifacts.length === 0) task.artifacts = [artifact];
-    else task.artifacts.push(artifact);
+    if (task.artifacts.length === 0) task.artifacts = [ownArtifact(artifact)];
+    else task.artifacts.push(ownArtifact(artifact));
   } else if (!append) {
-    task.artifacts[index] = artifact;
+    task.artifacts[index] = ownArtifact(artifact);
   } else {
     const existing = task.artifacts[index]!;
-    task.artifacts[index] = create(ArtifactSchema, {
-      ...existing,
-      parts: [...existing.parts, ...artifact.parts],
-      metadata: artifact.metadata ?? existing.metadata,
-      extensions: [...new Set([...existing.extensions, ...artifact.extensions])],
-    });
+    const parts = artifact.parts;
+    for (let i = 0; i < parts.length; i++) existing.parts.push(parts[i]!);
+    if (artifact.metadata !== undefined) existing.metadata = artifact.metadata;
+    if (artifact.extensions.length > 0) existing.extensions = [...new Set([...existing.extensions, ...artifact.extensions])];
   }
+}
+
+/** The task's own copy of an artifact: the same fields, its own parts list (parts themselves are never changed). */
+function ownArtifact(artifact: Artifact): Artifact {
+  return { ...artifact, parts: artifact.parts.slice() };
 }
 
 function indexOfArtifact(artifacts: readonly Artifact[], artifactId: string): number {

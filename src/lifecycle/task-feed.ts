@@ -100,11 +100,11 @@ export class TaskFeed {
         this.sendTask(event.task, event.version);
         return;
       case "status":
-        this.sink.next(responseOf(event));
+        this.sink.next(responseOf(event, this.hub.listenerCount(event.taskId) > 1));
         if (closesStream(event.status.state)) this.finish();
         return;
       case "artifact":
-        this.sink.next(responseOf(event));
+        this.sink.next(responseOf(event, this.hub.listenerCount(event.taskId) > 1));
         return;
       case "history":
         return; // history has no stream event of its own; the task snapshot carries it
@@ -130,18 +130,25 @@ type UpdateEvent = Extract<TaskEvent, { kind: "status" | "artifact" }>;
 /**
  * An update event's StreamResponse is the same for every stream of the task: build it once per
  * event and share it (with 500 subscribers that is one object instead of 500). Nobody mutates
- * it; it lives as long as the event does.
+ * it; it lives as long as the event does. Why the one-entry cache before the WeakMap: the hub
+ * gives an event to the task's streams one after the other, and a task with one stream (the
+ * usual SendStreamingMessage) then costs no WeakMap entry per event.
  */
 const responses = new WeakMap<UpdateEvent, StreamResponse>();
+let lastEvent: UpdateEvent | undefined;
+let lastResponse: StreamResponse | undefined;
 
-function responseOf(event: UpdateEvent): StreamResponse {
+function responseOf(event: UpdateEvent, shared: boolean): StreamResponse {
+  if (event === lastEvent) return lastResponse!;
   let response = responses.get(event);
   if (response === undefined) {
     response =
       event.kind === "status"
         ? streamResponseLiteral({ case: "statusUpdate", value: statusUpdateLiteral(event.taskId, event.contextId, event.status) })
         : streamResponseLiteral({ case: "artifactUpdate", value: artifactUpdateLiteral(event.taskId, event.contextId, event.artifact, event.append, event.lastChunk) });
-    responses.set(event, response);
+    if (shared) responses.set(event, response);
   }
+  lastEvent = event;
+  lastResponse = response;
   return response;
 }

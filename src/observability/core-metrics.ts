@@ -33,8 +33,8 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
       metrics.pushDeliveryDuration.observe(delivery.durationMs / 1000);
     }],
     [CHANNELS.streamEvent, (m) => {
+      metrics.streamEventsWritten.inc();
       if ((m as StreamEvent).merged) metrics.streamEventsMerged.inc();
-      else metrics.streamEventsWritten.inc();
     }],
     [CHANNELS.streamEnded, (m) => metrics.streamsEnded.inc({ reason: (m as StreamEnded).reason })],
   ];

@@ -101,15 +101,15 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
         this.set(sources.openStreams());
       },
     }),
-    streamEventsWritten: new Counter({ name: "a2a_stream_events_written_total", help: "Task events written to stream clients", registers }),
+    streamEventsWritten: new Counter({ name: "a2a_stream_events_written_total", help: "Stream responses written to clients (SendStreamingMessage, SubscribeToTask), merged ones included", registers }),
     streamEventsMerged: new Counter({
       name: "a2a_stream_events_merged_total",
-      help: "Task events merged into an event already queued for a client that was behind, instead of written on their own",
+      help: "Stream responses that stood for several task events, merged while their client was behind",
       registers,
     }),
     streamsEnded: new Counter({
       name: "a2a_streams_ended_total",
-      help: "Streams ended, by reason: done (the task settled), client-gone, budget (the client fell too far behind: RESOURCE_EXHAUSTED)",
+      help: "Streams ended, by reason: done (the task settled), client-gone, budget (the client's backlog passed a budget: RESOURCE_EXHAUSTED)",
       labelNames: ["reason"],
       registers,
     }),

@@ -20,6 +20,7 @@ import {
 } from "./request-validation.js";
 import { checkRequiredExtensions, formatActivatedExtensions, readRequestedExtensions, readVersion } from "./service-parameters.js";
 import { pipeStream } from "./stream-pipe.js";
+import type { BacklogLimits } from "../streams/index.js";
 
 export interface A2AHandlerOptions {
   readonly service: TaskService;
@@ -27,8 +28,8 @@ export interface A2AHandlerOptions {
   readonly extendedCard: AgentCard | undefined;
   /** Ruling A-3: read a missing a2a-version as 1.0 (an operator option for hand-driven tools). */
   readonly allowMissingVersion: boolean;
-  /** Events a stream may have queued for a slow client before it is ended with RESOURCE_EXHAUSTED. */
-  readonly streamBufferEvents: number;
+  /** What a slow client's merged backlog may hold before its stream is ended with RESOURCE_EXHAUSTED. */
+  readonly streamLimits: BacklogLimits;
   readonly limits?: ValidationLimits;
 }
 
@@ -86,7 +87,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       requireStreaming();
       requireExtensions(rc);
       if (request.configuration?.taskPushNotificationConfig) requirePush();
-      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.sendStreamingMessage(rc, request, sink), rc);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
     },
 
     async GetTask(request, call) {
@@ -118,7 +119,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       requireStreaming();
       requireExtensions(rc);
       call.setLogField("task_id", request.id);
-      await pipeStream(call, out, options.streamBufferEvents, (sink) => service.subscribeToTask(rc, request.id, sink), rc);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.subscribeToTask(rc, request.id, sink) });
     },
 
     async GetExtendedAgentCard(request, call) {

@@ -3,6 +3,7 @@ import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescServi
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import { SendMessageRequestSchema, SendMessageResponseSchema, StreamResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeMessagePayload, encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
+import { streamResponseBytes } from "../codec/stream-response-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import type { Logger } from "pino";
@@ -167,6 +168,8 @@ function serializeUnary(schema: DescMessage): (message: Message | Uint8Array) =>
  * once and the bytes reused (grpc-js copies them into its own frame, so sharing is safe).
  */
 function serializeShared(schema: DescMessage): (message: Message) => Buffer {
+  // Stream responses: every payload by the static encoders, cached where the stream pipe also reads sizes.
+  if (schema.typeName === StreamResponseSchema.typeName) return (message) => streamResponseBytes(message as StreamResponse);
   const encode = responseEncoder(schema);
   const encoded = new WeakMap<Message, Buffer>();
   return (message) => {

@@ -1,39 +1,47 @@
 import * as grpc from "@grpc/grpc-js";
 import type { StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { approximateSize } from "../codec/stream-response-encoder.js";
 import type { RequestContext, StreamHandle } from "../lifecycle/task-service.js";
 import type { StreamSink } from "../lifecycle/task-feed.js";
+import { StreamBacklog, eventWritten, streamEnded, streamOpened, type BacklogLimits, type StreamEndReason } from "../streams/index.js";
 import { GrpcStatusError } from "./error-status.js";
 import type { CallContext, StreamWriter } from "./grpc-adapter.js";
 import { formatActivatedExtensions } from "./service-parameters.js";
 
-/** The status a client gets when it reads too slowly; it says what to do about it. */
-export function slowClientError(bufferEvents: number): GrpcStatusError {
+/** The status a client gets when it reads too slowly; it says which limit it passed and what to do about it. */
+export function slowClientError(limit: string): GrpcStatusError {
   return new GrpcStatusError(
     grpc.status.RESOURCE_EXHAUSTED,
-    `the client fell more than ${bufferEvents} events behind the task and was disconnected; ` +
+    `the client fell too far behind the task (${limit}) and was disconnected; ` +
       "call SubscribeToTask to get a fresh snapshot and the events after it",
   );
 }
 
+export interface PipeOptions {
+  readonly call: CallContext;
+  readonly out: StreamWriter<StreamResponse>;
+  readonly limits: BacklogLimits;
+  /** Starts the core's stream into `sink`; resolves once its first event went out. */
+  readonly open: (sink: StreamSink) => Promise<StreamHandle>;
+  readonly rc: RequestContext;
+}
+
 /**
  * Connects a core stream to a gRPC server stream with flow control. Writes go out while the
- * client keeps up; once grpc-js reports back-pressure (write() returned false) and has had an
- * event-loop turn to flush, at most `bufferEvents` further events are queued until 'drain', and a
- * client that falls further behind is ended with RESOURCE_EXHAUSTED: its backlog stays bounded
- * (grpc-js's 16-message queue, plus a burst the agent wrote in one go, plus `bufferEvents`) and
- * the publisher (and so every other subscriber) never waits for it.
+ * client keeps up. Once grpc-js reports back-pressure (write() returned false), what follows
+ * waits in the stream's backlog (src/streams/stream-backlog.ts), merged without loss (A-32),
+ * until 'drain'; the stream is ended with RESOURCE_EXHAUSTED only when that merged backlog passes
+ * its byte or entry limit, or all streams' backlogs together pass the shared budget. The
+ * publisher (and so every other subscriber) never waits for a slow client. A stream that has
+ * delivered its closing event ends once its backlog has been written.
  *
  * A client that goes away (cancel, deadline, dropped connection, server shutdown) only closes
  * its own subscription, at once: also while `open` is still waiting for the agent's first
  * answer, so an abandoned call holds nothing until the agent gets round to answering.
  */
-export async function pipeStream(
-  call: CallContext,
-  out: StreamWriter<StreamResponse>,
-  bufferEvents: number,
-  open: (sink: StreamSink) => Promise<StreamHandle>,
-  rc: RequestContext,
-): Promise<void> {
+export async function pipeStream(options: PipeOptions): Promise<void> {
+  const { call, out, limits, rc } = options;
+  let reason: StreamEndReason = "done";
   let settle!: (error?: Error) => void;
   let settled = false;
   const finished = new Promise<void>((resolve, reject) => {
@@ -44,17 +52,53 @@ export async function pipeStream(
       else resolve();
     };
   });
-  let queuedWhileBlocked = 0;
+  const backlog = new StreamBacklog(limits.entryBytes);
+  /** Bytes of this stream's backlog counted in the shared budget. */
+  let accounted = 0;
   let blocked = false;
-  // Back-pressure only says something about the client once grpc-js has had an I/O turn to flush:
-  // an agent writing a burst in one go (the memory store answers in microtasks) fills grpc-js's
-  // queue before any byte can leave, also for a client that reads as fast as it can.
-  let turnPassed = false;
+  /** The closing event has been queued: end once the backlog is written. */
+  let ending = false;
   let first = true;
-  const unblock = () => {
-    blocked = false;
-    queuedWhileBlocked = 0;
+
+  const account = (): boolean => {
+    if (!limits.shared.adjust(backlog.bytes - accounted)) return false;
+    accounted = backlog.bytes;
+    return true;
   };
+  const cut = (limit: string) => {
+    reason = "budget";
+    call.setLogField("slow_client", "true");
+    settle(slowClientError(limit));
+  };
+  const write = (response: StreamResponse, events: number): boolean => {
+    const flowing = out.write(response);
+    eventWritten(events > 1);
+    return flowing;
+  };
+  const block = () => {
+    blocked = true;
+    void out.waitForDrain().then(flush);
+  };
+  const flush = () => {
+    blocked = false;
+    if (settled) return;
+    for (let item = backlog.shift(); item !== undefined; item = backlog.shift()) {
+      if (!write(item.response, item.events)) {
+        account();
+        block();
+        return;
+      }
+    }
+    account();
+    if (ending) settle();
+  };
+  const enqueue = (response: StreamResponse) => {
+    backlog.push(response, approximateSize(response));
+    if (backlog.bytes > limits.streamBytes) return cut(`its merged backlog passed ${limits.streamBytes} bytes`);
+    if (backlog.size > limits.streamEntries) return cut(`its merged backlog passed ${limits.streamEntries} events`);
+    if (!account()) cut("the server's budget for slow streams is spent");
+  };
+
   const sink: StreamSink = {
     next(response) {
       if (settled || out.closed) return;
@@ -64,32 +108,28 @@ export async function pipeStream(
         if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
         if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
       }
-      if (blocked && turnPassed && ++queuedWhileBlocked > bufferEvents) {
-        call.setLogField("slow_client", "true");
-        settle(slowClientError(bufferEvents));
-        return;
-      }
-      if (!out.write(response) && !blocked) {
-        blocked = true;
-        turnPassed = false;
-        setImmediate(() => (turnPassed = true));
-        void out.waitForDrain().then(unblock);
-      }
+      if (blocked) enqueue(response);
+      else if (!write(response, 1)) block();
     },
     end() {
-      settle();
+      if (blocked && backlog.size > 0) ending = true;
+      else settle();
     },
     fail(error) {
       settle(error instanceof Error ? error : new Error(String(error)));
     },
   };
-  const onAbort = () => settle();
+  const onAbort = () => {
+    if (!settled) reason = "client-gone";
+    settle();
+  };
+  streamOpened();
   call.signal.addEventListener("abort", onAbort, { once: true });
-  if (call.signal.aborted) settle();
+  if (call.signal.aborted) onAbort();
   let handle: StreamHandle | undefined;
   let released = false;
   // Errors before the first event reject `opening`: they become the call's status (R-STREAM-1).
-  const opening = open(sink).then((opened) => {
+  const opening = options.open(sink).then((opened) => {
     if (released) opened.close();
     else handle = opened;
   });
@@ -100,6 +140,10 @@ export async function pipeStream(
     released = true;
     call.signal.removeEventListener("abort", onAbort);
     handle?.close();
+    backlog.clear();
+    limits.shared.adjust(-accounted);
+    accounted = 0;
+    streamEnded(reason);
     opening.catch(() => undefined); // the client left first: nobody is waiting for this answer
   }
 }

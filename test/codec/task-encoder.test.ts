@@ -13,9 +13,13 @@ import {
   TaskState,
   TaskStatusSchema,
   type Task,
+  TaskArtifactUpdateEventSchema,
+  TaskStatusUpdateEventSchema,
+  type StreamResponse,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
-import { ENCODED_FIELDS, encodeMessage, encodeMessagePayload, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
+import { encodeStreamResponse } from "../../src/codec/stream-response-encoder.js";
+import { ENCODED_EVENT_FIELDS, ENCODED_FIELDS, encodeMessage, encodeMessagePayload, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
 import { RandomTasks } from "./random-tasks.js";
 import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
@@ -290,3 +294,30 @@ class EncoderTasks extends RandomTasks {
     return Uint8Array.from({ length: this.chance(0.9) ? this.int(40) : this.int(400) }, () => this.int(256));
   }
 }
+
+describe("encodeStreamResponse: the stream's update events by the static encoders, byte for byte toBinary", () => {
+  it("R-GEN-1: knows every field of TaskStatusUpdateEvent and TaskArtifactUpdateEvent (fails when the proto gains one)", () => {
+    const fields = (schema: typeof TaskStatusUpdateEventSchema | typeof TaskArtifactUpdateEventSchema) => describeTree(schema)[schema.typeName];
+    expect({
+      [TaskStatusUpdateEventSchema.typeName]: fields(TaskStatusUpdateEventSchema),
+      [TaskArtifactUpdateEventSchema.typeName]: fields(TaskArtifactUpdateEventSchema),
+    }).toEqual(ENCODED_EVENT_FIELDS);
+  });
+
+  it("R-GEN-1: status and artifact updates, with and without metadata, flags and unknown fields, encode as toBinary does", () => {
+    const random = new EncoderTasks(0x51e4);
+    const responses: StreamResponse[] = [];
+    for (let i = 0; i < 200; i++) {
+      const task = random.task();
+      const metadata = i % 3 === 0 ? { cursor: `c${i}`, n: i } : undefined;
+      responses.push(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata } } }));
+      for (const artifact of task.artifacts) {
+        const value = create(TaskArtifactUpdateEventSchema, { taskId: task.id, contextId: task.contextId, artifact, append: i % 2 === 0, lastChunk: i % 5 === 0, metadata });
+        if (i % 7 === 0) value.$unknown = [lenUnknown(15, "xyz")];
+        responses.push(create(StreamResponseSchema, { payload: { case: "artifactUpdate", value } }));
+      }
+    }
+    expect(responses.filter((r) => r.payload.case === "artifactUpdate").length).toBeGreaterThan(50);
+    for (const r of responses) expect(hex(encodeStreamResponse(r))).toBe(hex(toBinary(StreamResponseSchema, r)));
+  });
+});

@@ -2,6 +2,7 @@
  * GetExtendedAgentCard (R-CAP-3, R-XCARD-1) through the real gRPC server: off, declared but
  * not configured, and served.
  */
+import { BacklogBudget } from "../../src/streams/index.js";
 import * as grpc from "@grpc/grpc-js";
 import { clone } from "@bufbuild/protobuf";
 import { AgentCardSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
@@ -38,7 +39,7 @@ test("R-CAP-3: declared but not configured is FAILED_PRECONDITION / EXTENDED_AGE
   const card = clone(AgentCardSchema, s.app.card);
   card.capabilities!.extendedAgentCard = true;
   s.server.useHandlers(
-    createA2AHandlers({ service: s.app.service, card, extendedCard: undefined, allowMissingVersion: false, streamBufferEvents: 16 }),
+    createA2AHandlers({ service: s.app.service, card, extendedCard: undefined, allowMissingVersion: false, streamLimits: { streamBytes: 1 << 20, streamEntries: 16, entryBytes: 1 << 20, shared: new BacklogBudget(1 << 24) } }),
     a2aStatusMapper,
   );
   const { error } = await getCard(s);

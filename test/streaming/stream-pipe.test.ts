@@ -1,7 +1,7 @@
 /**
- * pipeStream and the event hub in isolation: the exact flow-control arithmetic (how many events
- * a blocked stream may queue), drain, abandonment before the first answer, errors before the
- * first event, and the hub's per-event behaviour.
+ * pipeStream and the event hub in isolation: what a blocked stream merges (A-32), its budgets,
+ * drain, abandonment before the first answer, errors before the first event, what streams report
+ * for metrics, and the hub's per-event behaviour.
  */
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
@@ -14,6 +14,8 @@ import type { RequestContext } from "../../src/lifecycle/task-service.js";
 import { GrpcStatusError } from "../../src/protocol/error-status.js";
 import type { CallContext, StreamWriter } from "../../src/protocol/grpc-adapter.js";
 import { pipeStream } from "../../src/protocol/stream-pipe.js";
+import { BacklogBudget, openStreamCount, type BacklogLimits } from "../../src/streams/index.js";
+import diagnostics from "node:diagnostics_channel";
 
 class FakeWriter implements StreamWriter<StreamResponse> {
   written: StreamResponse[] = [];
@@ -57,57 +59,146 @@ function fakeCall(): CallContext & { abort(): void; fields: Record<string, strin
 const rc: RequestContext = { caller: { tenant: "", principal: "p" }, requestedExtensions: [], activatedExtensions: new Set() };
 const event = (i: number) => create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.WORKING, timestamp: { seconds: BigInt(i) } } } } });
 
-test("write() false starts the count once an I/O turn has passed: exactly bufferEvents more events are queued, the next one ends the stream with RESOURCE_EXHAUSTED and closes the subscription", async () => {
+const limits = (streamBytes = 1 << 20, streamEntries = 64, shared = new BacklogBudget(1 << 24)): BacklogLimits => ({ streamBytes, streamEntries, entryBytes: 1 << 20, shared });
+const artifact = (i: number, append = true, id = "a") =>
+  create(StreamResponseSchema, {
+    payload: { case: "artifactUpdate", value: { taskId: "t", contextId: "c", append, artifact: { artifactId: id, parts: [{ content: { case: "text", value: `chunk ${i};` } }] } } },
+  });
+const texts = (r: StreamResponse) => (r.payload.case === "artifactUpdate" ? r.payload.value.artifact!.parts.map((p) => p.content.value as string) : []);
+
+function open(out: FakeWriter, options: { limits?: BacklogLimits; call?: ReturnType<typeof fakeCall> } = {}) {
+  const call = options.call ?? fakeCall();
+  const state = { sink: undefined as unknown as StreamSink, closed: 0 };
+  const piping = pipeStream({ call, out, limits: options.limits ?? limits(), rc, open: async (s) => ((state.sink = s), { close: () => state.closed++ }) });
+  return { call, piping, state };
+}
+
+test("A-32: once write() is false, appends to one artifact wait merged into one update (parts in order) and go out on 'drain'; nothing is cut", async () => {
   const out = new FakeWriter();
-  out.capacity = 3; // the 3rd write reports back-pressure
-  const call = fakeCall();
-  let sink!: StreamSink;
-  let closed = 0;
-  const piping = pipeStream(call, out, 5, async (s) => ((sink = s), { close: () => closed++ }), rc);
+  out.capacity = 2;
+  const { piping, state } = open(out, { limits: limits(1 << 20, 2) });
   await Promise.resolve();
-  for (let i = 0; i < 3 + 2; i++) sink.next(event(i));
-  // Until grpc-js has had an I/O turn, back-pressure is not held against the client (a burst).
+  for (let i = 0; i < 500; i++) state.sink.next(artifact(i));
+  expect(out.written).toHaveLength(2); // the second write said "full"
+  out.drain();
   await new Promise((resolve) => setImmediate(resolve));
-  for (let i = 5; i < 5 + 5; i++) sink.next(event(i));
-  expect(out.written).toHaveLength(10);
-  expect(closed).toBe(0);
-  sink.next(event(10));
-  await expect(piping).rejects.toThrow(GrpcStatusError);
-  await piping.catch((e: GrpcStatusError) => expect([e.code, e.message]).toEqual([grpc.status.RESOURCE_EXHAUSTED, expect.stringMatching(/more than 5 events behind.*SubscribeToTask/)]));
-  expect(out.written).toHaveLength(10);
-  expect(closed).toBe(1);
-  expect(call.fields["slow_client"]).toBe("true");
-  sink.next(event(11)); // late events after the end go nowhere
-  expect(out.written).toHaveLength(10);
+  expect(out.written).toHaveLength(3);
+  expect(out.written.slice(0, 2).flatMap(texts)).toEqual(["chunk 0;", "chunk 1;"]);
+  expect(texts(out.written[2]!)).toEqual(Array.from({ length: 498 }, (_, i) => `chunk ${i + 2};`));
+  state.sink.end();
+  await expect(piping).resolves.toBeUndefined();
 });
 
-test("'drain' resets the count: a client that catches up is never cut off", async () => {
+test("A-32: a stream whose merged backlog passes its byte budget ends with RESOURCE_EXHAUSTED, closes its subscription and gives its share of the shared budget back", async () => {
   const out = new FakeWriter();
-  const call = fakeCall();
-  let sink!: StreamSink;
-  const piping = pipeStream(call, out, 2, async (s) => ((sink = s), { close: () => undefined }), rc);
+  out.capacity = 1;
+  const shared = new BacklogBudget(1 << 24);
+  const { call, piping, state } = open(out, { limits: limits(200, 64, shared) });
   await Promise.resolve();
-  for (let round = 0; round < 10; round++) {
-    out.capacity = out.written.length + 1;
-    sink.next(event(round * 3)); // blocks
-    sink.next(event(round * 3 + 1));
-    sink.next(event(round * 3 + 2)); // 2 queued while blocked: still inside the bound
+  state.sink.next(event(0)); // full
+  for (let i = 0; i < 10 && shared.used >= 0; i++) state.sink.next(artifact(i, false, `id-${i}`)); // distinct artifacts: nothing merges
+  await expect(piping).rejects.toThrow(GrpcStatusError);
+  await piping.catch((e: GrpcStatusError) => expect([e.code, e.message]).toEqual([grpc.status.RESOURCE_EXHAUSTED, expect.stringMatching(/passed 200 bytes.*SubscribeToTask/)]));
+  expect(state.closed).toBe(1);
+  expect(call.fields["slow_client"]).toBe("true");
+  expect(shared.used).toBe(0);
+  const written = out.written.length;
+  state.sink.next(event(11)); // late events after the end go nowhere
+  expect(out.written).toHaveLength(written);
+});
+
+test("A-32: the entry limit (A2A_STREAM_BUFFER_EVENTS) counts entries after merging", async () => {
+  const out = new FakeWriter();
+  out.capacity = 1;
+  const { piping, state } = open(out, { limits: limits(1 << 20, 3) });
+  await Promise.resolve();
+  state.sink.next(event(0));
+  for (let i = 0; i < 100; i++) state.sink.next(artifact(i)); // one entry
+  state.sink.next(event(1)); // same state as nothing queued before it: an entry
+  state.sink.next(event(2)); // same state as the last queued status: collapses
+  state.sink.next(artifact(100, true, "b"));
+  state.sink.next(artifact(101, true, "c")); // a fourth entry
+  await expect(piping).rejects.toThrow(/passed 3 events/);
+});
+
+test("A-32: streams share one budget: the stream that would pass it is ended, the others go on", async () => {
+  const shared = new BacklogBudget(300);
+  const a = open(Object.assign(new FakeWriter(), { capacity: 1 }), { limits: limits(1 << 20, 64, shared) });
+  const b = open(Object.assign(new FakeWriter(), { capacity: 1 }), { limits: limits(1 << 20, 64, shared) });
+  await Promise.resolve();
+  for (const s of [a, b]) s.state.sink.next(event(0));
+  for (let i = 0; i < 5; i++) a.state.sink.next(artifact(i, false, `id-${i}`));
+  const used = shared.used;
+  expect(used).toBeGreaterThan(100);
+  expect(used).toBeLessThan(200);
+  for (let i = 0; i < 10; i++) b.state.sink.next(artifact(i, false, `id-${i}`));
+  await expect(b.piping).rejects.toThrow(/budget for slow streams/);
+  expect(shared.used).toBe(used);
+  a.state.sink.end();
+  a.call.abort();
+  await a.piping;
+  expect(shared.used).toBe(0);
+});
+
+test("A-2 with A-32: the closing event waits behind the backlog; the stream ends once everything was written", async () => {
+  const out = new FakeWriter();
+  out.capacity = 1;
+  const { piping, state } = open(out);
+  await Promise.resolve();
+  let ended = false;
+  void piping.then(() => (ended = true));
+  state.sink.next(event(0));
+  for (let i = 0; i < 3; i++) state.sink.next(artifact(i));
+  state.sink.next(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.COMPLETED } } } }));
+  state.sink.end();
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(ended).toBe(false);
+  out.drain();
+  await piping;
+  expect(out.written.map((r) => r.payload.case)).toEqual(["statusUpdate", "artifactUpdate", "statusUpdate"]);
+});
+
+test("metrics (#16): a2a:stream:event says whether a written response was merged; a2a:stream:ended gives the reason; openStreamCount() counts open streams", async () => {
+  const events: unknown[] = [];
+  const ends: unknown[] = [];
+  const onEvent = (m: unknown) => events.push(m);
+  const onEnd = (m: unknown) => ends.push(m);
+  diagnostics.subscribe("a2a:stream:event", onEvent);
+  diagnostics.subscribe("a2a:stream:ended", onEnd);
+  try {
+    const before = openStreamCount();
+    const out = new FakeWriter();
+    out.capacity = 1;
+    const { piping, state } = open(out);
+    await Promise.resolve();
+    expect(openStreamCount()).toBe(before + 1);
+    state.sink.next(event(0));
+    state.sink.next(artifact(0));
+    state.sink.next(artifact(1));
     out.drain();
     await new Promise((resolve) => setImmediate(resolve));
+    state.sink.end();
+    await piping;
+    expect(events).toEqual([{ merged: false }, { merged: true }]);
+    const gone = open(new FakeWriter());
+    gone.call.abort();
+    await gone.piping;
+    expect(ends).toEqual([{ reason: "done" }, { reason: "client-gone" }]);
+    expect(openStreamCount()).toBe(before);
+  } finally {
+    diagnostics.unsubscribe("a2a:stream:event", onEvent);
+    diagnostics.unsubscribe("a2a:stream:ended", onEnd);
   }
-  sink.end();
-  await expect(piping).resolves.toBeUndefined();
-  expect(out.written).toHaveLength(30);
 });
 
 test("R-STREAM-1: an error before the first event rejects the pipe (it becomes the call's status); R-STREAM-9: an abort before the answer releases the call at once and closes the late handle", async () => {
-  const refused = pipeStream(fakeCall(), new FakeWriter(), 4, () => Promise.reject(new TaskNotFoundError("t")), rc);
+  const refused = pipeStream({ call: fakeCall(), out: new FakeWriter(), limits: limits(), rc, open: () => Promise.reject(new TaskNotFoundError("t")) });
   await expect(refused).rejects.toBeInstanceOf(TaskNotFoundError);
 
   const call = fakeCall();
   let answer!: (h: { close(): void }) => void;
   let closed = 0;
-  const piping = pipeStream(call, new FakeWriter(), 4, () => new Promise((resolve) => (answer = resolve)), rc);
+  const piping = pipeStream({ call, out: new FakeWriter(), limits: limits(), rc, open: () => new Promise((resolve) => (answer = resolve)) });
   call.abort();
   await expect(piping).resolves.toBeUndefined(); // without the agent having answered
   answer({ close: () => closed++ });

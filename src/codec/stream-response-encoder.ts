@@ -1,0 +1,79 @@
+import { toBinary } from "@bufbuild/protobuf";
+import { StreamResponseSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { encodeArtifactUpdatePayload, encodeMessagePayload, encodeStatusUpdatePayload, encodeTaskPayload } from "./task-encoder.js";
+
+/**
+ * The bytes of a StreamResponse, as `toBinary(StreamResponseSchema, response)` gives them, from
+ * the static encoders of task-encoder.ts (a response with unknown fields of its own goes to
+ * toBinary). Why: every stream event used to go through protobuf-es's reflective encoder.
+ */
+export function encodeStreamResponse(response: StreamResponse): Uint8Array {
+  const { payload } = response;
+  if (response.$unknown !== undefined) return toBinary(StreamResponseSchema, response);
+  switch (payload.case) {
+    case "task":
+      return encodeTaskPayload(payload.value);
+    case "message":
+      return encodeMessagePayload(payload.value);
+    case "statusUpdate":
+      return encodeStatusUpdatePayload(payload.value);
+    case "artifactUpdate":
+      return encodeArtifactUpdatePayload(payload.value);
+    default:
+      return toBinary(StreamResponseSchema, response);
+  }
+}
+
+/** The response encoded last, and whether it was asked for again (then it is shared: see below). */
+let last: StreamResponse | undefined;
+let lastBytes: Buffer | undefined;
+let lastShared = false;
+const shared = new WeakMap<StreamResponse, Buffer>();
+
+/**
+ * The response's bytes, encoded once per response object. Why: one event fans out to every
+ * subscriber of its task as the same response object; grpc-js copies the bytes into its own
+ * frame, so sharing them is safe. Nobody changes a response once it has been handed to a stream.
+ * Why the one-entry cache in front of the WeakMap: the subscribers of an event are written one
+ * after the other, so the last response is nearly always the one asked for; a response that was
+ * asked for once only (a task with one stream) never costs a WeakMap entry, which cost more than
+ * encoding a small update.
+ */
+export function streamResponseBytes(response: StreamResponse): Buffer {
+  if (response === last) {
+    lastShared = true;
+    return lastBytes!;
+  }
+  let bytes = shared.get(response);
+  if (bytes === undefined) {
+    const raw = encodeStreamResponse(response);
+    bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  }
+  if (lastShared) shared.set(last!, lastBytes!); // it may be asked for again, after others
+  last = response;
+  lastBytes = bytes;
+  lastShared = false;
+  return bytes;
+}
+
+/**
+ * About the encoded size of a response, without encoding it: strings count their length (a
+ * character outside ASCII takes more bytes in UTF-8), plus a few bytes per field. Used to weigh
+ * a slow stream's backlog (A-32), where encoding every queued chunk cost more than the rest
+ * of the per-event path.
+ */
+export function approximateSize(response: StreamResponse): number {
+  const { payload } = response;
+  if (payload.case !== "artifactUpdate") return streamResponseBytes(response).byteLength;
+  const { artifact } = payload.value;
+  if (artifact === undefined || artifact.metadata !== undefined || payload.value.metadata !== undefined) return streamResponseBytes(response).byteLength;
+  let size = 16 + payload.value.taskId.length + payload.value.contextId.length + artifact.artifactId.length + artifact.name.length + artifact.description.length;
+  for (const part of artifact.parts) {
+    const content = part.content;
+    if (content.case === "text" || content.case === "url") size += 8 + content.value.length;
+    else if (content.case === "raw") size += 8 + content.value.byteLength;
+    else return streamResponseBytes(response).byteLength;
+    size += part.filename.length + part.mediaType.length + (part.metadata === undefined ? 0 : 64);
+  }
+  return size;
+}
