@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { dispatchAgent, rpc, sendRequest, userMessage } from "../e2e/e2e-helpers.js";
 import { until } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
+import { streamSend, sendRequest as streamRequest } from "../streaming/support.js";
 import { metricTypes, parsePrometheusText, sampleValue, scrape, type Sample } from "../support/prometheus-text.js";
 
 const behaviours = dispatchAgent();
@@ -105,6 +106,21 @@ describe("Prometheus metrics at /metrics", () => {
       expect(after).not.toContain(task!.id);
       expect(after).not.toContain(task!.contextId);
       expect(sampleValue(parsePrometheusText(after), "a2a_tasks_created_total")).toBe(6);
+    });
+  });
+
+  test("OBS-METRICS: a stream counts its written responses, and its end by reason; the open-stream gauge returns to 0", async () => {
+    await withServer({ A2A_STORE: "memory" }, async (s) => {
+      const stream = streamSend(s, streamRequest(`${complete} stream`));
+      const end = await stream.ended;
+      expect(end.code).toBe(0);
+      await until(() => s.app.service.runningCount === 0, "the run to end");
+      const { samples } = await metricsOf(s.app.metricsPort!);
+      expect(sampleValue(samples, "a2a_stream_events_written_total")).toBe(stream.received);
+      expect(stream.received).toBeGreaterThanOrEqual(2);
+      expect(sampleValue(samples, "a2a_streams_ended_total", { reason: "done" })).toBe(1);
+      expect(sampleValue(samples, "a2a_streams_ended_total", { reason: "budget" })).toBe(0);
+      expect(sampleValue(samples, "a2a_streams_open")).toBe(0);
     });
   });
 
