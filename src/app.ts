@@ -14,7 +14,7 @@ import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
-import { METRICS_PATH, ServiceMetrics, startMetricsServer, type MetricsServer } from "./observability/index.js";
+import { createTelemetry, METRICS_PATH, startMetricsServer, type MetricsServer, type ServiceMetrics, type Telemetry, type TelemetryOptions } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { BacklogBudget, openStreamCount } from "./streams/index.js";
@@ -40,6 +40,8 @@ export interface AppOverrides {
   /** An agent object instead of config.agentModule (tests, embedding). */
   readonly agent?: Agent;
   readonly repository?: TaskRepository;
+  /** Metrics and tracing made for the server beforehand (createAppTelemetry); by default the app makes its own metrics, without call observers. */
+  readonly telemetry?: Telemetry;
 }
 
 /** How large one merged stream response may grow (A-32): well under the message size limit. */
@@ -65,7 +67,9 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
     : await openRepository(config);
   // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
-  const metrics = servesMetrics(config) ? new ServiceMetrics({ openStreams: openStreamCount }) : undefined;
+  const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));
+  const { metrics } = telemetry;
+  if (telemetry.tracing !== undefined) telemetry.tracing.agentName = card.name;
   const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
   const service = new TaskService({
     repository,
@@ -115,10 +119,19 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       await service.shutdown(graceMs);
       await cardServer?.close();
       await metricsServer?.close();
-      metrics?.close();
+      await telemetry.close();
       await repository.close();
     },
   };
+}
+
+/**
+ * Metrics and tracing, made before the gRPC server: their call observers go to startServer (after
+ * the RPC log, which the server makes itself), then the telemetry to createApp. Tracing follows
+ * the OTEL_* variables in `env` (off unless OTEL_TRACES_EXPORTER names an exporter).
+ */
+export function createAppTelemetry(config: Config, env: NodeJS.ProcessEnv, extra: Partial<TelemetryOptions> = {}): Promise<Telemetry> {
+  return createTelemetry({ metrics: servesMetrics(config), metricsSources: { openStreams: openStreamCount }, env, ...extra });
 }
 
 async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {

@@ -1,5 +1,5 @@
 import { subscribeCoreMetrics } from "./core-metrics.js";
-import type { CallObserverHooks } from "./call-records.js";
+import type { CallObserver } from "../protocol/call-observer.js";
 import { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 import { metricsRoute } from "./metrics-endpoint.js";
 
@@ -33,7 +33,7 @@ export class ServiceMetrics {
   }
 
   /** The call seam's observer: counts calls in progress, and each call's duration by method and status. */
-  readonly observer: CallObserverHooks<undefined> = {
+  readonly observer: CallObserver<undefined> = {
     started: (call) => {
       this.#active.set(call.method, (this.#active.get(call.method) ?? 0) + 1);
       return undefined;

@@ -8,7 +8,7 @@ import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, runStartChannel, type PushDelivery, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
-import type { CallEndedRecord, CallStartRecord, CallObserverHooks } from "./call-records.js";
+import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
 /** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
 export const TRACER_NAME = "a2a-grpc-server";
@@ -63,7 +63,7 @@ const SERVER_ERROR_CODES: ReadonlySet<number> = new Set([2, 4, 12, 13, 14, 15]);
 export class Tracing {
   /** The agent's name, for the run spans; set once the agent is loaded. */
   agentName = "agent";
-  readonly observer: CallObserverHooks<CallSpan | undefined>;
+  readonly observer: CallObserver<CallSpan | undefined>;
   readonly #tracer: Tracer;
   readonly #contextManager: AsyncContextManager;
   readonly #shutdownSdk: () => Promise<void>;
@@ -120,7 +120,7 @@ export class Tracing {
     await this.#shutdownSdk();
   }
 
-  #callStarted(call: CallStartRecord): CallSpan | undefined {
+  #callStarted(call: CallStart): CallSpan | undefined {
     if (call.service !== A2A_SERVICE) return undefined; // health checks and reflection are not traced
     const parent = propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter);
     const span = this.#tracer.startSpan(
@@ -131,7 +131,7 @@ export class Tracing {
     return { span, context: trace.setSpan(parent, span) };
   }
 
-  #callEnded(call: CallEndedRecord, span: Span): void {
+  #callEnded(call: CallEnded, span: Span): void {
     if (span.isRecording()) {
       span.setAttribute("rpc.grpc.status_code", call.code);
       if (call.taskId !== undefined) span.setAttribute("a2a.task.id", call.taskId);
