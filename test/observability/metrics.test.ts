@@ -66,8 +66,23 @@ describe("Prometheus metrics at /metrics", () => {
       expect((await send(answer)).error).toBeUndefined();
       await until(() => s.app.service.runningCount === 0, "the runs to end");
 
+      // A client error: NOT_FOUND (5).
+      expect((await rpc(s).get({ id: "no-such-task" })).error!.code).toBe(5);
+
       const { samples, text } = await metricsOf(s.app.metricsPort!);
       expect(s.app.metricsPort).toBe(s.app.cardPort);
+
+      // RPCs by method and status code, from the call seam.
+      const sendOk = { rpc_service: "lf.a2a.v1.A2AService", rpc_method: "SendMessage", rpc_grpc_status_code: "0" };
+      expect(expectConsistentHistogram(samples, "rpc_server_call_duration_seconds", sendOk)).toBe(6);
+      const sendSum = sampleValue(samples, "rpc_server_call_duration_seconds_sum", sendOk)!;
+      expect(sendSum).toBeGreaterThan(0);
+      expect(sendSum).toBeLessThan(10);
+      // Each call lands in the buckets at or above its duration: the 10 s bucket holds all six.
+      expect(sampleValue(samples, "rpc_server_call_duration_seconds_bucket", { ...sendOk, le: "10" })).toBe(6);
+      expect(expectConsistentHistogram(samples, "rpc_server_call_duration_seconds", { rpc_method: "GetTask", rpc_grpc_status_code: "5" })).toBe(1);
+      expect(sampleValue(samples, "rpc_server_call_duration_seconds_count", { rpc_method: "GetTask", rpc_grpc_status_code: "0" })).toBeUndefined();
+      expect(sampleValue(samples, "rpc_server_active_calls", { rpc_method: "SendMessage" })).toBe(0);
       expect(sampleValue(samples, "a2a_tasks_created_total")).toBe(5);
       expect(sampleValue(samples, "a2a_tasks_settled_total", { state: "completed" })).toBe(3);
       expect(sampleValue(samples, "a2a_tasks_settled_total", { state: "input_required" })).toBe(1);
@@ -106,6 +121,7 @@ describe("Prometheus metrics at /metrics", () => {
       expect(after).not.toContain(task!.id);
       expect(after).not.toContain(task!.contextId);
       expect(sampleValue(parsePrometheusText(after), "a2a_tasks_created_total")).toBe(6);
+      expect(sampleValue(parsePrometheusText(after), "rpc_server_call_duration_seconds_count", sendOk)).toBe(7);
     });
   });
 
@@ -121,6 +137,7 @@ describe("Prometheus metrics at /metrics", () => {
       expect(sampleValue(samples, "a2a_streams_ended_total", { reason: "done" })).toBe(1);
       expect(sampleValue(samples, "a2a_streams_ended_total", { reason: "budget" })).toBe(0);
       expect(sampleValue(samples, "a2a_streams_open")).toBe(0);
+      expect(sampleValue(samples, "rpc_server_call_duration_seconds_count", { rpc_method: "SendStreamingMessage", rpc_grpc_status_code: "0" })).toBe(1);
     });
   });
 
