@@ -1,5 +1,4 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import {
   CHANNELS, type PushDelivery, type RunObservation, type StoreCommit, type StreamEnded, type StreamEvent, type TaskSettled,
 } from "../lifecycle/diagnostics.js";
@@ -11,14 +10,17 @@ import type { A2AMetrics } from "./metrics-catalogue.js";
  * publishing on; the returned function turns it off again.
  */
 export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
+  const { tallies } = metrics;
+  const runOk = metrics.runDuration.series({ outcome: "ok" });
+  const runError = metrics.runDuration.series({ outcome: "error" });
   const handlers: Array<[string, (message: unknown) => void]> = [
-    [CHANNELS.taskCreated, () => metrics.tasksCreated.inc()],
-    [CHANNELS.taskSettled, (m) => metrics.tasksSettled.inc({ state: stateLabel((m as TaskSettled).state) })],
-    [CHANNELS.runStart, () => metrics.runsActive.inc()],
+    [CHANNELS.taskCreated, () => tallies.tasksCreated++],
+    [CHANNELS.taskSettled, (m) => tallies.tasksSettled[(m as TaskSettled).state]!++],
+    [CHANNELS.runStart, () => tallies.runsStarted++],
     [CHANNELS.runEnd, (m) => {
       const run = m as RunObservation;
-      metrics.runsActive.dec();
-      metrics.runDuration.observe({ outcome: run.failed ? "error" : "ok" }, (run.durationMs ?? 0) / 1000);
+      tallies.runsEnded++;
+      (run.failed ? runError : runOk).observe((run.durationMs ?? 0) / 1000);
     }],
     [CHANNELS.storeCommit, (m) => {
       const commit = m as StoreCommit;
@@ -30,11 +32,11 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
     [CHANNELS.pushDelivery, (m) => {
       const delivery = m as PushDelivery;
       metrics.pushDeliveries.inc({ outcome: delivery.outcome });
-      metrics.pushDeliveryDuration.observe(delivery.durationMs / 1000);
+      metrics.pushDeliveryDuration.observe({}, delivery.durationMs / 1000);
     }],
     [CHANNELS.streamEvent, (m) => {
-      metrics.streamEventsWritten.inc();
-      if ((m as StreamEvent).merged) metrics.streamEventsMerged.inc();
+      tallies.streamEventsWritten++;
+      if ((m as StreamEvent).merged) tallies.streamEventsMerged++;
     }],
     [CHANNELS.streamEnded, (m) => metrics.streamsEnded.inc({ reason: (m as StreamEnded).reason })],
   ];
@@ -42,9 +44,4 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
   return () => {
     for (const [name, handler] of handlers) unsubscribe(name, handler);
   };
-}
-
-/** "completed" for TaskState.COMPLETED: the enum's name, lower case. */
-function stateLabel(state: TaskState): string {
-  return (TaskState[state] ?? "unknown").toLowerCase();
 }

@@ -1,4 +1,6 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { HotPathHistogram } from "./hot-path-histogram.js";
 
 /**
  * Every metric the service exports, in one place: names, help texts, labels and buckets. The
@@ -9,6 +11,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
  * `rpc.server.call.duration` (s) with `rpc.method` and `rpc.grpc.status_code` becomes
  * `rpc_server_call_duration_seconds{rpc_method, rpc_grpc_status_code}`. The service's own
  * metrics start with `a2a_`. Every label takes a bounded set of values (no task or context ids).
+ *
+ * What changes on every call is kept in plain numbers (`Tallies`, and HotPathHistogram's series)
+ * and handed to prom-client when it is scraped (each metric's collect()): prom-client's own inc()
+ * and observe() hash their labels per call (see hot-path-histogram.ts).
  */
 
 /** RPC durations: from sub-millisecond unary calls to streams that stay open for minutes. */
@@ -20,28 +26,43 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000];
 const PUSH_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** Label values known in advance, so each series exists (at zero) from the first scrape. */
-export const SETTLED_STATES = ["completed", "failed", "canceled", "rejected", "input_required", "auth_required"] as const;
+const SETTLED_STATE_NUMBERS: ReadonlyArray<readonly [string, TaskState]> = [
+  ["completed", TaskState.COMPLETED], ["failed", TaskState.FAILED], ["canceled", TaskState.CANCELED], ["rejected", TaskState.REJECTED],
+  ["input_required", TaskState.INPUT_REQUIRED], ["auth_required", TaskState.AUTH_REQUIRED],
+];
 export const PUSH_OUTCOMES = ["delivered", "retrying", "gave-up", "removed", "refused"] as const;
 export const STREAM_END_REASONS = ["budget", "client-gone", "done"] as const;
 
+/** Counts bumped on the hot path, read at scrape time. */
+export class Tallies {
+  tasksCreated = 0;
+  /** Settlements by TaskState number. */
+  readonly tasksSettled = new Float64Array(16);
+  runsStarted = 0;
+  runsEnded = 0;
+  streamEventsWritten = 0;
+  streamEventsMerged = 0;
+}
+
 export interface A2AMetrics {
   readonly registry: Registry;
-  readonly callDuration: Histogram<"rpc_service" | "rpc_method" | "rpc_grpc_status_code">;
+  readonly tallies: Tallies;
+  readonly callDuration: HotPathHistogram<"rpc_service" | "rpc_method" | "rpc_grpc_status_code">;
   readonly activeCalls: Gauge<"rpc_method">;
   readonly tasksCreated: Counter;
   readonly tasksSettled: Counter<"state">;
   readonly runsActive: Gauge;
-  readonly runDuration: Histogram<"outcome">;
+  readonly runDuration: HotPathHistogram<"outcome">;
   readonly streamsOpen: Gauge;
   readonly streamEventsWritten: Counter;
   readonly streamEventsMerged: Counter;
   readonly streamsEnded: Counter<"reason">;
   readonly pushDeliveries: Counter<"outcome">;
-  readonly pushDeliveryDuration: Histogram;
+  readonly pushDeliveryDuration: HotPathHistogram;
   readonly pushPending: Gauge;
   readonly pushOldestPendingAge: Gauge;
-  readonly storeCommitDuration: Histogram<"store">;
-  readonly storeCommitWrites: Histogram<"store">;
+  readonly storeCommitDuration: HotPathHistogram<"store">;
+  readonly storeCommitWrites: HotPathHistogram<"store">;
   readonly storeCommitsFailed: Counter<"store">;
 }
 
@@ -60,14 +81,16 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  const tallies = new Tallies();
   const metrics: A2AMetrics = {
     registry,
-    callDuration: new Histogram({
+    tallies,
+    callDuration: new HotPathHistogram({
       name: "rpc_server_call_duration_seconds",
-      help: "Duration of A2A RPCs as the server sees them, from the call's arrival to its status (streams: until they end); _count is the number of calls",
+      help: "Duration of RPCs as the server sees them, from the call's arrival to its status (streams: until they end); _count is the number of calls",
       labelNames: ["rpc_service", "rpc_method", "rpc_grpc_status_code"],
       buckets: CALL_BUCKETS,
-      registers,
+      registry,
     }),
     activeCalls: new Gauge({
       name: "rpc_server_active_calls",
@@ -78,20 +101,39 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
         for (const [method, count] of sources.activeCalls()) this.set({ rpc_method: method }, count);
       },
     }),
-    tasksCreated: new Counter({ name: "a2a_tasks_created_total", help: "Tasks created (counted once durable)", registers }),
+    tasksCreated: new Counter({
+      name: "a2a_tasks_created_total",
+      help: "Tasks created (counted once durable)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(tallies.tasksCreated);
+      },
+    }),
     tasksSettled: new Counter({
       name: "a2a_tasks_settled_total",
       help: "Times a task became terminal or interrupted, by the state it reached (a continued task settles again)",
       labelNames: ["state"],
       registers,
+      collect() {
+        this.reset();
+        for (const [state, number] of SETTLED_STATE_NUMBERS) this.inc({ state }, tallies.tasksSettled[number]!);
+      },
     }),
-    runsActive: new Gauge({ name: "a2a_agent_runs_active", help: "Agent runs in progress", registers }),
-    runDuration: new Histogram({
+    runsActive: new Gauge({
+      name: "a2a_agent_runs_active",
+      help: "Agent runs in progress",
+      registers,
+      collect() {
+        this.set(tallies.runsStarted - tallies.runsEnded);
+      },
+    }),
+    runDuration: new HotPathHistogram({
       name: "a2a_agent_run_duration_seconds",
       help: "How long the agent took per run; outcome error = the agent threw",
       labelNames: ["outcome"],
       buckets: RUN_BUCKETS,
-      registers,
+      registry,
     }),
     streamsOpen: new Gauge({
       name: "a2a_streams_open",
@@ -101,11 +143,23 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
         this.set(sources.openStreams());
       },
     }),
-    streamEventsWritten: new Counter({ name: "a2a_stream_events_written_total", help: "Stream responses written to clients (SendStreamingMessage, SubscribeToTask), merged ones included", registers }),
+    streamEventsWritten: new Counter({
+      name: "a2a_stream_events_written_total",
+      help: "Stream responses written to clients (SendStreamingMessage, SubscribeToTask), merged ones included",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(tallies.streamEventsWritten);
+      },
+    }),
     streamEventsMerged: new Counter({
       name: "a2a_stream_events_merged_total",
       help: "Stream responses that stood for several task events, merged while their client was behind",
       registers,
+      collect() {
+        this.reset();
+        this.inc(tallies.streamEventsMerged);
+      },
     }),
     streamsEnded: new Counter({
       name: "a2a_streams_ended_total",
@@ -119,11 +173,12 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
       labelNames: ["outcome"],
       registers,
     }),
-    pushDeliveryDuration: new Histogram({
+    pushDeliveryDuration: new HotPathHistogram({
       name: "a2a_push_delivery_duration_seconds",
       help: "Duration of push notification delivery attempts",
+      labelNames: [],
       buckets: PUSH_BUCKETS,
-      registers,
+      registry,
     }),
     pushPending: new Gauge({
       name: "a2a_push_pending",
@@ -141,19 +196,19 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
         this.set((sources.pushStats()?.oldestPendingAgeMs ?? 0) / 1000);
       },
     }),
-    storeCommitDuration: new Histogram({
+    storeCommitDuration: new HotPathHistogram({
       name: "a2a_store_commit_duration_seconds",
       help: "Duration of the task store's group commits",
       labelNames: ["store"],
       buckets: COMMIT_BUCKETS,
-      registers,
+      registry,
     }),
-    storeCommitWrites: new Histogram({
+    storeCommitWrites: new HotPathHistogram({
       name: "a2a_store_commit_writes",
       help: "Task writes per group commit (batch size)",
       labelNames: ["store"],
       buckets: BATCH_BUCKETS,
-      registers,
+      registry,
     }),
     storeCommitsFailed: new Counter({
       name: "a2a_store_commits_failed_total",
@@ -162,9 +217,9 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
       registers,
     }),
   };
-  for (const state of SETTLED_STATES) metrics.tasksSettled.inc({ state }, 0);
   for (const outcome of PUSH_OUTCOMES) metrics.pushDeliveries.inc({ outcome }, 0);
   for (const reason of STREAM_END_REASONS) metrics.streamsEnded.inc({ reason }, 0);
-  for (const outcome of ["ok", "error"]) metrics.runDuration.zero({ outcome });
+  for (const outcome of ["ok", "error"]) metrics.runDuration.series({ outcome });
+  metrics.pushDeliveryDuration.series({});
   return metrics;
 }

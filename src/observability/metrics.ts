@@ -1,5 +1,6 @@
 import { subscribeCoreMetrics } from "./core-metrics.js";
 import type { CallObserver } from "../protocol/call-observer.js";
+import type { HistogramSeries } from "./hot-path-histogram.js";
 import { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 import { metricsRoute } from "./metrics-endpoint.js";
 
@@ -8,6 +9,14 @@ export interface ServiceMetricsOptions {
   readonly openStreams?: () => number;
   /** Push delivery backlog, from the push service, when it runs. */
   readonly pushStats?: () => { readonly pending: number; readonly oldestPendingAgeMs: number };
+}
+
+/** One RPC method's calls: in progress now, and the duration series of each status code (made on first use). */
+interface MethodCalls {
+  readonly service: string;
+  readonly method: string;
+  active: number;
+  readonly byCode: Array<HistogramSeries | undefined>;
 }
 
 /** The streaming RPCs: their calls in progress are the open streams. */
@@ -22,27 +31,45 @@ export class ServiceMetrics {
   /** The /metrics handler, for whichever HTTP listener serves it. */
   readonly route: ReturnType<typeof metricsRoute>;
   readonly #unsubscribe: () => void;
-  /** Calls in progress by method: plain numbers, read by the gauges at scrape time. */
-  readonly #active = new Map<string, number>();
+  /** Per service, per method: found once per call (two Map reads), then handed back to `ended` as the call's state. */
+  readonly #calls = new Map<string, Map<string, MethodCalls>>();
 
   constructor(options: ServiceMetricsOptions = {}) {
-    const openStreams = options.openStreams ?? (() => STREAMING_METHODS.reduce((sum, method) => sum + (this.#active.get(method) ?? 0), 0));
-    this.metrics = createMetrics({ activeCalls: () => this.#active, openStreams, pushStats: () => options.pushStats?.() });
+    const openStreams = options.openStreams ?? (() => STREAMING_METHODS.reduce((sum, method) => sum + (this.#calls.get("lf.a2a.v1.A2AService")?.get(method)?.active ?? 0), 0));
+    this.metrics = createMetrics({ activeCalls: () => this.#activeByMethod(), openStreams, pushStats: () => options.pushStats?.() });
     this.route = metricsRoute(this.metrics.registry);
     this.#unsubscribe = subscribeCoreMetrics(this.metrics);
   }
 
   /** The call seam's observer: counts calls in progress, and each call's duration by method and status. */
-  readonly observer: CallObserver<undefined> = {
+  readonly observer: CallObserver<MethodCalls> = {
     started: (call) => {
-      this.#active.set(call.method, (this.#active.get(call.method) ?? 0) + 1);
-      return undefined;
+      const calls = this.#methodCalls(call.service, call.method);
+      calls.active++;
+      return calls;
     },
-    ended: (call) => {
-      this.#active.set(call.method, (this.#active.get(call.method) ?? 1) - 1);
-      this.metrics.callDuration.observe({ rpc_service: call.service, rpc_method: call.method, rpc_grpc_status_code: String(call.code) }, call.durationMs / 1000);
+    ended: (call, calls) => {
+      calls.active--;
+      const code = call.code;
+      const series = calls.byCode[code] ??
+        (calls.byCode[code] = this.metrics.callDuration.series({ rpc_service: calls.service, rpc_method: calls.method, rpc_grpc_status_code: String(code) }));
+      series.observe(call.durationMs / 1000);
     },
   };
+
+  #methodCalls(service: string, method: string): MethodCalls {
+    let methods = this.#calls.get(service);
+    if (methods === undefined) this.#calls.set(service, (methods = new Map()));
+    let calls = methods.get(method);
+    if (calls === undefined) methods.set(method, (calls = { service, method, active: 0, byCode: [] }));
+    return calls;
+  }
+
+  #activeByMethod(): Map<string, number> {
+    const active = new Map<string, number>();
+    for (const methods of this.#calls.values()) for (const calls of methods.values()) active.set(calls.method, (active.get(calls.method) ?? 0) + calls.active);
+    return active;
+  }
 
   /** Stops listening to the diagnostics channels (the registry stays readable). */
   close(): void {
