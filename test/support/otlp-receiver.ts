@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
-import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import { BinaryReader, type WireType } from "@bufbuild/protobuf/wire";
 
 /**
  * A real OTLP/HTTP trace receiver on loopback, as a collector would be: it accepts
