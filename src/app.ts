@@ -18,12 +18,12 @@ import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
-import type { CallObserver } from "./protocol/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
+import { createTelemetry, METRICS_PATH, startMetricsServer, type MetricsServer, type ServiceMetrics, type Telemetry, type TelemetryOptions } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
-import { BacklogBudget } from "./streams/index.js";
+import { BacklogBudget, openStreamCount } from "./streams/index.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -36,6 +36,10 @@ export interface A2AApp {
   readonly push: PushDelivery | undefined;
   /** Port of the HTTP agent card listener, when it runs. */
   readonly cardPort: number | undefined;
+  /** The Prometheus metrics, unless off (A2A_METRICS_LISTEN). */
+  readonly metrics: ServiceMetrics | undefined;
+  /** Port of the HTTP listener serving /metrics: the card's, or its own. */
+  readonly metricsPort: number | undefined;
   /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
   close(graceMs: number): Promise<void>;
 }
@@ -46,6 +50,8 @@ export interface AppOverrides {
   readonly repository?: TaskRepository;
   /** How webhook host names are resolved (tests inject one; DNS otherwise). */
   readonly pushResolver?: Resolver;
+  /** Metrics and tracing made for the server beforehand (createAppTelemetry); by default the app makes its own metrics, without call observers. */
+  readonly telemetry?: Telemetry;
 }
 
 /** How large one merged stream response may grow (A-32): well under the message size limit. */
@@ -77,6 +83,11 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const pageTokens = new PageTokenCodec(pageTokenSecret);
   const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver });
   const pushConfigs = pushStore && new PushConfigService({ repository, store: pushStore, pageTokens, maxPerTask: config.push.maxConfigsPerTask });
+  // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
+  const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));
+  const { metrics } = telemetry;
+  if (telemetry.tracing !== undefined) telemetry.tracing.agentName = card.name;
+  if (push !== undefined) metrics?.usePushStats(() => push.service.stats());
   const hub = store.hub ?? new EventHub(onListenerError);
   const service = new TaskService({
     repository,
@@ -105,7 +116,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   let cardServer: AgentCardServer | undefined;
   if (config.cardListen !== null) {
     const { host, port } = splitHostPort(config.cardListen);
-    cardServer = await startAgentCardServer({ host, port, card });
+    const routes = metrics !== undefined && config.metricsListen === "card" ? new Map([[METRICS_PATH, metrics.route]]) : undefined;
+    cardServer = await startAgentCardServer({ host, port, card, routes });
+  }
+  let metricsServer: MetricsServer | undefined;
+  if (metrics !== undefined && config.metricsListen !== null && config.metricsListen !== "card") {
+    metricsServer = await startMetricsServer({ ...splitHostPort(config.metricsListen), registry: metrics.metrics.registry });
   }
   const auth = createAuth(config.auth);
   // SIGHUP re-reads the API key file; a bad file keeps the keys in force.
@@ -144,6 +160,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     repository,
     push,
     cardPort: cardServer?.port,
+    metrics,
+    metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
       auth.close();
@@ -152,18 +170,20 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       await service.shutdown(graceMs);
       await push?.close(); // pending deliveries stay in the store for the next start
       await cardServer?.close();
+      await metricsServer?.close();
+      await telemetry.close();
       await store.close();
     },
   };
 }
 
 /**
- * What observes every call besides the RPC log (always on, made by the server from its logger):
- * metrics and tracing go here (src/protocol/call-observer.ts says what an observer can do).
- * main.ts hands them to startServer; a capability switched off adds nothing.
+ * Metrics and tracing, made before the gRPC server: their call observers go to startServer (after
+ * the RPC log, which the server makes itself), then the telemetry to createApp. Tracing follows
+ * the OTEL_* variables in `env` (off unless OTEL_TRACES_EXPORTER names an exporter).
  */
-export function createCallObservers(_config: Config): Array<CallObserver<any>> {
-  return [];
+export function createAppTelemetry(config: Config, env: NodeJS.ProcessEnv, extra: Partial<TelemetryOptions> = {}): Promise<Telemetry> {
+  return createTelemetry({ metrics: servesMetrics(config), metricsSources: { openStreams: openStreamCount }, env, ...extra });
 }
 
 /** The store the configuration names, with what comes with it (PostgreSQL: the event relay and run leases). */
@@ -206,6 +226,11 @@ async function openStore(config: Config, logger: CoreLogger, onListenerError: (e
     await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
   }
   return { repository, pageTokenSecret: Buffer.from(secret, "base64"), close: () => repository.close() };
+}
+
+/** Metrics are collected only where they can be scraped: on their own listener, or on the card's when it runs. */
+function servesMetrics(config: Config): boolean {
+  return config.metricsListen !== null && (config.metricsListen !== "card" || config.cardListen !== null);
 }
 
 function splitHostPort(address: string): { host: string; port: number } {

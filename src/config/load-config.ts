@@ -84,6 +84,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), "10000"),
     agentModule: agentModule ?? null,
     cardListen,
+    metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), "card"),
     publicGrpcAddress: get("publicGrpcAddress", hostPort) ?? listen,
     store,
     databaseUrl: get("databaseUrl", parseDatabaseUrl) ?? null,

@@ -42,6 +42,8 @@ export const SETTINGS = {
     "Path to a JavaScript module whose default export is the agent."),
   cardListen: setting("A2A_CARD_LISTEN", "card-listen", "127.0.0.1:8080",
     "HTTP listen address for the agent card (/.well-known/agent-card.json), or off."),
+  metricsListen: setting("A2A_METRICS_LISTEN", "metrics-listen", "(the card listener)",
+    "HTTP listen address for Prometheus metrics (/metrics), or off; by default they are served on A2A_CARD_LISTEN."),
   publicGrpcAddress: setting("A2A_PUBLIC_GRPC_ADDRESS", "public-grpc-address", "(the listen address)",
     "host:port that the agent card advertises to clients."),
   store: setting("A2A_STORE", "store", "sqlite", "Task store: sqlite (durable), postgres (durable, any number of replicas on one database) or memory."),

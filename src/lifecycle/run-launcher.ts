@@ -15,6 +15,7 @@ import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
 import type { StoredTask, TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
+import { endRunObservation, invokeObserved, isRunObserved, startRunObservation } from "./run-observation.js";
 
 export interface RunLauncherOptions {
   readonly repository: TaskRepository;
@@ -234,12 +235,15 @@ export class RunLauncher implements RunHost {
    */
   private async execute(run: AgentRun, resume: boolean): Promise<void> {
     const agent = this.options.agent;
+    const observation = isRunObserved() ? startRunObservation(run, resume) : undefined;
     let failure: unknown;
     try {
-      await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+      if (observation === undefined) await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+      else await invokeObserved(observation, () => (resume && agent.resume ? agent.resume(run) : agent.execute(run)));
     } catch (error) {
       failure = error ?? new Error("the agent threw without an error");
     }
+    if (observation !== undefined) endRunObservation(observation, run, failure !== undefined);
     try {
       const settling = this.finishRun(run, failure);
       if (settling !== undefined) await settling; // usually nothing is left to settle: no await

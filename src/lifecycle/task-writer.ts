@@ -2,6 +2,7 @@ import type { Task, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskEventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import type { AgentRun } from "./agent-run.js";
+import { taskCreatedChannel, taskSettledChannel } from "./diagnostics.js";
 import { isSettled } from "./task-state.js";
 import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
 
@@ -229,9 +230,12 @@ export class TaskWriter {
 
   private publish(change: Unpublished, version: number): void {
     if (this.hub.hasListeners(this.taskId)) this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
+    if (change.kind === "created" && taskCreatedChannel.hasSubscribers) taskCreatedChannel.publish({ contextId: this.contextId });
     if (change.kind !== "status") return;
     this.publishedState = change.status.state;
-    if (isSettled(this.publishedState)) this.callSettledListeners();
+    if (!isSettled(this.publishedState)) return;
+    if (taskSettledChannel.hasSubscribers) taskSettledChannel.publish({ state: this.publishedState });
+    this.callSettledListeners();
   }
 
   private callSettledListeners(): void {

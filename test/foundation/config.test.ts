@@ -37,6 +37,7 @@ describe("configuration", () => {
       shutdownGraceMs: 10_000,
       agentModule: null,
       cardListen: "127.0.0.1:8080",
+      metricsListen: "card",
       publicGrpcAddress: "127.0.0.1:50051",
       store: "sqlite",
       databaseUrl: null,
@@ -88,14 +89,15 @@ describe("configuration", () => {
       A2A_LISTEN: "0.0.0.0:6000", A2A_MAX_MESSAGE_BYTES: "16MiB", A2A_LOG_LEVEL: "debug", A2A_LOG_FORMAT: "pretty",
       A2A_CARD_LISTEN: "off", A2A_STORE: "memory", A2A_DATA_DIR: "/data", A2A_RETENTION: "1d12h",
       A2A_ALLOW_MISSING_VERSION: "yes", A2A_STREAM_BUFFER_EVENTS: "10", A2A_AGENT_NAME: "Echo", A2A_SHUTDOWN_GRACE_MS: "",
-      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443", A2A_AUTH: "none",
+      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443", A2A_AUTH: "none", A2A_METRICS_LISTEN: "127.0.0.1:9464",
     };
     const c = load({ env, argv: ["--listen", "[::]:7000", "--log-level=warn", "--allow-missing-version=false"] });
     expect(c).toMatchObject({
       listen: "[::]:7000", maxMessageBytes: 16 * 1024 * 1024, logLevel: "warn", logFormat: "pretty", cardListen: null,
       store: "memory", dataDir: "/data", retentionMs: 36 * 3_600_000, allowMissingVersion: false, streamBufferEvents: 10,
-      agentName: "Echo", shutdownGraceMs: 10_000, publicGrpcAddress: "agent.example.com:443",
+      agentName: "Echo", shutdownGraceMs: 10_000, publicGrpcAddress: "agent.example.com:443", metricsListen: "127.0.0.1:9464",
     });
+    expect(load({ env: { A2A_METRICS_LISTEN: "OFF" } }).metricsListen).toBeNull();
     expect(load({ argv: ["--allow-missing-version"] }).allowMissingVersion).toBe(true);
     expect(load({ env: { A2A_LISTEN: "127.0.0.1:0" } }).publicGrpcAddress).toBe("127.0.0.1:0");
   });
@@ -130,6 +132,7 @@ describe("configuration", () => {
 
   test.each([
     [{ env: { A2A_LISTEN: "localhost" } }, "A2A_LISTEN (--listen)"],
+    [{ env: { A2A_METRICS_LISTEN: "metrics" } }, "A2A_METRICS_LISTEN (--metrics-listen)"],
     [{ argv: ["--listen=1.2.3.4:70000"] }, "A2A_LISTEN (--listen)"],
     [{ env: { A2A_LISTEN: "::1:50051" } }, "A2A_LISTEN (--listen)"],
     [{ env: { A2A_MAX_MESSAGE_BYTES: "lots" } }, "A2A_MAX_MESSAGE_BYTES (--max-message-bytes)"],
