@@ -16,7 +16,8 @@ import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-car
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
-import { BacklogBudget } from "./streams/index.js";
+import { BacklogBudget, streamResumeDeclaration } from "./streams/index.js";
+import type { EventLogOptions } from "./lifecycle/event-log.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -45,6 +46,7 @@ const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
 export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
   const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
+  const resume = config.streaming && config.streamResumeRetentionMs !== null ? { retentionMs: config.streamResumeRetentionMs, maxEvents: config.streamResumeEvents } : undefined;
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
@@ -53,12 +55,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       streaming: config.streaming,
       pushNotifications: false,
     },
-    agent.card,
+    resume === undefined ? agent.card : { ...agent.card, extensions: [...(agent.card?.extensions ?? []), streamResumeDeclaration(resume.retentionMs, config.streamHeartbeatMs)] },
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
   const { repository, pageTokenSecret } = overrides.repository
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
-    : await openRepository(config);
+    : await openRepository(config, resume);
   const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
   const service = new TaskService({
     repository,
@@ -88,6 +90,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       entryBytes: Math.min(MERGED_RESPONSE_BYTES, Math.floor(config.maxMessageBytes / 2)),
       shared: new BacklogBudget(config.streamsBacklogBytes),
     },
+    // Only with a store that keeps the events: a repository given by the caller may not.
+    streamResume: resume !== undefined && repository.eventLog !== undefined ? { heartbeatMs: config.streamHeartbeatMs } : undefined,
   });
   return {
     handlers,
@@ -105,9 +109,9 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   };
 }
 
-async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {
-  if (config.store === "memory") return { repository: new MemoryTaskRepository(), pageTokenSecret: randomBytes(32) };
-  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability });
+async function openRepository(config: Config, eventLog: EventLogOptions | undefined): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {
+  if (config.store === "memory") return { repository: new MemoryTaskRepository({ eventLog }), pageTokenSecret: randomBytes(32) };
+  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability, eventLog });
   // Page tokens outlive a restart with the store they point into, so their key is kept with it.
   let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
   if (secret === undefined) {

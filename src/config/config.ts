@@ -44,6 +44,12 @@ export interface Config {
   /** Declared in the card; off = the streaming RPCs answer UNSUPPORTED_OPERATION (R-CAP-2). */
   readonly streaming: boolean;
   readonly storeDurability: "process" | "power";
+  /** How long stream events are kept for resume, ms; null = resume off. */
+  readonly streamResumeRetentionMs: number | null;
+  /** Memory store: events kept for resume across all tasks. */
+  readonly streamResumeEvents: number;
+  /** Silence after which a stream with the resume extension gets a heartbeat, ms; null = none. */
+  readonly streamHeartbeatMs: number | null;
   readonly agentName: string | null;
   readonly agentDescription: string | null;
 }

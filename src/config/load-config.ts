@@ -80,6 +80,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "1024"),
     streamBacklogBytes: get("streamBacklogBytes", parseBytes, "4MiB"),
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
+    streamResumeRetentionMs: get("streamResumeRetention", parseDurationOrOff, "10m"),
+    streamResumeEvents: get("streamResumeEvents", (v) => parseInteger(v, { min: 1, max: 100_000_000 }), "100000"),
+    streamHeartbeatMs: get("streamHeartbeat", parseDurationOrOff, "15s"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
   };

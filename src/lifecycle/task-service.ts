@@ -33,6 +33,7 @@ import type { CoreLogger } from "./logger.js";
 import { acceptsMediaType, partMediaType } from "./media-types.js";
 import type { PageTokenCodec } from "./page-token.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
+import { resumeStream } from "./stream-resume.js";
 import { cloneMessage } from "../codec/task-clone.js";
 import { IllegalTransitionError, type ReadOptions, type StoredTask, type TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
@@ -216,7 +217,9 @@ export class TaskService implements RunHost {
     });
   }
 
-  async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink): Promise<StreamHandle> {
+  /** `resumeAfter`: the version a resume cursor names (A-33): the events after it, no snapshot. */
+  async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink, resumeAfter?: number): Promise<StreamHandle> {
+    if (resumeAfter !== undefined) return resumeStream(this.options.hub, this.repository, rc.caller, taskId, resumeAfter, sink);
     const current = await this.requireTask(rc.caller, taskId, 0);
     refuseTerminal(current.task, "subscribe to");
     const feed = new TaskFeed(this.options.hub, sink, undefined);

@@ -20,6 +20,8 @@ import {
 } from "./request-validation.js";
 import { checkRequiredExtensions, formatActivatedExtensions, readRequestedExtensions, readVersion } from "./service-parameters.js";
 import { pipeStream } from "./stream-pipe.js";
+import { readResumeCursor } from "./resume-cursor-header.js";
+import { STREAM_RESUME_EXTENSION } from "../streams/index.js";
 import type { BacklogLimits } from "../streams/index.js";
 
 export interface A2AHandlerOptions {
@@ -31,6 +33,8 @@ export interface A2AHandlerOptions {
   /** What a slow client's merged backlog may hold before its stream is ended with RESOURCE_EXHAUSTED. */
   readonly streamLimits: BacklogLimits;
   readonly limits?: ValidationLimits;
+  /** Set when the stream-resume extension is declared: its heartbeat interval (null: none). */
+  readonly streamResume?: { readonly heartbeatMs: number | null };
 }
 
 /**
@@ -54,6 +58,12 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const requireExtensions = (rc: RequestContext) => checkRequiredExtensions(rc.requestedExtensions, declaredExtensions);
   const echoExtensions = (rc: EdgeRequestContext, call: CallContext) => {
     if (rc.activatedAny) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
+  };
+  /** The resume extension for this stream, when declared and activated by the client (then echoed, R-EXT-5). */
+  const resumeFor = (rc: RequestContext) => {
+    if (options.streamResume === undefined || !rc.requestedExtensions.includes(STREAM_RESUME_EXTENSION)) return undefined;
+    rc.activatedExtensions.add(STREAM_RESUME_EXTENSION);
+    return options.streamResume;
   };
   const requireStreaming = () => {
     if (!streaming) throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
@@ -87,7 +97,8 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       requireStreaming();
       requireExtensions(rc);
       if (request.configuration?.taskPushNotificationConfig) requirePush();
-      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
+      const resume = resumeFor(rc);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, resume, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
     },
 
     async GetTask(request, call) {
@@ -119,7 +130,9 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       requireStreaming();
       requireExtensions(rc);
       call.setLogField("task_id", request.id);
-      await pipeStream({ call, out, limits: options.streamLimits, rc, open: (sink) => service.subscribeToTask(rc, request.id, sink) });
+      const resume = resumeFor(rc);
+      const after = resume === undefined ? undefined : readResumeCursor(call.metadata, request.id);
+      await pipeStream({ call, out, limits: options.streamLimits, rc, resume, open: (sink) => service.subscribeToTask(rc, request.id, sink, after) });
     },
 
     async GetExtendedAgentCard(request, call) {

@@ -21,6 +21,8 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  *   (retention) without scanning everything.
  * - (v2) Per-scope and per-context counters, kept by triggers in the same transaction as the
  *   write, make `total_size` a lookup instead of a COUNT over up to every task.
+ * - (v3) `task_events`: each change under its version, for resuming streams (A-33), trimmed
+ *   by age.
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -116,6 +118,26 @@ export const MIGRATIONS: readonly Migration[] = [
         INSERT INTO context_counts VALUES (new.scope_id, new.context_id, new.state, 1)
           ON CONFLICT DO UPDATE SET n = n + 1;
       END;
+    `,
+  },
+  {
+    version: 3,
+    description: "the event log for resuming streams (A-33)",
+    // One row per accepted change after "created", written in the commit of the change itself.
+    // kind: 1 status, 2 artifact, 3 history (no body: it has no stream event, but keeps the
+    // versions gapless so a read can tell a trimmed log from a complete one). flags: bit 0
+    // append, bit 1 last_chunk. body: a Task holding only the status or the one artifact.
+    sql: `
+      CREATE TABLE task_events (
+        task_pk   INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+        version   INTEGER NOT NULL,
+        at_micros INTEGER NOT NULL,
+        kind      INTEGER NOT NULL,
+        flags     INTEGER NOT NULL,
+        body      BLOB,
+        PRIMARY KEY (task_pk, version)
+      );
+      CREATE INDEX task_events_by_time ON task_events (at_micros);
     `,
   },
 ];
