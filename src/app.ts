@@ -46,7 +46,7 @@ const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
 export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
   const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
-  const resume = config.streaming && config.streamResumeRetentionMs !== null ? { retentionMs: config.streamResumeRetentionMs, maxEvents: config.streamResumeEvents } : undefined;
+  const resume = config.streaming && config.streamResumeRetentionMs !== null ? { retentionMs: config.streamResumeRetentionMs, maxEvents: config.streamResumeEvents, maxBytes: config.streamResumeBytes } : undefined;
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,

@@ -48,6 +48,8 @@ export interface Config {
   readonly streamResumeRetentionMs: number | null;
   /** Memory store: events kept for resume across all tasks. */
   readonly streamResumeEvents: number;
+  /** Memory store: about the bytes the events kept for resume may weigh together. */
+  readonly streamResumeBytes: number;
   /** Silence after which a stream with the resume extension gets a heartbeat, ms; null = none. */
   readonly streamHeartbeatMs: number | null;
   readonly agentName: string | null;

@@ -82,6 +82,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
     streamResumeRetentionMs: get("streamResumeRetention", parseDurationOrOff, "10m"),
     streamResumeEvents: get("streamResumeEvents", (v) => parseInteger(v, { min: 1, max: 100_000_000 }), "100000"),
+    streamResumeBytes: get("streamResumeBytes", parseBytes, "64MiB"),
     streamHeartbeatMs: get("streamHeartbeat", parseDurationOrOff, "15s"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,

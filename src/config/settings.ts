@@ -64,6 +64,8 @@ export const SETTINGS = {
     "How long stream events are kept for clients that resume with a cursor (the stream-resume extension, ruling A-33), or off (the extension is not declared and no events are kept)."),
   streamResumeEvents: setting("A2A_STREAM_RESUME_EVENTS", "stream-resume-events", "100000",
     "Memory store only: stream events kept for resume across all tasks; the oldest go first."),
+  streamResumeBytes: setting("A2A_STREAM_RESUME_BYTES", "stream-resume-bytes", "64MiB",
+    "Memory store only: about the bytes the stream events kept for resume may weigh together; the oldest go first."),
   streamHeartbeat: setting("A2A_STREAM_HEARTBEAT", "stream-heartbeat", "15s",
     "A stream of a client that activated the stream-resume extension gets a heartbeat after this long without an event (so idle-resetting proxies keep it), or off."),
   agentName: setting("A2A_AGENT_NAME", "agent-name", "(the agent's own)", "Overrides the agent card's name."),

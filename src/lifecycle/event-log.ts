@@ -37,6 +37,8 @@ export interface EventLogOptions {
   readonly retentionMs: number;
   /** Memory store: events kept across all tasks; the oldest go first. */
   readonly maxEvents?: number;
+  /** Memory store: about the bytes the kept events may weigh together; the oldest go first. */
+  readonly maxBytes?: number;
 }
 
 /** A logged event is the published event of the same change: one shape for the hub and the log. */

@@ -44,6 +44,7 @@ describe("configuration", () => {
       streamBufferEvents: 1024,
       streamResumeRetentionMs: 600000,
       streamResumeEvents: 100000,
+      streamResumeBytes: 67108864,
       streamHeartbeatMs: 15000,
       streamBacklogBytes: 4194304,
       streamsBacklogBytes: 268435456,

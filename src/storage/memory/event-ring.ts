@@ -1,12 +1,17 @@
+import type { Part } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { EventLogOptions, LoggedEvent } from "../../lifecycle/event-log.js";
 
 /** Events kept for resume across all tasks when the operator sets no cap. */
 export const DEFAULT_MAX_EVENTS = 100_000;
+/** About the bytes the kept events may weigh together when the operator sets no cap. */
+export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 interface TaskRing {
   /** Oldest first; `head` is the first still kept (dropping from the front by index, not by shift). */
   events: LoggedEvent[];
   at: number[];
+  /** Each event's estimated weight (see weightOf). */
+  weight: number[];
   head: number;
 }
 
@@ -24,11 +29,15 @@ export class EventRing {
   private order: string[] = [];
   private orderHead = 0;
   private readonly maxEvents: number;
+  private readonly maxBytes: number;
+  /** Estimated bytes of the kept events. */
+  bytes = 0;
   readonly retentionMs: number;
 
   constructor(options: EventLogOptions, private readonly now: () => number = Date.now) {
     this.retentionMs = options.retentionMs;
     this.maxEvents = Math.max(1, options.maxEvents ?? DEFAULT_MAX_EVENTS);
+    this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_MAX_BYTES);
   }
 
   /** Events kept, across all tasks. */
@@ -39,12 +48,15 @@ export class EventRing {
   record(event: LoggedEvent): void {
     const now = this.now();
     let ring = this.rings.get(event.taskId);
-    if (ring === undefined) this.rings.set(event.taskId, (ring = { events: [], at: [], head: 0 }));
+    if (ring === undefined) this.rings.set(event.taskId, (ring = { events: [], at: [], weight: [], head: 0 }));
+    const weight = weightOf(event);
     ring.events.push(event);
     ring.at.push(now);
+    ring.weight.push(weight);
+    this.bytes += weight;
     this.order.push(event.taskId);
     const oldest = now - this.retentionMs;
-    while (this.size > this.maxEvents || this.oldestAt() < oldest) this.dropOldest();
+    while (this.size > this.maxEvents || this.bytes > this.maxBytes || this.oldestAt() < oldest) this.dropOldest();
   }
 
   /**
@@ -80,13 +92,38 @@ export class EventRing {
     }
     const ring = this.rings.get(taskId)!;
     ring.events[ring.head] = undefined!;
+    this.bytes -= ring.weight[ring.head]!;
     ring.head++;
     if (ring.head === ring.events.length) {
       this.rings.delete(taskId);
     } else if (ring.head > 64 && ring.head * 2 > ring.events.length) {
       ring.events = ring.events.slice(ring.head);
       ring.at = ring.at.slice(ring.head);
+      ring.weight = ring.weight.slice(ring.head);
       ring.head = 0;
     }
   }
+}
+
+/**
+ * About the bytes an event keeps alive: what its parts carry plus a little per object. Why an
+ * estimate: encoding every event to weigh it would cost more than keeping it. An event that
+ * replaces an artifact keeps its own parts, which the task may no longer hold.
+ */
+function weightOf(event: LoggedEvent): number {
+  if (event.kind === "artifact") return 96 + partsWeight(event.artifact.parts);
+  if (event.kind === "status") return 96 + (event.status.message === undefined ? 0 : partsWeight(event.status.message.parts));
+  return 64;
+}
+
+function partsWeight(parts: readonly Part[]): number {
+  let bytes = 0;
+  for (const part of parts) {
+    const { content } = part;
+    if (content.case === "text" || content.case === "url") bytes += 2 * content.value.length;
+    else if (content.case === "raw") bytes += content.value.byteLength;
+    else bytes += 256; // structured data: a rough figure
+    bytes += 48;
+  }
+  return bytes;
 }
