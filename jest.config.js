@@ -2,7 +2,8 @@
 export default {
   testEnvironment: "node",
   extensionsToTreatAsEsm: [".ts"],
-  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  // "a2a-grpc-server": agent modules (README example, examples/) import the package; tests run its sources.
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1", "^a2a-grpc-server$": "<rootDir>/src/index.ts" },
   transform: {
     "^.+\\.ts$": ["ts-jest", { useESM: true, diagnostics: false }],
   },

@@ -4,8 +4,12 @@
  * official @a2a-js/sdk gRPC server with the same agent; then memory per stored task and
  * ListTasks cost as the store grows (ours and the SDK's).
  *
- *   npm run bench -- issue3 [--quick] [--profile]
- *   node --import tsx bench/issue3.ts [--quick] [--profile]
+ *   npm run bench -- issue3 [--quick] [--profile] [--baseline=DIR]
+ *   node --import tsx bench/issue3.ts [--quick] [--profile] [--baseline=DIR]
+ *
+ * --baseline=DIR is the A/B mode for a change to our server: DIR is another checkout (built)
+ * of this repository, e.g. main's; its server takes the SDK's place in the interleaved rounds,
+ * the report gives ours ÷ baseline per round, and the store-growth phases are left out.
  *
  * Our server runs compiled (dist/, run `npm run build` first), as production does.
  * Each server runs in a child process of its own; the load client (this process) sends one
@@ -41,6 +45,8 @@ const A2A_METADATA = { "a2a-version": "1.0" };
 export interface Issue3Options {
   readonly quick: boolean;
   readonly profile: boolean;
+  /** A/B mode: the root of another built checkout whose server is measured against ours (see the header). */
+  readonly baseline?: string;
 }
 
 const FULL = {
@@ -82,8 +88,10 @@ const sendRequest = Buffer.from(
 );
 const listRequest = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTasksRequestSchema, { pageSize: 50 })));
 
-type ServerKind = "bare" | "sdk" | "ours";
-const LABEL: Record<ServerKind, string> = { bare: "(a) bare grpc-js", sdk: "(b) @a2a-js/sdk", ours: "(c) ours" };
+type ServerKind = "bare" | "sdk" | "ours" | "baseline";
+const LABEL: Record<ServerKind, string> = { bare: "(a) bare grpc-js", sdk: "(b) @a2a-js/sdk", ours: "(c) ours", baseline: "(b) ours, baseline build" };
+/** The checkout the "baseline" server runs from (A/B mode). */
+let baselineRoot = ROOT;
 
 function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> {
   const env = { A2A_LOG_LEVEL: "warn" };
@@ -93,10 +101,12 @@ function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> 
     case "sdk":
       return startServerProcess({ name: LABEL.sdk, script: join(ROOT, "bench/servers/sdk-server.ts"), tsx: true, env });
     case "ours":
+    case "baseline": {
+      const root = kind === "ours" ? ROOT : baselineRoot;
       return startServerProcess({
-        name: LABEL.ours,
-        script: join(ROOT, "dist/src/main.js"),
-        cwd: ROOT,
+        name: LABEL[kind],
+        script: join(root, "dist/src/main.js"),
+        cwd: root,
         env: (port) => ({
           ...env,
           A2A_LISTEN: `127.0.0.1:${port}`,
@@ -106,6 +116,7 @@ function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> 
           A2A_LOG_FORMAT: "json",
         }),
       });
+    }
   }
 }
 
@@ -154,19 +165,32 @@ const ROUND_ORDERS: ReadonlyArray<readonly ServerKind[]> = [
   ["sdk", "ours", "bare"],
 ];
 
+/**
+ * A/B mode: ours and the baseline build always back to back, each first in every other round and
+ * in the middle (next to the bare server) in half of them, so that neither gains from its place.
+ */
+const AB_ROUND_ORDERS: ReadonlyArray<readonly ServerKind[]> = [
+  ["bare", "ours", "baseline"],
+  ["baseline", "ours", "bare"],
+  ["bare", "baseline", "ours"],
+  ["ours", "baseline", "bare"],
+];
+
 async function throughputRounds(cfg: typeof FULL, opts: Issue3Options, log: (s: string) => void) {
   const ours = await startServing("ours");
   const responseFile = join(RESULTS, "issue3-response.bin");
   writeFileSync(responseFile, ours.first); // the ceiling answers with our exact response bytes
   const bare = await startServing("bare", responseFile);
-  const sdk = await startServing("sdk");
+  const other: ServerKind = opts.baseline === undefined ? "sdk" : "baseline";
+  const sdk = await startServing(other);
   const servers: Array<{ kind: ServerKind; served: typeof ours }> = [
     { kind: "bare", served: bare },
-    { kind: "sdk", served: sdk },
+    { kind: other, served: sdk },
     { kind: "ours", served: ours },
   ];
+  const orders = opts.baseline === undefined ? ROUND_ORDERS : AB_ROUND_ORDERS;
   try {
-    checkCompletedTask(LABEL.sdk, sdk.first);
+    checkCompletedTask(LABEL[other], sdk.first);
     checkCompletedTask(LABEL.ours, ours.first);
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
     for (const { served } of servers) await drive(served.server, served.lc, load, cfg.warmup);
@@ -181,7 +205,7 @@ async function throughputRounds(cfg: typeof FULL, opts: Issue3Options, log: (s: 
     const phases: PhaseResult[][] = servers.map(() => []);
     for (let round = 0; round < cfg.rounds; round++) {
       log(`throughput round ${round + 1}/${cfg.rounds}`);
-      for (const kind of ROUND_ORDERS[round % ROUND_ORDERS.length]!) {
+      for (const kind of orders[round % orders.length]!) {
         const i = servers.findIndex((s) => s.kind === kind);
         const { served } = servers[i]!;
         phases[i]!.push(await measurePhase(served.server, served.lc, { ...load, calls: perRound }));
@@ -318,6 +342,10 @@ async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options): 
 export async function runIssue3(opts: Issue3Options): Promise<string> {
   const cfg = opts.quick ? QUICK : FULL;
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
+  if (opts.baseline !== undefined) {
+    baselineRoot = opts.baseline;
+    if (!existsSync(join(baselineRoot, "dist/src/main.js"))) throw new Error(`${baselineRoot}/dist/src/main.js is missing: run \`npm run build\` there first`);
+  }
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`[issue3] ${s}\n`);
   const startedAt = new Date();
@@ -343,6 +371,8 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
       formatNumber(callsVsSdk[i]!, 2),
     ]),
   );
+
+  if (opts.baseline !== undefined) return abReport({ cfg, opts, measured, rows, startedAt, load0, cpuVsBase: cpuVsSdk, cpuVsBare, roundsTable, log });
 
   log(`store growth: ListTasks at ${cfg.listAt.join(" / ")} tasks, memory at ${cfg.memoryAt.join(" / ")} tasks (SDK, then ours)`);
   const growthRows = [await growth("sdk", cfg, opts), await growth("ours", cfg, opts)];
@@ -423,9 +453,66 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   return report;
 }
 
+/** The A/B report: ours against the baseline build, round by round (no store-growth phases). */
+function abReport(r: {
+  cfg: typeof FULL;
+  opts: Issue3Options;
+  measured: Awaited<ReturnType<typeof throughputRounds>>;
+  rows: Array<{ kind: ServerKind; phase: PhaseResult }>;
+  startedAt: Date;
+  load0: number;
+  cpuVsBase: number[];
+  cpuVsBare: number[];
+  roundsTable: string;
+  log: (s: string) => void;
+}): string {
+  const { cfg, opts, startedAt } = r;
+  const spread = (v: number[]) => `${formatNumber(Math.min(...v), 3)}–${formatNumber(Math.max(...v), 3)}`;
+  const baseRounds = r.measured.rounds.find((x) => x.kind === "baseline")!.phases;
+  const bareRounds = r.measured.rounds.find((x) => x.kind === "bare")!.phases;
+  const baseVsBare = baseRounds.map((p, i) => p.serverCpuPerCall / bareRounds[i]!.serverCpuPerCall);
+  const throughputTable = comparisonTable(r.rows, (x) => LABEL[x.kind], [
+    { header: "calls/s", value: (x) => x.phase.callsPerSec, ratio: true },
+    { header: "server CPU µs/call", value: (x) => x.phase.serverCpuPerCall, ratio: true },
+    { header: "p50 ms", value: (x) => x.phase.p50Ms, digits: 2, ratio: true },
+    { header: "p99 ms", value: (x) => x.phase.p99Ms, digits: 2, ratio: true },
+  ], [r.rows[0]!, r.rows[1]!]);
+  const targets: Target[] = [
+    { what: `server CPU/call, ours ÷ baseline (median of ${cfg.rounds} rounds; ${spread(r.cpuVsBase)})`, actual: median(r.cpuVsBase), op: "<=", limit: 1.05 },
+  ];
+  const command = `npm run build && npm run bench -- issue3${opts.quick ? " --quick" : ""} --baseline=${opts.baseline}`;
+  const report = [
+    `## Issue 3 benchmark, A/B against a baseline build${opts.quick ? " (quick)" : ""}`,
+    "",
+    `Reproduce: \`${command}\` (the baseline checkout built with \`npm run build\` too)`,
+    "",
+    `${startedAt.toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? "?"} · load average ${r.load0.toFixed(2)} at start`,
+    "",
+    throughputTable,
+    "",
+    `Ratios in parentheses: to (a) / to (b). Rounds (ours and the baseline always back to back):`,
+    "",
+    r.roundsTable.replaceAll("ours ÷ SDK", "ours ÷ baseline"),
+    "",
+    `Baseline ÷ bare CPU per round: median ${formatNumber(median(baseVsBare), 3)} (${spread(baseVsBare)}); ours ÷ bare: median ${formatNumber(median(r.cpuVsBare), 3)} (${spread(r.cpuVsBare)}).`,
+    "",
+    targetsTable(targets),
+  ].join("\n");
+  const file = join(RESULTS, `issue3-ab-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
+  writeFileSync(file, `${report}\n`);
+  r.log(`written to ${file}`);
+  return report;
+}
+
+/** The value of a `--name=value` argument. */
+export function argValue(args: readonly string[], name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return args.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
-  runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile") }).then(
+  runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile"), baseline: argValue(args, "baseline") }).then(
     (report) => process.stdout.write(`${report}\n`),
     (err: unknown) => {
       process.stderr.write(`${(err as Error)?.stack ?? err}\n`);

@@ -4,8 +4,11 @@
  */
 const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]): Promise<string> }> = {
   issue3: {
-    describe: "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile]",
-    run: async (args) => (await import("./issue3.js")).runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    describe: "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile] [--baseline=DIR: A/B against another build]",
+    run: async (args) => {
+      const issue3 = await import("./issue3.js");
+      return issue3.runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile"), baseline: issue3.argValue(args, "baseline") });
+    },
   },
   issue4: {
     describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick] [--profile]",

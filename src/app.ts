@@ -13,6 +13,7 @@ import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import type { CallObserver } from "./protocol/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
@@ -107,6 +108,15 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       await repository.close();
     },
   };
+}
+
+/**
+ * What observes every call besides the RPC log (always on, made by the server from its logger):
+ * metrics and tracing go here (src/protocol/call-observer.ts says what an observer can do).
+ * main.ts hands them to startServer; a capability switched off adds nothing.
+ */
+export function createCallObservers(_config: Config): Array<CallObserver<any>> {
+  return [];
 }
 
 async function openRepository(config: Config, eventLog: EventLogOptions | undefined): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {

@@ -1,8 +1,22 @@
 /**
  * The package's public surface for agent authors and for embedding the service.
- * An agent module only needs the types: `import type { Agent } from "a2a-grpc-server"`.
+ * An agent module needs only the types (`import type { Agent } from "a2a-grpc-server"`), and
+ * may use the part builders and the A2A errors below.
  */
-export type { Agent, AgentContext, AgentCardContribution, ArtifactInput, Caller, MessageInput, PartInput } from "./lifecycle/agent.js";
+export type { Agent, AgentContext, AgentCardContribution, ArtifactInput, Caller, MessageInput, PartInput, PartFields, PartContentInput } from "./lifecycle/agent.js";
+// For agents: part builders, and the A2A errors an agent throws to refuse a call before it makes a task.
+export { textPart, dataPart, filePart, dataOf, type PartOptions, type FileSource } from "./agents/parts.js";
+export {
+  A2AError,
+  ContentTypeNotSupportedError,
+  ExtensionSupportRequiredError,
+  InvalidAgentResponseError,
+  InvalidParamsError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from "./lifecycle/errors.js";
+export { AgentMisuseError } from "./lifecycle/agent-misuse.js";
+export { UnrepresentableJsonError } from "./lifecycle/json-value.js";
 export type { TaskRepository, TaskScope, TaskChange, TaskQuery, TaskPage, StoredTask } from "./lifecycle/task-repository.js";
 export { createApp, type A2AApp, type AppOverrides } from "./app.js";
 export { loadConfig, type Config } from "./config/index.js";

@@ -5,7 +5,7 @@
  * anything else that stops the service.
  */
 import type { Logger } from "pino";
-import { createApp, type A2AApp } from "./app.js";
+import { createApp, createCallObservers, type A2AApp } from "./app.js";
 import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
@@ -43,6 +43,7 @@ async function main(argv: readonly string[]): Promise<void> {
       keepaliveTimeMs: config.keepaliveTimeMs,
       keepaliveTimeoutMs: config.keepaliveTimeoutMs,
       logger,
+      observers: createCallObservers(config),
     });
   } catch (err) {
     fatal(logger, err, `could not listen on ${config.listen}`);

@@ -1,7 +1,10 @@
 import { newId } from "./ids.js";
-import { create, type JsonObject } from "@bufbuild/protobuf";
-import { PartSchema, TaskState, type Message, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { TaskState, type Artifact, type Message, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { AgentMisuseError } from "./agent-misuse.js";
+import { checkJsonObject } from "./json-value.js";
 import { agentMessageLiteral, artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral } from "./message-literals.js";
+import { partsFromInput } from "./part-input.js";
 import type { ActiveRunLinks } from "./active-runs.js";
 import type { AgentContext, ArtifactInput, Caller, MessageInput, PartInput } from "./agent.js";
 import type { StatusClock } from "./clock.js";
@@ -21,6 +24,20 @@ export interface RunHost {
   createTaskNow(run: AgentRun, task: Task): TaskWriter;
 }
 
+/** One run: the incoming message, the task it continues (if any), and who asked. */
+export interface AgentRunOptions {
+  readonly message: Message;
+  /** The task a follow-up or a resumed run works on; undefined for a new task (created on the first task update). */
+  readonly task: Task | undefined;
+  readonly contextId: string;
+  readonly referenceTasks: readonly Task[];
+  readonly caller: Caller;
+  readonly requestedExtensions: readonly string[];
+  readonly requestMetadata: JsonObject | undefined;
+  /** The writer of `task`, claimed for this run. */
+  readonly writer?: TaskWriter;
+}
+
 export type RunOutcome =
   | { kind: "message"; message: Message }
   | { kind: "task"; writer: TaskWriter }
@@ -30,10 +47,7 @@ export type RunOutcome =
 
 const NO_EXTENSIONS: ReadonlySet<string> = new Set<string>();
 
-/** Thrown to an agent that uses the context against the rules; the run logs it. */
-export class AgentMisuseError extends Error {
-  override name = "AgentMisuseError";
-}
+export { AgentMisuseError };
 
 /**
  * One execution of the agent for one incoming message: the AgentContext the agent sees.
@@ -82,18 +96,25 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   private abort: AbortController | undefined;
   private stopReason: Error | undefined;
 
-  constructor(
-    private readonly host: RunHost,
-    readonly message: Message,
-    readonly task: Task | undefined,
-    readonly contextId: string,
-    readonly referenceTasks: readonly Task[],
-    readonly caller: Caller,
-    readonly requestedExtensions: readonly string[],
-    readonly requestMetadata: JsonObject | undefined,
-    existingWriter?: TaskWriter,
-  ) {
-    if (existingWriter) this.adopt(existingWriter);
+  private readonly host: RunHost;
+  readonly message: Message;
+  readonly task: Task | undefined;
+  readonly contextId: string;
+  readonly referenceTasks: readonly Task[];
+  readonly caller: Caller;
+  readonly requestedExtensions: readonly string[];
+  readonly requestMetadata: JsonObject | undefined;
+
+  constructor(host: RunHost, options: AgentRunOptions) {
+    this.host = host;
+    this.message = options.message;
+    this.task = options.task;
+    this.contextId = options.contextId;
+    this.referenceTasks = options.referenceTasks;
+    this.caller = options.caller;
+    this.requestedExtensions = options.requestedExtensions;
+    this.requestMetadata = options.requestMetadata;
+    if (options.writer) this.adopt(options.writer);
   }
 
   get signal(): AbortSignal {
@@ -128,8 +149,11 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     if (this.answered) {
       throw new AgentMisuseError(this.answered === "task" ? "reply() after the task was started: send task updates instead" : "reply() was already called");
     }
-    const message = this.agentMessage(content, undefined);
-    if (options?.metadata) message.metadata = options.metadata;
+    const message = agentMessageLiteral(newId(), this.contextId, "", partsOf(content, "reply()"));
+    if (options?.metadata) {
+      checkJsonObject(options.metadata, "reply() metadata");
+      message.metadata = options.metadata;
+    }
     this.answered = "message";
     this.resolveOutcome({ kind: "message", message });
   }
@@ -155,31 +179,22 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
 
   artifact(input: ArtifactInput, options?: { append?: boolean; lastChunk?: boolean }): Promise<void> {
     try {
-      return this.withWriter((writer) => this.writeArtifact(writer, input, options));
+      // Built first: an artifact that cannot be sent is refused before it could create the task.
+      const artifact = artifactOf(input);
+      // Fresh when nothing of the agent's input is kept by reference (text parts, no metadata or extension list).
+      const fresh = input.metadata === undefined && input.extensions === undefined && allText(input.parts);
+      const change = { kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false, fresh } as const;
+      return this.withWriter((writer) => this.refusalsLogged(writer.write(change), "artifact"));
     } catch (error) {
-      return Promise.reject(error); // a malformed artifact is a rejection, as from an async function
+      return this.refusedAtOnce(error, "artifact"); // a malformed artifact is a rejection, as from an async function
     }
-  }
-
-  private writeArtifact(writer: TaskWriter, input: ArtifactInput, options: { append?: boolean; lastChunk?: boolean } | undefined): Promise<void> {
-    const artifact = artifactLiteral({
-      artifactId: input.artifactId ?? newId(),
-      name: input.name ?? "",
-      description: input.description ?? "",
-      parts: input.parts.map(toPart),
-      metadata: input.metadata,
-      extensions: input.extensions ?? [],
-    });
-    // Fresh when nothing of the agent's input is kept by reference (text parts, no metadata or extension list).
-    const fresh = input.metadata === undefined && input.extensions === undefined && allText(input.parts);
-    return this.refusalsLogged(writer.write({ kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false, fresh }), "artifact");
   }
 
   /** A status change made by the service itself (failure, cancel): no agent misuse checks. */
   async settle(state: TaskState, text: string): Promise<void> {
     const writer = await this.ensureTask();
     if (isTerminal(writer.state)) return;
-    await writer.write({ kind: "status", status: this.statusOf(state, text, writer.taskId) });
+    await writer.write({ kind: "status", status: this.statusOf(state, [textPartLiteral(text)], writer.taskId) });
   }
 
   /** The state of this run's task, if it has one. */
@@ -203,13 +218,24 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
 
   private status(state: TaskState, content: MessageInput | undefined): Promise<void> {
     // Not async: once the task exists, a status update costs no promise besides the write's own.
-    const fresh = content === undefined || typeof content === "string" || allText(content);
-    const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, content, writer.taskId), fresh }), state);
     try {
+      // Built first: a message that cannot be sent is refused before it could create the task.
+      const parts = content === undefined ? undefined : typeof content === "string" ? [textPartLiteral(content)] : partsFromInput(content, statusPartsName(state));
+      const fresh = content === undefined || typeof content === "string" || allText(content);
+      const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, parts, writer.taskId), fresh }), state);
       return this.withWriter(write);
     } catch (error) {
-      return Promise.reject(error); // a malformed message is a rejection, as from an async function
+      return this.refusedAtOnce(error, state); // a malformed message is a rejection, as from an async function
     }
+  }
+
+  /** An update refused before any write (it cannot be sent, or the task could not be made): logged, then rejected. */
+  private refusedAtOnce(error: unknown, event: "artifact" | TaskState): Promise<void> {
+    if (error instanceof AgentMisuseError) {
+      const what = event === "artifact" ? event : stateName(event);
+      this.host.logger.warn({ err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what }, "refused an agent event that cannot be sent");
+    }
+    return Promise.reject(error);
   }
 
   /**
@@ -226,8 +252,8 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     });
   }
 
-  private statusOf(state: TaskState, content: MessageInput | undefined, taskId: string) {
-    return taskStatusLiteral(state, content === undefined ? undefined : this.agentMessage(content, taskId), this.host.clock.now());
+  private statusOf(state: TaskState, parts: Part[] | undefined, taskId: string) {
+    return taskStatusLiteral(state, parts === undefined ? undefined : agentMessageLiteral(newId(), this.contextId, taskId, parts), this.host.clock.now());
   }
 
   private creating: Promise<TaskWriter> | undefined;
@@ -282,13 +308,40 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     this.answered = "task";
     this.resolveOutcome({ kind: "task", writer });
   }
+}
 
-  /** Agent-authored messages get a server-made id and carry context and task ids (R-SEND-13, R-SEND-14). */
-  private agentMessage(content: MessageInput, taskId: string | undefined): Message {
-    const parts = typeof content === "string" ? [toPart(content)] : content.map(toPart);
-    if (parts.length === 0) throw new AgentMisuseError("an agent message needs at least one part");
-    return agentMessageLiteral(newId(), this.contextId, taskId ?? "", parts);
-  }
+/** What the agent called, to name its parts in errors ("complete() message parts[1]"). */
+const STATUS_CALLS: ReadonlyMap<TaskState, string> = new Map([
+  [TaskState.WORKING, "working()"],
+  [TaskState.COMPLETED, "complete()"],
+  [TaskState.FAILED, "fail()"],
+  [TaskState.REJECTED, "reject()"],
+  [TaskState.INPUT_REQUIRED, "requireInput()"],
+  [TaskState.AUTH_REQUIRED, "requireAuth()"],
+]);
+
+function statusPartsName(state: TaskState): string {
+  return `${STATUS_CALLS.get(state) ?? stateName(state)} message parts`;
+}
+
+/**
+ * The parts of an agent message: a string is one text part. Agent-authored messages get a
+ * server-made id and carry context and task ids (R-SEND-13, R-SEND-14).
+ */
+function partsOf(content: MessageInput, what: string): Part[] {
+  return typeof content === "string" ? [textPartLiteral(content)] : partsFromInput(content, `${what} parts`);
+}
+
+function artifactOf(input: ArtifactInput): Artifact {
+  if (input.metadata !== undefined) checkJsonObject(input.metadata, "artifact() metadata");
+  return artifactLiteral({
+    artifactId: input.artifactId ?? newId(),
+    name: input.name ?? "",
+    description: input.description ?? "",
+    parts: partsFromInput(input.parts, "artifact() parts"),
+    metadata: input.metadata,
+    extensions: input.extensions ?? [],
+  });
 }
 
 /** Parts given as plain strings become new text parts: nothing of the agent's is kept by reference. */
@@ -297,6 +350,3 @@ function allText(parts: readonly PartInput[]): boolean {
   return true;
 }
 
-function toPart(input: PartInput): Part {
-  return typeof input === "string" ? textPartLiteral(input) : create(PartSchema, input);
-}

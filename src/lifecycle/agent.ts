@@ -1,5 +1,6 @@
-import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
-import type { AgentCard, AgentExtension, Artifact, Message, PartSchema, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { AgentCard, AgentExtension, Artifact, Message, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { PartInput } from "./part-input.js";
 import type { TaskScope } from "./task-repository.js";
 
 /**
@@ -16,8 +17,10 @@ export interface Agent {
    * Handles one incoming message. Answer with `ctx.reply(...)` (a message, no task), or
    * work on the task: `ctx.working()`, `ctx.artifact(...)`, and end with `ctx.complete()`,
    * `ctx.fail()`, `ctx.reject()`, or pause with `ctx.requireInput()` / `ctx.requireAuth()`.
-   * A thrown error fails the task with a readable status message. When the returned
-   * promise settles the task must be terminal or interrupted, or it is failed.
+   * An A2A error (`InvalidParamsError`, `UnsupportedOperationError`, ...) thrown before the
+   * first answer refuses the call: the client gets its status and no task is made. Any other
+   * error, or one thrown once the task exists, fails the task with a readable status message.
+   * When the returned promise settles the task must be terminal or interrupted, or it is failed.
    */
   execute(ctx: AgentContext): Promise<void>;
   /**
@@ -45,8 +48,8 @@ export type AgentCardContribution = Partial<Pick<AgentCard,
   readonly acceptedInputMediaTypes?: readonly string[];
 };
 
-/** A string is a text part; otherwise the fields of a Part (`{ content: { case: "data", value: {...} }, mediaType }`). */
-export type PartInput = string | MessageInitShape<typeof PartSchema>;
+export type { PartInput, PartFields, PartContentInput } from "./part-input.js";
+/** A string is one text part; otherwise the parts (strings, or what `textPart` / `dataPart` / `filePart` make). */
 export type MessageInput = string | PartInput[];
 
 export interface ArtifactInput {

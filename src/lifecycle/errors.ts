@@ -59,6 +59,19 @@ export class ContentTypeNotSupportedError extends A2AError {
   }
 }
 
+/**
+ * The request's parameters are not what the agent can work with (JSON-RPC InvalidParams,
+ * gRPC INVALID_ARGUMENT). Thrown by an agent before its first answer, it refuses the call.
+ * `field` (a request path such as "message.parts[0]") is also sent as a google.rpc.BadRequest.
+ */
+export class InvalidParamsError extends A2AError {
+  readonly reason = "INVALID_PARAMS";
+  readonly kind = "invalid_argument";
+  constructor(message: string, options: { field?: string; metadata?: ErrorMetadata } = {}) {
+    super(message, options.field === undefined ? { ...options.metadata } : { ...options.metadata, field: options.field });
+  }
+}
+
 export class InvalidAgentResponseError extends A2AError {
   readonly reason = "INVALID_AGENT_RESPONSE";
   readonly kind = "internal";

@@ -4,11 +4,13 @@ import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
  * The A2A task state machine, as one table. Read it against the seed's diagram:
  * SUBMITTED -> WORKING -> {terminal | interrupted}, interrupted -> WORKING again,
  * and a task may be canceled, failed or rejected before it starts working.
+ * A task may also settle at once (ruling A-26): SUBMITTED -> COMPLETED, INPUT_REQUIRED or
+ * AUTH_REQUIRED, as a task-generating agent answers a simple question with a finished task.
  * WORKING -> WORKING is allowed so an agent can publish progress messages.
  */
 const S = TaskState;
 const LEGAL: ReadonlyMap<TaskState, ReadonlySet<TaskState>> = new Map([
-  [S.SUBMITTED, new Set([S.WORKING, S.FAILED, S.CANCELED, S.REJECTED])],
+  [S.SUBMITTED, new Set([S.WORKING, S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED, S.INPUT_REQUIRED, S.AUTH_REQUIRED])],
   [S.WORKING, new Set([S.WORKING, S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED, S.INPUT_REQUIRED, S.AUTH_REQUIRED])],
   [S.INPUT_REQUIRED, new Set([S.WORKING, S.FAILED, S.CANCELED])],
   [S.AUTH_REQUIRED, new Set([S.WORKING, S.FAILED, S.CANCELED])],

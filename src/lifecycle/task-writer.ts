@@ -11,6 +11,21 @@ import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, ty
  */
 export const WRITTEN: Promise<void> = Promise.resolve();
 
+/** A writer for a task as stored: where it writes, where it publishes, and what it starts from. */
+export interface TaskWriterOptions {
+  readonly repository: TaskRepository;
+  readonly hub: EventHub;
+  readonly scope: TaskScope;
+  readonly taskId: string;
+  readonly contextId: string;
+  /** The stored version the first write is checked against. */
+  readonly version: number;
+  /** The stored state (committed, so also what clients may see). */
+  readonly state: TaskState;
+  /** Called when the writer has nothing left to do (see `idle`): its owner may forget it. */
+  readonly onIdle: (writer: TaskWriter) => void;
+}
+
 /** A write applied but not yet shown to anyone: its change (or the new task) and its version. */
 type Unpublished = TaskChange | { readonly kind: "created"; readonly task: Task };
 
@@ -41,17 +56,25 @@ export class TaskWriter {
   /** Why the last commit that held writes of this task failed; cleared by the next one that succeeds. */
   private lost: unknown;
 
-  constructor(
-    private readonly repository: TaskRepository,
-    private readonly hub: EventHub,
-    readonly scope: TaskScope,
-    readonly taskId: string,
-    readonly contextId: string,
-    private version: number,
-    private currentState: TaskState,
-    private readonly onIdle: (writer: TaskWriter) => void,
-  ) {
-    this.publishedState = currentState;
+  private readonly repository: TaskRepository;
+  private readonly hub: EventHub;
+  readonly scope: TaskScope;
+  readonly taskId: string;
+  readonly contextId: string;
+  private version: number;
+  private currentState: TaskState;
+  private readonly onIdle: (writer: TaskWriter) => void;
+
+  constructor(options: TaskWriterOptions) {
+    this.repository = options.repository;
+    this.hub = options.hub;
+    this.scope = options.scope;
+    this.taskId = options.taskId;
+    this.contextId = options.contextId;
+    this.version = options.version;
+    this.currentState = options.state;
+    this.onIdle = options.onIdle;
+    this.publishedState = options.state;
   }
 
   /** The state after the last accepted write (committed or not): what the next write is checked against. */

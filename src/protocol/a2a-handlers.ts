@@ -86,7 +86,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       requireExtensions(rc);
       if (request.configuration?.taskPushNotificationConfig) requirePush();
       const response = await service.sendMessage(rc, request);
-      if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
+      if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
       echoExtensions(rc, call);
       return response;
     },
@@ -105,7 +105,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       const rc = begin(call, request.tenant);
       validateGetTaskRequest(request, limits);
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
+      call.setTaskId(request.id);
       return service.getTask(rc, request.id, request.historyLength);
     },
 
@@ -120,7 +120,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       const rc = begin(call, request.tenant);
       validateCancelTaskRequest(request, limits);
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
+      call.setTaskId(request.id);
       return service.cancelTask(rc, request.id, request.metadata as JsonObject | undefined);
     },
 
@@ -129,7 +129,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       validateSubscribeToTaskRequest(request, limits);
       requireStreaming();
       requireExtensions(rc);
-      call.setLogField("task_id", request.id);
+      call.setTaskId(request.id);
       const resume = resumeFor(rc);
       const after = resume === undefined ? undefined : readResumeCursor(call.metadata, request.id);
       await pipeStream({ call, out, limits: options.streamLimits, rc, resume, open: (sink) => service.subscribeToTask(rc, request.id, sink, after) });

@@ -18,7 +18,7 @@ import {
   ErrorInfoSchema,
   RequestInfoSchema,
 } from "../../gen/es/google/rpc/error_details_pb.js";
-import { A2AError, ContentTypeNotSupportedError, InvalidRequestError, type FieldViolation } from "../lifecycle/errors.js";
+import { A2AError, ContentTypeNotSupportedError, InvalidParamsError, InvalidRequestError, type FieldViolation } from "../lifecycle/errors.js";
 
 /** ErrorInfo.domain of every A2A-specific error (§10.6). */
 export const A2A_ERROR_DOMAIN = "a2a-protocol.org";
@@ -74,7 +74,7 @@ function fromA2AError(error: A2AError): GrpcErrorStatus {
     ),
   ];
   // The offending part is a request field: say which one the standard way too.
-  if (error instanceof ContentTypeNotSupportedError && error.metadata.field) {
+  if ((error instanceof ContentTypeNotSupportedError || error instanceof InvalidParamsError) && error.metadata.field) {
     details.push(badRequest([{ field: error.metadata.field, description: error.message }]));
   }
   return build(CODE_BY_KIND[error.kind], error.message, details);

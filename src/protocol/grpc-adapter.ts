@@ -6,8 +6,7 @@ import { encodeMessagePayload, encodeTask, encodeTaskPayload } from "../codec/ta
 import { streamResponseBytes } from "../codec/stream-response-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
-import type { Logger } from "pino";
-import { rpcLogRecord, RpcLogLine, type RpcLogRecord } from "./logging-interceptor.js";
+import type { CallObservers, ObservedCall } from "./call-observer.js";
 import type { StreamRegistry } from "./stream-registry.js";
 import { releaseStreamOnClose } from "./stream-release.js";
 
@@ -17,6 +16,9 @@ import { releaseStreamOnClose } from "./stream-release.js";
  * message types. Handlers get a CallContext instead of grpc-js call objects, so the
  * A2A logic never touches grpc-js streams directly.
  */
+
+/** grpc-js's transport security of a call (its type is not exported from the package root). */
+export type AuthContext = ReturnType<grpc.ServerUnaryCall<unknown, unknown>["getAuthContext"]>;
 
 /** What a handler knows about its call. */
 export interface CallContext {
@@ -31,8 +33,17 @@ export interface CallContext {
    * signal's abort event does, without building an AbortSignal. Returns the remover.
    */
   onEnd(listener: (reason: Error) => void): () => void;
-  /** Adds a field to this RPC's one log line, e.g. ("task_id", id). */
+  /** Adds a field to this call's "call ended" record (and so its log line), e.g. ("correlation_id", id). */
   setLogField(key: string, value: string): void;
+  /** The task this call is about, for its "call ended" record (task_id). */
+  setTaskId(taskId: string): void;
+  /**
+   * The verified caller, for the "call ended" record. Authentication sets it in the handler's
+   * begin(), after the version check (ruling A-15); unset when no authentication is configured.
+   */
+  setPrincipal(principal: string): void;
+  /** The connection's transport security as grpc-js reports it: with mutual TLS, the client's certificate. */
+  getAuthContext(): AuthContext;
   /**
    * Sets a response header (e.g. a2a-extensions). Headers go out with the unary response or
    * error, or before a stream's first message; a header set after that is dropped.
@@ -97,16 +108,10 @@ export interface AdapterRuntime {
   /** Set when shutdown has begun: calls that still arrive get UNAVAILABLE. */
   closing: boolean;
   readonly streams: StreamRegistry;
-  /**
-   * The adapter writes the log line of each unary call itself (see unaryCall), and encodes its
-   * response, refusing one over `maxSendBytes` as grpc-js would.
-   */
-  readonly unaryLog: { readonly logger: Logger; readonly maxSendBytes: number };
-}
-
-/** The paths of a service's unary methods: the calls the adapter logs itself (the interceptor passes them by). */
-export function unaryPaths(service: DescService): Set<string> {
-  return new Set(service.methods.filter((m) => m.methodKind === "unary").map((m) => `/${service.typeName}/${m.name}`));
+  /** Told of every call at its start and end (the one seam: see call-observer.ts). */
+  readonly observers: CallObservers;
+  /** The adapter encodes unary responses itself, refusing one over this size as grpc-js would (see unaryCall). */
+  readonly maxSendBytes: number;
 }
 
 export const SHUTTING_DOWN = "server is shutting down";
@@ -235,8 +240,8 @@ function statusOf(error: unknown, ctx: GrpcCallContext, runtime: AdapterRuntime)
   } catch (mappingError) {
     status = defaultToStatus(mappingError, ctx);
   }
-  // Keep the cause for the log line of calls that failed on the server's side.
-  if (status.code === grpc.status.INTERNAL || status.code === grpc.status.UNKNOWN) ctx.record.err = error;
+  // Keep the cause for the record (and log line) of calls that failed on the server's side.
+  if (status.code === grpc.status.INTERNAL || status.code === grpc.status.UNKNOWN) ctx.observed.error = error;
   return status;
 }
 
@@ -245,35 +250,34 @@ function asServiceError(status: CallStatus): Partial<grpc.ServiceError> {
 }
 
 /**
- * A unary call that writes its own log line (instead of going through the logging interceptor,
+ * A unary call, reported to the observers by the adapter itself (not through an interceptor,
  * which costs a wrapping call object and its listeners per call). The response is encoded here,
- * so that the line tells what the client gets: a response over the send limit becomes
- * RESOURCE_EXHAUSTED, as grpc-js would make it, and an encoding failure INTERNAL.
+ * so that the "call ended" record tells what the client gets: a response over the send limit
+ * becomes RESOURCE_EXHAUSTED, as grpc-js would make it, and an encoding failure INTERNAL.
  */
 function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleUnaryCall<unknown, unknown> {
-  const log = runtime.unaryLog;
-  const path = `/${service.typeName}/${method.name}`;
+  const { observers, maxSendBytes } = runtime;
   const encode = responseEncoder(method.output);
   const decode = requestDecoder(method.input);
   return (call, callback) => {
-    const line = new RpcLogLine(log.logger, path, call);
-    line.metadata = call.metadata;
+    const observed = observers.begin(service.typeName, method.name, false, call, call.metadata);
     const request = decode(call.request as Buffer);
     const refused = refusal(service, method, runtime, request);
-    if (refused) return failCall(line, callback, refused);
-    const ctx = new GrpcCallContext(method.name, call, line.record, () => line.finishUnanswered(call.getDeadline()));
+    if (refused) return failCall(observed, callback, refused);
+    const ctx = new GrpcCallContext(method.name, call, observed);
     const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
+    const running = observers.wrapsRun ? observed.run(() => handler(request, ctx)) : handler(request, ctx);
     // Why end() in each branch and not finally(): two promises fewer per call.
-    handler(request, ctx).then(
+    running.then(
       (response) => {
         try {
           ctx.flushHeaders();
-          const bytes = encodeChecked(encode, response as Message, log.maxSendBytes, ctx);
+          const bytes = encodeChecked(encode, response as Message, maxSendBytes, ctx);
           if (bytes instanceof Uint8Array) {
-            line.finish(grpc.status.OK, undefined);
+            observed.end(grpc.status.OK, undefined);
             callback(null, bytes);
           } else {
-            failCall(line, callback, bytes);
+            failCall(observed, callback, bytes);
           }
         } finally {
           ctx.end();
@@ -283,7 +287,7 @@ function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRun
         try {
           const status = statusOf(error, ctx, runtime);
           ctx.flushHeaders();
-          failCall(line, callback, status);
+          failCall(observed, callback, status);
         } finally {
           ctx.end();
         }
@@ -292,9 +296,9 @@ function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRun
   };
 }
 
-/** Ends a unary call with `status`, after writing its log line. */
-function failCall(line: RpcLogLine, callback: grpc.sendUnaryData<unknown>, status: CallStatus): void {
-  line.finish(status.code, status.details);
+/** Ends a unary call with `status`, after telling the observers. */
+function failCall(observed: ObservedCall, callback: grpc.sendUnaryData<unknown>, status: CallStatus): void {
+  observed.end(status.code, status.details);
   callback(asServiceError(status));
 }
 
@@ -304,7 +308,7 @@ function encodeChecked(encode: (message: Message) => Uint8Array, response: Messa
   try {
     bytes = encode(response);
   } catch (error) {
-    ctx.record.err = error;
+    ctx.observed.error = error;
     return { code: grpc.status.INTERNAL, details: "internal error" };
   }
   if (maxBytes >= 0 && bytes.byteLength > maxBytes) {
@@ -313,34 +317,44 @@ function encodeChecked(encode: (message: Message) => Uint8Array, response: Messa
   return bytes;
 }
 
+/** A server-streaming call, reported to the observers as a unary call is: by the adapter, with the status it ends with. */
 function serverStreamingCall(service: DescService, method: DescMethod, runtime: AdapterRuntime): grpc.handleServerStreamingCall<unknown, unknown> {
+  const { observers } = runtime;
   const decode = requestDecoder(method.input);
   return (call) => {
+    const observed = observers.begin(service.typeName, method.name, true, call, call.metadata);
     const request = decode(call.request as Buffer);
     const refused = refusal(service, method, runtime, request);
     if (refused) {
+      observed.end(refused.code, refused.details);
       call.emit("error", asServiceError(refused));
       return;
     }
-    const ctx = new GrpcCallContext(method.name, call);
+    const ctx = new GrpcCallContext(method.name, call, observed);
     const writer = new GrpcStreamWriter(call, ctx);
     const unregister = runtime.streams.add({
       close: (code, details) => {
-        if (writer.close()) call.emit("error", asServiceError({ code, details }));
+        if (writer.close()) {
+          observed.end(code, details);
+          call.emit("error", asServiceError({ code, details }));
+        }
         ctx.end(new Error(details));
       },
     });
     const handler = runtime.handlers[method.name] as ServerStreamHandler<unknown, unknown>;
-    handler(request, ctx, writer).then(
+    const running = observers.wrapsRun ? observed.run(() => handler(request, ctx, writer)) : handler(request, ctx, writer);
+    running.then(
       () => {
         if (!writer.close()) return;
         ctx.flushHeaders();
+        observed.end(grpc.status.OK, undefined);
         call.end();
       },
       (error: unknown) => {
         const status = statusOf(error, ctx, runtime);
         if (!writer.close()) return;
         ctx.flushHeaders();
+        observed.end(status.code, status.details);
         call.emit("error", asServiceError(status));
       },
     ).finally(() => {
@@ -360,7 +374,6 @@ const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
 
 class GrpcCallContext implements CallContext {
   readonly metadata: grpc.Metadata;
-  readonly record: RpcLogRecord;
   // Why lazy: an AbortController costs several µs and most calls never read their signal.
   #abort: AbortController | undefined;
   #endReason: Error | undefined;
@@ -368,19 +381,16 @@ class GrpcCallContext implements CallContext {
   #headersSent = false;
   /** An array, not a Set: there is usually one listener, and a Set costs its hash table per call. */
   #endListeners: Array<(reason: Error) => void> | undefined;
-  #onCancelled: (() => void) | undefined;
 
-  /** `onCancelled`: also told when grpc-js reports the call cancelled (see below). */
-  constructor(readonly method: string, readonly call: AnyServerCall, record?: RpcLogRecord, onCancelled?: () => void) {
+  /** `observed`: the call's record for the observers, ended as unanswered when grpc-js reports the call cancelled (see below). */
+  constructor(readonly method: string, readonly call: AnyServerCall, readonly observed: ObservedCall) {
     this.metadata = call.metadata;
-    this.record = record ?? rpcLogRecord(call.metadata) ?? { fields: {} };
     // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended;
     // once per call, so on() does what once() would without its wrapper and removal.
     // Why one shared listener that finds this context on the call, a link end() cuts: grpc-js's
     // call objects outlive the call (until V8's next full collection), and whatever they still
-    // reach is promoted to the old generation with them: a closure per call, this context, its
-    // log line and record would be.
-    this.#onCancelled = onCancelled;
+    // reach is promoted to the old generation with them: a closure per call, this context and
+    // its observed call would be.
     (call as WithContext)[CONTEXT] = this;
     call.on("cancelled", onCallCancelled);
     releaseStreamOnClose(call);
@@ -388,7 +398,7 @@ class GrpcCallContext implements CallContext {
 
   /** The call was cancelled, its deadline passed, or it ended (see the constructor). */
   cancelled(): void {
-    this.#onCancelled?.();
+    this.observed.endUnanswered(this.call.getDeadline());
     if (this.#endReason === undefined) this.end(new Error("call cancelled or deadline exceeded"));
   }
 
@@ -416,7 +426,19 @@ class GrpcCallContext implements CallContext {
   }
 
   setLogField(key: string, value: string): void {
-    this.record.fields[key] = value;
+    this.observed.fields[key] = value;
+  }
+
+  setTaskId(taskId: string): void {
+    this.observed.taskId = taskId;
+  }
+
+  setPrincipal(principal: string): void {
+    this.observed.principal = principal;
+  }
+
+  getAuthContext(): AuthContext {
+    return this.call.getAuthContext();
   }
 
   setResponseHeader(key: string, value: string): void {
@@ -448,10 +470,9 @@ class GrpcCallContext implements CallContext {
     }
   }
 
-  /** Cuts what grpc-js's call objects, which outlive the call, reach of ours: this context, the log line. */
+  /** Cuts what grpc-js's call objects, which outlive the call, reach of ours: this context, its observed call. */
   #detach(): void {
     (this.call as WithContext)[CONTEXT] = undefined;
-    this.#onCancelled = undefined;
   }
 }
 

@@ -3,12 +3,13 @@ import type { Logger } from "pino";
 import { file_grpc_health_v1_health } from "../../gen/es/grpc/health/v1/health_pb.js";
 import { A2AService, file_lf_a2a_v1_a2a } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { formatHostPort, parseHostPort } from "../config/parse-values.js";
+import { createCallLog } from "./call-log.js";
+import { CallObservers, createObservingInterceptor, servicePaths, type CallObserver } from "./call-observer.js";
 import {
-  createServiceDefinition, createServiceImplementation, defaultToStatus, SHUTTING_DOWN, unaryPaths,
+  createServiceDefinition, createServiceImplementation, defaultToStatus, SHUTTING_DOWN,
   type A2AServiceHandlers, type AdapterRuntime, type ToStatus,
 } from "./grpc-adapter.js";
 import { HealthService } from "./health.js";
-import { createLoggingInterceptor } from "./logging-interceptor.js";
 import { createReflectionService } from "./reflection.js";
 import { StreamRegistry, trackingServer } from "./stream-registry.js";
 
@@ -38,6 +39,11 @@ export interface StartServerOptions {
   readonly handlers?: Partial<A2AServiceHandlers>;
   /** Maps what a handler threw to the call's status. Default: INTERNAL "internal error". */
   readonly toStatus?: ToStatus;
+  /**
+   * Told of every call's start and end, after the RPC log (which is always the first observer):
+   * metrics, tracing (see call-observer.ts). The first here wraps the handler's run outermost.
+   */
+  readonly observers?: ReadonlyArray<CallObserver<any>>;
 }
 
 export type ShutdownHook = () => unknown;
@@ -70,14 +76,16 @@ const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { logger } = options;
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  const a2aUnaryPaths = unaryPaths(A2AService);
+  const observers = new CallObservers([createCallLog(logger), ...(options.observers ?? [])], (err, hook) =>
+    logger.warn({ err, hook }, "a call observer failed"),
+  );
   const server = new grpc.Server({
     "grpc.max_receive_message_length": maxMessageBytes,
     "grpc.max_send_message_length": maxMessageBytes,
     ...(options.keepaliveTimeMs !== undefined ? { "grpc.keepalive_time_ms": options.keepaliveTimeMs } : {}),
     ...(options.keepaliveTimeoutMs !== undefined ? { "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs } : {}),
-    // The A2A service's unary calls write their own log line (grpc-adapter: unaryLogged).
-    interceptors: [createLoggingInterceptor(logger, (path) => a2aUnaryPaths.has(path))],
+    // The A2A adapter reports its own calls to the observers; health and reflection calls come through here.
+    interceptors: [createObservingInterceptor(observers, servicePaths(A2AService))],
     // Channelz stays on although no channelz service is served: with it off, grpc-js 1.14 does
     // not track sessions, and forceShutdown() leaves the connections of stuck calls open.
   });
@@ -88,7 +96,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     toStatus: options.toStatus ?? defaultToStatus,
     closing: false,
     streams,
-    unaryLog: { logger, maxSendBytes: maxMessageBytes },
+    observers,
+    maxSendBytes: maxMessageBytes,
   };
   server.addService(createServiceDefinition(A2AService), createServiceImplementation(A2AService, runtime));
 

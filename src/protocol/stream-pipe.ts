@@ -131,7 +131,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
         first = false;
         // Headers leave with the first message: the extensions used so far are known by now.
         if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
-        if (response.payload.case === "task") call.setLogField("task_id", response.payload.value.id);
+        if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
       }
       if (blocked) enqueue(response);
       else if (!write(response, 1)) block();

@@ -43,7 +43,13 @@ describe("task state machine (R-TASK-1, R-TASK-2)", () => {
       expect(EIGHT_STATES).toContain(from);
       expect(EIGHT_STATES).toContain(to);
     }
-    expect(LEGAL_TRANSITIONS).toHaveLength(17);
+    expect(LEGAL_TRANSITIONS).toHaveLength(20);
+  });
+
+  it("A-26: a task may settle at once: SUBMITTED -> COMPLETED, INPUT_REQUIRED, AUTH_REQUIRED (and still WORKING, FAILED, CANCELED, REJECTED)", () => {
+    const fromSubmitted = EIGHT_STATES.filter((to) => canTransition(S.SUBMITTED, to));
+    expect(new Set(fromSubmitted)).toEqual(new Set([S.WORKING, S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED, S.INPUT_REQUIRED, S.AUTH_REQUIRED]));
+    expect(canTransition(S.SUBMITTED, S.SUBMITTED)).toBe(false);
   });
 
   it("R-TASK-2: a terminal state has no way out, not even to itself", () => {

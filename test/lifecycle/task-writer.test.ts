@@ -47,7 +47,7 @@ async function writerOn(kind: "immediate" | "async") {
   const events: TaskEvent[] = [];
   hub.subscribe(task.id, (event) => events.push(event));
   let idleCalls = 0;
-  const writer = new TaskWriter(repository, hub, scope, task.id, task.contextId, stored.version, TaskState.SUBMITTED, () => idleCalls++);
+  const writer = new TaskWriter({ repository, hub, scope, taskId: task.id, contextId: task.contextId, version: stored.version, state: TaskState.SUBMITTED, onIdle: () => idleCalls++ });
   return { memory, repository, hub, task, writer, events, idle: () => idleCalls };
 }
 
@@ -65,7 +65,7 @@ describe("TaskWriter on a store that answers within the call", () => {
 
   it("refuses an illegal transition with a rejection, publishes nothing, and stays usable", async () => {
     const { writer, events } = await writerOn("immediate");
-    await expect(writer.write(statusChange(TaskState.INPUT_REQUIRED, 2_000))).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(writer.write(statusChange(TaskState.SUBMITTED, 2_000))).rejects.toBeInstanceOf(IllegalTransitionError);
     expect(events).toEqual([]);
     expect(writer.state).toBe(TaskState.SUBMITTED);
     await expect(writer.write(statusChange(TaskState.WORKING, 3_000))).resolves.toBeUndefined();
@@ -75,7 +75,7 @@ describe("TaskWriter on a store that answers within the call", () => {
 
   it("retries once against the stored version when another writer got there first", async () => {
     const { writer, events, repository, hub, task } = await writerOn("immediate");
-    const other = new TaskWriter(repository, hub, scope, task.id, task.contextId, 1, TaskState.SUBMITTED, () => {});
+    const other = new TaskWriter({ repository, hub, scope, taskId: task.id, contextId: task.contextId, version: 1, state: TaskState.SUBMITTED, onIdle: () => {} });
     expect(other.write(statusChange(TaskState.WORKING, 2_000))).toBe(WRITTEN);
     // `writer` still believes version 1: its write is refused once, then applied at version 3.
     expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN);
@@ -120,7 +120,7 @@ describe("TaskWriter on a store that answers later", () => {
 
   it("a refused write in the queue does not stop the ones after it", async () => {
     const { writer, events } = await writerOn("async");
-    const refused = writer.write(statusChange(TaskState.INPUT_REQUIRED, 2_000));
+    const refused = writer.write(statusChange(TaskState.SUBMITTED, 2_000));
     const accepted = writer.write(statusChange(TaskState.WORKING, 3_000));
     await expect(refused).rejects.toBeInstanceOf(IllegalTransitionError);
     await expect(accepted).resolves.toBeUndefined();
@@ -151,7 +151,7 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     await sqlite.create(scope, task);
     const events: TaskEvent[] = [];
     hub.subscribe(task.id, (event) => events.push(event));
-    const writer = new TaskWriter(sqlite, hub, scope, task.id, task.contextId, 1, TaskState.SUBMITTED, () => {});
+    const writer = new TaskWriter({ repository: sqlite, hub, scope, taskId: task.id, contextId: task.contextId, version: 1, state: TaskState.SUBMITTED, onIdle: () => {} });
     return { writer, events, task };
   }
 

@@ -44,6 +44,9 @@ function call(): CallContext {
     signal: controller.signal,
     onEnd: () => () => undefined,
     setLogField: () => undefined,
+    setTaskId: () => undefined,
+    setPrincipal: () => undefined,
+    getAuthContext: () => ({}),
     setResponseHeader: () => undefined,
   };
 }

@@ -50,6 +50,9 @@ function fakeCall(): CallContext & { abort(): void; fields: Record<string, strin
       return () => controller.signal.removeEventListener("abort", onAbort);
     },
     setLogField: (k, v) => void (fields[k] = v),
+    setTaskId: (id) => void (fields["task_id"] = id),
+    setPrincipal: (p) => void (fields["principal"] = p),
+    getAuthContext: () => ({}),
     setResponseHeader: () => undefined,
     abort: () => controller.abort(),
     fields,

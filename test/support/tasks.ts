@@ -115,7 +115,8 @@ export const EIGHT_STATES: readonly TaskState[] = [
  * Legal transitions, written independently of src/lifecycle/task-state.ts from the seed's
  * diagram (SUBMITTED -> WORKING -> terminal | interrupted, interrupted -> WORKING) plus the
  * project's additions: WORKING -> WORKING for progress messages, a task may be failed,
- * canceled or rejected before it starts, and an interrupted task may be failed or canceled.
+ * canceled or rejected before it starts, a task may settle at once (A-26: SUBMITTED ->
+ * COMPLETED, INPUT_REQUIRED, AUTH_REQUIRED), and an interrupted task may be failed or canceled.
  * Terminal states have no way out (R-TASK-2).
  */
 export const LEGAL_TRANSITIONS: ReadonlyArray<readonly [TaskState, TaskState]> = [
@@ -123,6 +124,9 @@ export const LEGAL_TRANSITIONS: ReadonlyArray<readonly [TaskState, TaskState]> =
   [S.SUBMITTED, S.FAILED],
   [S.SUBMITTED, S.CANCELED],
   [S.SUBMITTED, S.REJECTED],
+  [S.SUBMITTED, S.COMPLETED],
+  [S.SUBMITTED, S.INPUT_REQUIRED],
+  [S.SUBMITTED, S.AUTH_REQUIRED],
   [S.WORKING, S.WORKING],
   [S.WORKING, S.INPUT_REQUIRED],
   [S.WORKING, S.AUTH_REQUIRED],

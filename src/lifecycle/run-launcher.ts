@@ -1,0 +1,277 @@
+import type { Message, SendMessageRequest, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { Role, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { cloneMessage } from "../codec/task-clone.js";
+import { AgentRun, type RunHost } from "./agent-run.js";
+import type { Agent, Caller } from "./agent.js";
+import type { StatusClock } from "./clock.js";
+import { A2AError, ContentTypeNotSupportedError, InvalidRequestError, UnsupportedOperationError } from "./errors.js";
+import { newId } from "./ids.js";
+import type { CoreLogger } from "./logger.js";
+import { acceptsMediaType, partMediaType } from "./media-types.js";
+import type { RequestContext } from "./request-context.js";
+import type { RunRegistry } from "./run-registry.js";
+import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
+import type { StoredTask, TaskRepository } from "./task-repository.js";
+import { isSettled, isTerminal, stateName } from "./task-state.js";
+import type { TaskWriter } from "./task-writer.js";
+
+export interface RunLauncherOptions {
+  readonly repository: TaskRepository;
+  readonly registry: RunRegistry;
+  readonly agent: Agent;
+  readonly logger: CoreLogger;
+  readonly clock: StatusClock;
+  /** Media types accepted in incoming parts (R-SEND-9); empty = anything. */
+  readonly acceptedInputMediaTypes?: readonly string[];
+}
+
+/** Called once a run is set up and before the agent starts: a stream attaches to the task here. */
+export type BeforeAgent = (prepared: { run: AgentRun; existing?: TaskWriter }) => Promise<unknown>;
+
+/**
+ * Starts agent runs and sees each to its end: admits the message (shutdown, media types), sets up
+ * a new task's run or claims an existing task for a follow-up, runs the agent, settles what it
+ * left unsettled, then forgets the run. As the runs' RunHost it stores each new task and
+ * registers its writer.
+ */
+export class RunLauncher implements RunHost {
+  readonly clock: StatusClock;
+  readonly logger: CoreLogger;
+  /** Set by shutdown: no new runs, and runs it stopped are left for it to settle. */
+  stopping = false;
+
+  constructor(private readonly options: RunLauncherOptions) {
+    this.clock = options.clock;
+    this.logger = options.logger;
+  }
+
+  private get repository(): TaskRepository {
+    return this.options.repository;
+  }
+
+  private get registry(): RunRegistry {
+    return this.options.registry;
+  }
+
+  /** Starts the run for `request`'s message: a new task's, or a follow-up's once the task is claimed. */
+  async start(rc: RequestContext, request: SendMessageRequest, beforeAgent?: BeforeAgent): Promise<AgentRun> {
+    const message = request.message!;
+    this.admit(message);
+    const referenceTasks = message.referenceTaskIds.length === 0 ? [] : await this.referencedTasks(rc.caller, message);
+    if (message.taskId === "") {
+      const run = this.newTaskRun(rc, request, referenceTasks);
+      await beforeAgent?.({ run });
+      this.launch(run, false);
+      return run;
+    }
+    return this.continueTask(rc, request, message, referenceTasks, beforeAgent);
+  }
+
+  /** Starts a run for a message that opens a new task and needs no lookup first: within the call. */
+  startNewTask(rc: RequestContext, request: SendMessageRequest): AgentRun {
+    this.admit(request.message!);
+    const run = this.newTaskRun(rc, request, []);
+    this.launch(run, false);
+    return run;
+  }
+
+  /** Resumes the run of a task left running by a previous process (the agent has resume()). */
+  resume(scope: Caller, stored: StoredTask): void {
+    const task = stored.task;
+    const writer = this.registry.writerFor(scope, stored);
+    const run = new AgentRun(this, {
+      message: lastUserMessage(task),
+      task,
+      contextId: task.contextId,
+      referenceTasks: [],
+      caller: scope,
+      requestedExtensions: [],
+      requestMetadata: undefined,
+      writer,
+    });
+    writer.run = run; // a cancel stops it, and a follow-up waits for it, as for any run
+    this.launch(run, true);
+  }
+
+  // RunHost: called by a run on its first task update.
+  async createTask(run: AgentRun, task: Task): Promise<TaskWriter> {
+    return this.created(run, await this.repository.create(run.caller, task));
+  }
+
+  get createsTasksNow(): boolean {
+    return this.repository.immediate !== undefined;
+  }
+
+  createTaskNow(run: AgentRun, task: Task): TaskWriter {
+    const store = this.repository.immediate!;
+    if (run.onCreate.length > 0) {
+      // A stream watches the creation: the store keeps a copy, and `task` stays the run's own for "created".
+      return this.created(run, { task, version: store.createNow(run.caller, task) });
+    }
+    // No one can see "created": a new id has no listener but a stream's, and a subscriber needs the
+    // task stored (committed) before it can attach. So the store may keep `task` itself, once its
+    // history holds a copy of the incoming message, which the agent keeps as ctx.message.
+    task.history = task.history.map((message) => (message === run.message ? cloneMessage(message) : message));
+    const version = store.createNow(run.caller, task, true);
+    return this.created(run, { task, version });
+  }
+
+  /** A run's new task is stored: its writer, the run on record, the observers told, "created" announced. */
+  private created(run: AgentRun, stored: StoredTask): TaskWriter {
+    const { task } = stored;
+    const writer = this.registry.writerFor(run.caller, stored);
+    writer.run = run;
+    for (const observe of run.onCreate) observe(writer);
+    writer.announceCreated(task);
+    return writer;
+  }
+
+  /** Refusals that need no stored state: shutdown, and media types the agent does not take. */
+  private admit(message: Message): void {
+    if (this.stopping) throw new UnsupportedOperationError("the server is shutting down; try again on another instance");
+    this.checkMediaTypes(message);
+  }
+
+  private newTaskRun(rc: RequestContext, request: SendMessageRequest, referenceTasks: Task[]): AgentRun {
+    const message = request.message!;
+    if (message.contextId === "") message.contextId = newId();
+    return new AgentRun(this, {
+      message,
+      task: undefined,
+      contextId: message.contextId,
+      referenceTasks,
+      caller: rc.caller,
+      requestedExtensions: rc.requestedExtensions,
+      requestMetadata: request.metadata,
+    });
+  }
+
+  /** A follow-up on an existing task (R-SEND-10..12, R-CTX-4, R-CTX-5). */
+  private async continueTask(rc: RequestContext, request: SendMessageRequest, message: Message, referenceTasks: Task[], beforeAgent?: BeforeAgent): Promise<AgentRun> {
+    const taskId = message.taskId;
+    if (this.registry.runOf(taskId) !== undefined) {
+      await requireTask(this.repository, rc.caller, taskId, 0); // unknown to this caller stays NOT_FOUND
+      throw new UnsupportedOperationError(`task ${taskId} is still being worked on; send a follow-up when it asks for input`, { task_id: taskId });
+    }
+    const stored = await requireTask(this.repository, rc.caller, taskId, undefined);
+    const task = stored.task;
+    if (message.contextId !== "" && message.contextId !== task.contextId) {
+      throw InvalidRequestError.field("message.context_id", `does not match the context of task ${taskId} (${task.contextId}); leave it empty or send the task's context id`);
+    }
+    refuseTerminal(task, "send a message to");
+    const state = task.status!.state;
+    if (!isSettled(state) || this.registry.runOf(taskId) !== undefined) {
+      throw new UnsupportedOperationError(`task ${taskId} is ${stateName(state)}; send a follow-up when it asks for input`, { task_id: taskId });
+    }
+    message.contextId = task.contextId;
+    const writer = this.registry.writerFor(rc.caller, stored);
+    const run = new AgentRun(this, {
+      message,
+      task,
+      contextId: task.contextId,
+      referenceTasks,
+      caller: rc.caller,
+      requestedExtensions: rc.requestedExtensions,
+      requestMetadata: request.metadata,
+      writer,
+    });
+    writer.run = run; // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
+    try {
+      await writer.write({ kind: "history", message });
+      await writer.write({ kind: "status", status: serverStatus(this.clock, TaskState.WORKING, undefined, task) });
+      task.history.push(message);
+      await beforeAgent?.({ run, existing: writer });
+    } catch (error) {
+      writer.run = undefined;
+      this.registry.dropIfIdle(writer);
+      throw error;
+    }
+    this.launch(run, false);
+    return run;
+  }
+
+  private launch(run: AgentRun, resume: boolean): void {
+    this.registry.started(run, this.execute(run, resume));
+  }
+
+  /**
+   * Runs the agent, settles what it left unsettled, then forgets the run. Never rejects.
+   * (The run is registered by the time it ends: execute() yields at its first await.)
+   */
+  private async execute(run: AgentRun, resume: boolean): Promise<void> {
+    const agent = this.options.agent;
+    let failure: unknown;
+    try {
+      await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+    } catch (error) {
+      failure = error ?? new Error("the agent threw without an error");
+    }
+    try {
+      const settling = this.finishRun(run, failure);
+      if (settling !== undefined) await settling; // usually nothing is left to settle: no await
+    } catch (error) {
+      this.logger.error({ err: error, task_id: run.taskId }, "could not settle the task after the agent ended");
+      // A caller still waiting for the first answer gets the error instead of waiting forever.
+      if (!run.hasAnswered) run.finishWithError(error);
+    }
+    this.registry.ended(run);
+  }
+
+  /** After the agent returned or threw: what still has to be written to leave its task consistent and settled, if anything. */
+  private finishRun(run: AgentRun, failure: unknown): Promise<void> | undefined {
+    const refused = failure !== undefined && !run.hasAnswered && isRefusal(failure);
+    if (failure !== undefined && !refused) this.logger.warn({ err: failure, task_id: run.taskId, context_id: run.contextId }, "the agent failed");
+    if (!run.hasAnswered) {
+      if (failure === undefined) {
+        run.finishWithoutAnswer();
+        return undefined;
+      }
+      // An A2A error before any answer refuses the call: the caller gets its status, no task is made.
+      if (refused) {
+        run.finishWithError(failure);
+        return undefined;
+      }
+      return run.settle(TaskState.FAILED, `the agent failed: ${describeError(failure)}`);
+    }
+    const state = run.taskState;
+    if (state === undefined || isTerminal(state)) return;
+    if (this.stopping && run.signal.aborted) return; // shutdown decides
+    if (failure !== undefined) return run.settle(TaskState.FAILED, `the agent failed: ${describeError(failure)}`);
+    if (!isSettled(state)) return run.settle(TaskState.FAILED, "the agent stopped without finishing the task");
+  }
+
+  private async referencedTasks(scope: Caller, message: Message): Promise<Task[]> {
+    const found: Task[] = [];
+    for (const id of new Set(message.referenceTaskIds)) {
+      const stored = await this.repository.get(scope, id);
+      if (stored) found.push(stored.task); // ids the caller cannot see are left out, as if unknown
+    }
+    return found;
+  }
+
+  private checkMediaTypes(message: Message): void {
+    const accepted = this.options.acceptedInputMediaTypes ?? [];
+    if (accepted.length === 0) return;
+    message.parts.forEach((part, index) => {
+      const mediaType = partMediaType(part);
+      if (mediaType !== undefined && !acceptsMediaType(accepted, mediaType)) {
+        throw new ContentTypeNotSupportedError(mediaType, `message.parts[${index}].media_type`, accepted);
+      }
+    });
+  }
+}
+
+function lastUserMessage(task: Task): Message {
+  for (let i = task.history.length - 1; i >= 0; i--) if (task.history[i]!.role === Role.USER) return task.history[i]!;
+  return task.history[task.history.length - 1]!;
+}
+
+/** What an agent throws to refuse a call (see Agent.execute): an A2A error, or request validation. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof A2AError || error instanceof InvalidRequestError;
+}
+
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}

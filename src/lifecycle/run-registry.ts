@@ -1,0 +1,77 @@
+import type { EventHub } from "../events/event-hub.js";
+import { ActiveRuns } from "./active-runs.js";
+import type { AgentRun } from "./agent-run.js";
+import type { Caller } from "./agent.js";
+import type { StoredTask, TaskRepository } from "./task-repository.js";
+import { TaskWriter } from "./task-writer.js";
+
+/**
+ * Who works on which task in this process: the single writer of every task this process is
+ * working on or watching, with the run working on it (TaskWriter.run), and the runs in flight.
+ * Why the run on the writer and not a Map of its own: a second Map set and emptied on every call
+ * reallocated its table each time it emptied.
+ */
+export class RunRegistry {
+  readonly #writers = new Map<string, TaskWriter>();
+  /** Runs in flight, each with the promise that ends when it has finished. */
+  readonly #active = new ActiveRuns<AgentRun>();
+
+  constructor(
+    private readonly repository: TaskRepository,
+    private readonly hub: EventHub,
+  ) {}
+
+  /** The task's writer in this process: the one there is, else a new one from the task as stored. */
+  writerFor(scope: Caller, stored: StoredTask): TaskWriter {
+    const existing = this.#writers.get(stored.task.id);
+    if (existing) return existing;
+    const writer = new TaskWriter({
+      repository: this.repository,
+      hub: this.hub,
+      scope,
+      taskId: stored.task.id,
+      contextId: stored.task.contextId,
+      version: stored.version,
+      state: stored.task.status!.state,
+      onIdle: this.#writerIdle,
+    });
+    this.#writers.set(stored.task.id, writer);
+    return writer;
+  }
+
+  /** The run working on task `taskId` in this process, if any. */
+  runOf(taskId: string): AgentRun | undefined {
+    return this.#writers.get(taskId)?.run;
+  }
+
+  /** Forgets `writer` once nothing is left for it to do (it may have been replaced already: then nothing changes). */
+  dropIfIdle(writer: TaskWriter): void {
+    if (writer.idle && writer.run === undefined && this.#writers.get(writer.taskId) === writer) this.#writers.delete(writer.taskId);
+  }
+
+  /** `run` is in flight until `done` settles (and ended() is called). */
+  started(run: AgentRun, done: Promise<void>): void {
+    this.#active.add(run, done);
+  }
+
+  /** `run` has finished: it is no longer in flight, nor working on its task. */
+  ended(run: AgentRun): void {
+    this.#active.delete(run);
+    const writer = run.taskWriter;
+    if (writer === undefined) return;
+    if (writer.run === run) writer.run = undefined;
+    this.dropIfIdle(writer);
+  }
+
+  /** The runs in flight now (a copy). */
+  running(): AgentRun[] {
+    return this.#active.runs();
+  }
+
+  get runningCount(): number {
+    return this.#active.size;
+  }
+
+  /** One function for every writer (not a closure per task). */
+  readonly #writerIdle = (writer: TaskWriter): void => this.dropIfIdle(writer);
+}

@@ -1,0 +1,273 @@
+import * as grpc from "@grpc/grpc-js";
+
+/*
+ * The one seam at the edge: every RPC the server answers (the A2A service's unary and streaming
+ * calls alike, and health and reflection) is reported to the same list of CallObservers, once
+ * when it arrives and once when it ends, with one "call ended" record. The RPC log line is one
+ * observer (call-log.ts); metrics and tracing attach as others (see StartServerOptions.observers).
+ *
+ * Why not a grpc-js interceptor per call: it costs a wrapping call object and its listeners per
+ * call, and whatever those reach stays reachable from grpc-js's call objects, which outlive the
+ * call (see grpc-adapter.ts). The A2A adapter reports its calls itself; only the services it does
+ * not own (health, reflection) go through an interceptor (createObservingInterceptor).
+ */
+
+/** A call as observers see it when it arrives, before its request is decoded. */
+export interface CallStart {
+  /** The service's full name, e.g. "lf.a2a.v1.A2AService". */
+  readonly service: string;
+  /** The RPC's name as in the proto, e.g. "SendMessage". */
+  readonly method: string;
+  /** True for a server-streaming call. */
+  readonly streaming: boolean;
+  /** The request metadata (traceparent, a2a-version, ...). Observers read it, never change it. */
+  readonly metadata: grpc.Metadata;
+  /** The client's address; read when asked (it goes through the socket: µs per read), "unknown" once the connection is gone. */
+  readonly peer: string;
+}
+
+/** The one "call ended" record: what the client got, and what the handler learned on the way. */
+export interface CallEnded extends CallStart {
+  /** The status the call ended with: sent by the server, or CANCELLED / DEADLINE_EXCEEDED when the client left first. */
+  readonly code: grpc.status;
+  /** The status message (none for OK). */
+  readonly details: string | undefined;
+  /** From arrival to the end, ms. */
+  readonly durationMs: number;
+  /** The verified caller, set by authentication (CallContext.setPrincipal); undefined when none is configured or it failed. */
+  readonly principal: string | undefined;
+  /** The task the call was about, once the handler knows it (CallContext.setTaskId). */
+  readonly taskId: string | undefined;
+  /** Further fields the handler added (CallContext.setLogField), e.g. correlation_id, slow_client. */
+  readonly fields: Readonly<Record<string, string>>;
+  /** What the handler threw, kept for calls that ended INTERNAL or UNKNOWN (the server's fault). */
+  readonly error: unknown;
+}
+
+/**
+ * Told of every call. Each hook is optional: an observer implements what it needs.
+ * `S` is the observer's own per-call state: what `started` returns is handed to its `around`
+ * and `ended` for the same call (a span, a start time), so no observer needs a map of calls.
+ *
+ * Hooks run synchronously on the call's path: keep them cheap. An error thrown by `started` or
+ * `ended` is reported (StartServerOptions' logger) and does not affect the call or the other
+ * observers.
+ */
+export interface CallObserver<S = unknown> {
+  /** The call arrived (its metadata is known, its request not yet decoded). */
+  started?(call: CallStart): S;
+  /**
+   * Runs the call's handler: the observer must call `run` once, synchronously, and return what
+   * it returns. Use it to run the handler, and everything it starts (the agent's run), inside an
+   * async context of the observer's (OpenTelemetry: `context.with(spanContext, run)`). Calls
+   * refused before their handler (undecodable request, unimplemented, shutting down) have no run.
+   */
+  around?<T>(call: CallStart, state: S, run: () => T): T;
+  /** The call ended: called once per call that `started` was called for. */
+  ended?(call: CallEnded, state: S): void;
+}
+
+/** Reports an observer's failure; the server logs it. */
+export type ObserverFailure = (error: unknown, hook: "started" | "ended") => void;
+
+/**
+ * The observers of a server, composed once. The edge makes an ObservedCall per call through it.
+ * With no `around` observer the handler runs directly (no closure per call).
+ */
+export class CallObservers {
+  /** True when some observer wraps the handler's run (see CallObserver.around). */
+  readonly wrapsRun: boolean;
+  readonly #observers: ReadonlyArray<CallObserver<unknown>>;
+  readonly #onFailure: ObserverFailure;
+
+  constructor(observers: ReadonlyArray<CallObserver<any>>, onFailure: ObserverFailure) {
+    this.#observers = observers;
+    this.#onFailure = onFailure;
+    this.wrapsRun = observers.some((o) => o.around !== undefined);
+  }
+
+  /** Starts observing a call that has just arrived. `source` answers getPeer(); `metadata` may come later (setMetadata). */
+  begin(service: string, method: string, streaming: boolean, source: PeerSource, metadata: grpc.Metadata | undefined): ObservedCall {
+    const call = new ObservedCall(this, service, method, streaming, source);
+    if (metadata !== undefined) this.started(call, metadata);
+    return call;
+  }
+
+  /** @internal Calls every `started` hook; their states go on the call. */
+  started(call: ObservedCall, metadata: grpc.Metadata): void {
+    call.metadata = metadata;
+    call.observed = true;
+    const observers = this.#observers;
+    if (observers.length === 1) {
+      call.states = this.#start(observers[0]!, call);
+      return;
+    }
+    const states: unknown[] = [];
+    for (const observer of observers) states.push(this.#start(observer, call));
+    call.states = states;
+  }
+
+  /** @internal `run` inside every `around` hook, the first observer's outermost. */
+  run<T>(call: ObservedCall, run: () => T): T {
+    const observers = this.#observers;
+    let wrapped = run;
+    for (let i = observers.length - 1; i >= 0; i--) {
+      const observer = observers[i]!;
+      if (observer.around === undefined) continue;
+      const inner = wrapped;
+      const state = this.#stateOf(call, i);
+      wrapped = () => observer.around!(call, state, inner);
+    }
+    return wrapped();
+  }
+
+  /** @internal Calls every `ended` hook. */
+  ended(call: ObservedCall): void {
+    const observers = this.#observers;
+    for (let i = 0; i < observers.length; i++) {
+      const ended = observers[i]!.ended;
+      if (ended === undefined) continue;
+      try {
+        ended.call(observers[i], call, this.#stateOf(call, i));
+      } catch (error) {
+        this.#onFailure(error, "ended");
+      }
+    }
+  }
+
+  #start(observer: CallObserver<unknown>, call: ObservedCall): unknown {
+    if (observer.started === undefined) return undefined;
+    try {
+      return observer.started(call);
+    } catch (error) {
+      this.#onFailure(error, "started");
+      return undefined;
+    }
+  }
+
+  #stateOf(call: ObservedCall, index: number): unknown {
+    return this.#observers.length === 1 ? call.states : (call.states as unknown[] | undefined)?.[index];
+  }
+}
+
+/** What an ObservedCall asks for the peer: a grpc-js call. */
+export interface PeerSource {
+  getPeer(): string;
+}
+
+const NO_METADATA = new grpc.Metadata();
+
+/** See ObservedCall.endUnanswered. */
+const DEADLINE_SLACK_MS = 100;
+
+/**
+ * One call from arrival to end: the record observers get. The edge fills it (setTaskId, ...
+ * through CallContext) and ends it once with end() or endUnanswered(); later ends do nothing.
+ * Nothing of a grpc-js call object may lead here once the call has ended (see grpc-adapter.ts).
+ */
+export class ObservedCall implements CallEnded {
+  metadata: grpc.Metadata = NO_METADATA;
+  code: grpc.status = grpc.status.UNKNOWN;
+  details: string | undefined = undefined;
+  durationMs = 0;
+  principal: string | undefined = undefined;
+  taskId: string | undefined = undefined;
+  readonly fields: Record<string, string> = {};
+  error: unknown = undefined;
+  /** @internal The observers' states (one observer: its state itself). */
+  states: unknown = undefined;
+  /** @internal The `started` hooks have run. */
+  observed = false;
+  #ended = false;
+  readonly #startedAt = performance.now();
+
+  constructor(
+    private readonly observers: CallObservers,
+    readonly service: string,
+    readonly method: string,
+    readonly streaming: boolean,
+    private readonly source: PeerSource,
+  ) {}
+
+  get peer(): string {
+    try {
+      return this.source.getPeer();
+    } catch {
+      return "unknown"; // a torn-down HTTP/2 session has no socket to ask
+    }
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** The metadata arrived after the call did (an interceptor sees them apart): the observers are told now. */
+  setMetadata(metadata: grpc.Metadata): void {
+    this.observers.started(this, metadata);
+  }
+
+  /** Runs the handler inside the observers' `around` hooks. */
+  run<T>(run: () => T): T {
+    return this.observers.run(this, run);
+  }
+
+  /** The call ends with this status: the observers are told (once). */
+  end(code: grpc.status, details: string | undefined): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.code = code;
+    this.details = code === grpc.status.OK ? undefined : details;
+    this.durationMs = performance.now() - this.#startedAt;
+    if (!this.observed) this.observers.started(this, this.metadata); // ended before its metadata came: every `ended` has its `started`
+    this.observers.ended(this);
+  }
+
+  /**
+   * The call ended without a status from the server: the client cancelled, or its deadline passed.
+   * A cancel that arrives within DEADLINE_SLACK_MS before the server's deadline counts as the
+   * deadline: the client gives up at its own deadline, which the server's lags by the time the
+   * request took to be read (tens of ms on a loaded machine).
+   */
+  endUnanswered(deadline: grpc.Deadline): void {
+    if (this.#ended) return;
+    const at = deadline instanceof Date ? deadline.getTime() : deadline;
+    const expired = at - DEADLINE_SLACK_MS <= Date.now();
+    this.end(expired ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED, expired ? "deadline exceeded" : "cancelled");
+  }
+}
+
+/**
+ * A grpc-js server interceptor that reports the calls of the services the A2A adapter does not
+ * own (health, reflection) to the same observers; `ownPaths` (the A2A service's) pass through
+ * untouched, their adapter reports them. `around` does not apply here: the interceptor does not
+ * run those handlers.
+ */
+export function createObservingInterceptor(observers: CallObservers, ownPaths: ReadonlySet<string>): grpc.ServerInterceptor {
+  return (methodDescriptor, call) => {
+    // grpc-js chains interceptors by what each returns: the call itself means "not intercepted".
+    if (ownPaths.has(methodDescriptor.path)) return call as grpc.ServerInterceptingCall;
+    const [, service = "", method = ""] = methodDescriptor.path.split("/");
+    const observed = observers.begin(service, method, methodDescriptor.responseStream, call, undefined);
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, nextMetadata) => {
+            observed.setMetadata(metadata);
+            nextMetadata(metadata);
+          },
+          // grpc-js calls onCancel at the end of every call; it only counts when no status
+          // went out through this interceptor: client cancel, deadline, or a forced close.
+          onCancel: () => observed.endUnanswered(call.getDeadline()),
+        }),
+      sendStatus: (status, next) => {
+        observed.end(status.code, status.details);
+        next(status);
+      },
+    });
+  };
+}
+
+/** The paths of every method of a service, e.g. "/lf.a2a.v1.A2AService/SendMessage". */
+export function servicePaths(service: { typeName: string; methods: ReadonlyArray<{ name: string }> }): Set<string> {
+  return new Set(service.methods.map((m) => `/${service.typeName}/${m.name}`));
+}
