@@ -1,5 +1,5 @@
 /**
- * What releasing each closed HTTP/2 stream's listeners (src/protocol/stream-release.ts) saves a
+ * What releasing each closed HTTP/2 stream's listeners (src/protocol/call-retention.ts: releaseStreamOnClose) saves a
  * plain grpc-js server: the bare server of the issue3 benchmark, with and without it, side by
  * side in interleaved rounds (the order alternates), blocking SendMessage, 32 calls in flight.
  * Our server does it on every call, the issue3 ceiling (a plain grpc-js server) does not; this

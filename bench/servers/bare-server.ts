@@ -5,12 +5,12 @@
  * Listens on 127.0.0.1:$BENCH_PORT. Started by bench/lib/server-process.ts.
  *
  * With BENCH_RELEASE_STREAMS=1 it also releases each closed HTTP/2 stream's listeners, as our
- * server does (src/protocol/stream-release.ts, the same code): what that alone saves a plain
+ * server does (src/protocol/call-retention.ts, the same code): what that alone saves a plain
  * grpc-js server (`npm run bench -- stream-release`).
  */
 import { readFileSync } from "node:fs";
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
-import { releaseStreamOnClose } from "../../src/protocol/stream-release.js";
+import { releaseStreamOnClose } from "../../src/protocol/call-retention.js";
 
 const response = readFileSync(process.env.BENCH_RESPONSE_FILE ?? "");
 if (response.length === 0) throw new Error("BENCH_RESPONSE_FILE must name a file with the serialized response");

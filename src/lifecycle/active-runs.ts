@@ -2,7 +2,7 @@
 export interface ActiveRunLinks {
   activePrev: ActiveRunLinks | undefined;
   activeNext: ActiveRunLinks | undefined;
-  /** Settles when the run has finished (never rejects). */
+  /** Resolves when the run has finished (never rejects). */
   done: Promise<void> | undefined;
 }
 

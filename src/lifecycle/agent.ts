@@ -20,7 +20,7 @@ export interface Agent {
    * An A2A error (`InvalidParamsError`, `UnsupportedOperationError`, ...) thrown before the
    * first answer refuses the call: the client gets its status and no task is made. Any other
    * error, or one thrown once the task exists, fails the task with a readable status message.
-   * When the returned promise settles the task must be terminal or interrupted, or it is failed.
+   * When the returned promise resolves or rejects, the task must be terminal or interrupted, or it is failed.
    */
   execute(ctx: AgentContext): Promise<void>;
   /**

@@ -49,7 +49,7 @@ export class RunRegistry {
     if (writer.idle && writer.run === undefined && this.#writers.get(writer.taskId) === writer) this.#writers.delete(writer.taskId);
   }
 
-  /** `run` is in flight until `done` settles (and ended() is called). */
+  /** `run` is in flight until `done` resolves (and ended() is called). */
   started(run: AgentRun, done: Promise<void>): void {
     this.#active.add(run, done);
   }

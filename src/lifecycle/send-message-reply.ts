@@ -81,7 +81,7 @@ export class SendMessageReply {
 /** SendMessage's reply holding the task as read, unless its writes were lost or it is gone. */
 function taskResponse(rc: RequestContext, run: AgentRun, writer: TaskWriter, stored: StoredTask | undefined): SendMessageResponse {
   collectExtensions(rc, run);
-  if (writer.writeFailure !== undefined) throw writer.writeFailure; // the store could not commit what the agent wrote
+  if (writer.commitFailure !== undefined) throw writer.commitFailure; // the store could not commit what the agent wrote
   if (!stored) throw new TaskNotFoundError(writer.taskId);
   return sendMessageResponseLiteral({ case: "task", value: stored.task });
 }

@@ -71,8 +71,13 @@ export interface ReadOptions {
 
 /**
  * Storage for tasks, their history and artifacts, where every write is a guarded
- * transition. Implementations: src/storage/memory, src/storage/sqlite. Both must pass
- * test/storage/task-repository.contract.ts.
+ * transition. Implementations: src/storage/memory, src/storage/sqlite.
+ *
+ * The contract is the async methods below: every store implements them, and the lifecycle works
+ * on a store that offers nothing else (a networked one, PostgreSQL). Every store must pass
+ * test/storage/task-repository.contract.ts, which also runs on the stores seen through their
+ * async methods only (test/storage/async-only-repository.test.ts). `immediate` is an
+ * optimisation a store may offer on top.
  *
  * Failure modes of writes (thrown, nothing applied):
  * - TaskNotFoundError: no such task in this scope;
@@ -82,9 +87,9 @@ export interface ReadOptions {
  */
 export interface TaskRepository {
   /**
-   * Set by a repository that can apply a write within the call (its guards run and its result
-   * is known at once), even if the write becomes durable only later (see `afterCommit`). The
-   * lifecycle prefers it. Why: a blocking SendMessage makes five repository calls and the
+   * Optional: set by a repository that can also apply a write within the call (its guards run and
+   * its result is known at once), even if the write becomes durable only later (see `afterCommit`).
+   * Same results as the async methods; the lifecycle takes this shortcut when it is there. Why: a blocking SendMessage makes five repository calls and the
    * writes behind them cost three promises each when async; and an agent that need not wait
    * for a commit between its updates finishes a task within one event-loop turn, so the task's
    * writes share one commit instead of taking one each.

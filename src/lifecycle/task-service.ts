@@ -124,7 +124,7 @@ export class TaskService {
   private failStreamIfWritesLost(writer: TaskWriter, feed: TaskFeed): void {
     if (writer.settled || this.repository.immediate?.afterCommit === undefined) return;
     writer.onSettled(() => {
-      if (writer.writeFailure !== undefined) feed.fail(writer.writeFailure);
+      if (writer.commitFailure !== undefined) feed.fail(writer.commitFailure);
     });
   }
 

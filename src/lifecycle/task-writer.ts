@@ -7,7 +7,7 @@ import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, ty
 
 /**
  * What `write` returns for a write already applied (on a synchronous store): one shared
- * settled promise instead of a new one per write.
+ * resolved promise instead of a new one per write.
  */
 export const WRITTEN: Promise<void> = Promise.resolve();
 
@@ -44,7 +44,7 @@ type Unpublished = TaskChange | { readonly kind: "created"; readonly task: Task 
 export class TaskWriter {
   /** The agent run working on this task in this process, if any; set and cleared by the service (TaskService). */
   run: AgentRun | undefined = undefined;
-  private queue: Promise<unknown> = WRITTEN; // settled: nothing to wait for
+  private queue: Promise<unknown> = WRITTEN; // resolved: nothing to wait for
   private pending = 0;
   /** Called once the task is settled; undefined when no one waits. */
   private settledListeners: Array<() => void> | undefined;
@@ -87,8 +87,8 @@ export class TaskWriter {
     return isSettled(this.publishedState);
   }
 
-  /** Set when writes of this task were rolled back because their commit failed: the error. */
-  get writeFailure(): unknown {
+  /** Set when writes of this task were lost (rolled back because their commit failed): the error. */
+  get commitFailure(): unknown {
     return this.lost;
   }
 
@@ -118,7 +118,7 @@ export class TaskWriter {
 
   /**
    * Calls `listener` once the task is settled (terminal or interrupted) as far as clients may
-   * be told, or once writes of the task were lost (see `writeFailure`); the caller checks
+   * be told, or once writes of the task were lost (see `commitFailure`); the caller checks
    * `settled` first (a settled task calls nothing). Why here and not a hub listener: the writer
    * already sees every state change, so a blocking caller waits without a subscription of its
    * own. Why a callback and not a promise: the caller races it with the client going away, and

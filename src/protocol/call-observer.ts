@@ -28,7 +28,7 @@ export interface CallStart {
 
 /** The one "call ended" record: what the client got, and what the handler learned on the way. */
 export interface CallEnded extends CallStart {
-  /** The status the call ended with: sent by the server, or CANCELLED / DEADLINE_EXCEEDED when the client left first. */
+  /** The status the call ended with: sent by the server, or CANCELLED / DEADLINE_EXCEEDED when the client was gone first. */
   readonly code: grpc.status;
   /** The status message (none for OK). */
   readonly details: string | undefined;

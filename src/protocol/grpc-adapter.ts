@@ -8,7 +8,7 @@ import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
 import type { CallObservers, ObservedCall } from "./call-observer.js";
 import type { StreamRegistry } from "./stream-registry.js";
-import { releaseStreamOnClose } from "./stream-release.js";
+import { linkCall, unlinkCall, type LinkedCall } from "./call-retention.js";
 
 /**
  * The gRPC edge as protoc-gen-es sees it: a grpc-js ServiceDefinition built from a
@@ -195,9 +195,8 @@ function asBuffer(bytes: Uint8Array): Buffer {
 const FAST_DECODERS: ReadonlyMap<string, (bytes: Uint8Array) => unknown> = new Map([[SendMessageRequestSchema.typeName, decodeSendMessageRequest]]);
 
 /**
- * The request's decoder, used by the handler wrappers and not as grpc-js's deserializer. Why: grpc-js's
- * call objects keep what the deserializer returned until V8's next full collection, and promote it
- * with them; the bytes they keep anyway, the decoded request need not be.
+ * The request's decoder, used by the handler wrappers and not as grpc-js's deserializer: grpc-js's
+ * call objects keep what the deserializer returned after the call (see call-retention.ts).
  */
 function requestDecoder(schema: DescMessage): (bytes: Buffer) => unknown {
   const fast = FAST_DECODERS.get(schema.typeName);
@@ -264,7 +263,7 @@ function unaryCall(service: DescService, method: DescMethod, runtime: AdapterRun
     const request = decode(call.request as Buffer);
     const refused = refusal(service, method, runtime, request);
     if (refused) return failCall(observed, callback, refused);
-    const ctx = new GrpcCallContext(method.name, call, observed);
+    const ctx = new GrpcCallContext(method.name, call, observed, false);
     const handler = runtime.handlers[method.name] as UnaryHandler<unknown, unknown>;
     const running = observers.wrapsRun ? observed.run(() => handler(request, ctx)) : handler(request, ctx);
     // Why end() in each branch and not finally(): two promises fewer per call.
@@ -330,7 +329,7 @@ function serverStreamingCall(service: DescService, method: DescMethod, runtime: 
       call.emit("error", asServiceError(refused));
       return;
     }
-    const ctx = new GrpcCallContext(method.name, call, observed);
+    const ctx = new GrpcCallContext(method.name, call, observed, true);
     const writer = new GrpcStreamWriter(call, ctx);
     const unregister = runtime.streams.add({
       close: (code, details) => {
@@ -372,8 +371,10 @@ type AnyServerCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritabl
  */
 const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
 
-class GrpcCallContext implements CallContext {
+class GrpcCallContext implements CallContext, LinkedCall {
   readonly metadata: grpc.Metadata;
+  /** A streaming call's writer, told when the stream drains or the call is cancelled. */
+  writer: GrpcStreamWriter<unknown> | undefined = undefined;
   // Why lazy: an AbortController costs several µs and most calls never read their signal.
   #abort: AbortController | undefined;
   #endReason: Error | undefined;
@@ -382,24 +383,22 @@ class GrpcCallContext implements CallContext {
   /** An array, not a Set: there is usually one listener, and a Set costs its hash table per call. */
   #endListeners: Array<(reason: Error) => void> | undefined;
 
-  /** `observed`: the call's record for the observers, ended as unanswered when grpc-js reports the call cancelled (see below). */
-  constructor(readonly method: string, readonly call: AnyServerCall, readonly observed: ObservedCall) {
+  /** `observed`: the call's record for the observers, ended as unanswered when grpc-js reports the call cancelled. */
+  constructor(readonly method: string, readonly call: AnyServerCall, readonly observed: ObservedCall, streaming: boolean) {
     this.metadata = call.metadata;
-    // grpc-js emits "cancelled" on client cancel, deadline, and also when the call has ended;
-    // once per call, so on() does what once() would without its wrapper and removal.
-    // Why one shared listener that finds this context on the call, a link end() cuts: grpc-js's
-    // call objects outlive the call (until V8's next full collection), and whatever they still
-    // reach is promoted to the old generation with them: a closure per call, this context and
-    // its observed call would be.
-    (call as WithContext)[CONTEXT] = this;
-    call.on("cancelled", onCallCancelled);
-    releaseStreamOnClose(call);
+    // Shared listeners find this context through a link end() cuts (call-retention.ts).
+    linkCall(call, this, streaming);
   }
 
-  /** The call was cancelled, its deadline passed, or it ended (see the constructor). */
+  /** The call was cancelled, its deadline passed, or it ended. */
   cancelled(): void {
     this.observed.endUnanswered(this.call.getDeadline());
     if (this.#endReason === undefined) this.end(new Error("call cancelled or deadline exceeded"));
+    this.writer?.close();
+  }
+
+  drained(): void {
+    this.writer?.drained();
   }
 
   get signal(): AbortSignal {
@@ -470,28 +469,23 @@ class GrpcCallContext implements CallContext {
     }
   }
 
-  /** Cuts what grpc-js's call objects, which outlive the call, reach of ours: this context, its observed call. */
+  /** Cuts what grpc-js's call objects, which outlive the call, reach of ours: this context, its observed call, its writer. */
   #detach(): void {
-    (this.call as WithContext)[CONTEXT] = undefined;
+    unlinkCall(this.call);
   }
-}
-
-/** A call's context, on the grpc-js call object until the call ends (see GrpcCallContext's constructor). */
-const CONTEXT = Symbol("callContext");
-type WithContext = AnyServerCall & { [CONTEXT]?: GrpcCallContext };
-
-/** The "cancelled" listener of every call: EventEmitter calls it with the call as `this`. */
-function onCallCancelled(this: WithContext): void {
-  this[CONTEXT]?.cancelled();
 }
 
 class GrpcStreamWriter<O> implements StreamWriter<O> {
   #closed = false;
   readonly #drainWaiters = new Set<() => void>();
 
+  /** Told of 'drain' and 'cancelled' by its context (no listeners of its own: see call-retention.ts). */
   constructor(private readonly call: grpc.ServerWritableStream<unknown, O>, private readonly ctx: GrpcCallContext) {
-    call.on("drain", () => this.#wake());
-    call.once("cancelled", () => this.close());
+    ctx.writer = this as GrpcStreamWriter<unknown>;
+  }
+
+  drained(): void {
+    this.#wake();
   }
 
   get closed(): boolean {

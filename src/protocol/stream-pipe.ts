@@ -40,19 +40,19 @@ export interface PipeOptions {
  * publisher (and so every other subscriber) never waits for a slow client. A stream that has
  * delivered its closing event ends once its backlog has been written.
  *
- * A client that goes away (cancel, deadline, dropped connection, server shutdown) only closes
+ * A client that is gone (cancel, deadline, dropped connection, server shutdown) only closes
  * its own subscription, at once: also while `open` is still waiting for the agent's first
- * answer, so an abandoned call holds nothing until the agent gets round to answering.
+ * answer, so a call whose client is gone holds nothing until the agent gets round to answering.
  */
 export async function pipeStream(options: PipeOptions): Promise<void> {
   const { call, out, limits, rc } = options;
   let reason: StreamEndReason = "done";
-  let settle!: (error?: Error) => void;
-  let settled = false;
+  let endStream!: (error?: Error) => void;
+  let ended = false;
   const finished = new Promise<void>((resolve, reject) => {
-    settle = (error) => {
-      if (settled) return;
-      settled = true;
+    endStream = (error) => {
+      if (ended) return;
+      ended = true;
       if (error) reject(error);
       else resolve();
     };
@@ -73,7 +73,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
   const cut = (limit: string) => {
     reason = "budget";
     call.setLogField("slow_client", "true");
-    settle(slowClientError(limit));
+    endStream(slowClientError(limit));
   };
   const write = (response: StreamResponse, events: number): boolean => {
     const flowing = out.write(response);
@@ -86,7 +86,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
   };
   const flush = () => {
     blocked = false;
-    if (settled) return;
+    if (ended) return;
     for (let item = backlog.shift(); item !== undefined; item = backlog.shift()) {
       if (!write(item.response, item.events)) {
         account();
@@ -95,7 +95,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
       }
     }
     account();
-    if (ending) settle();
+    if (ending) endStream();
   };
   const enqueue = (response: StreamResponse) => {
     backlog.push(response, approximateSize(response));
@@ -110,7 +110,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
   /** What a heartbeat repeats: the task and its last status this stream carried. */
   let lastStatus: { taskId: string; contextId: string; status: TaskStatus } | undefined;
   const beat = () => {
-    if (!active && !blocked && !settled && !out.closed && lastStatus !== undefined) {
+    if (!active && !blocked && !ended && !out.closed && lastStatus !== undefined) {
       if (!out.write(heartbeat(lastStatus.taskId, lastStatus.contextId, lastStatus.status))) block();
     }
     active = false;
@@ -120,7 +120,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
 
   const sink: StreamSink = {
     next(plain, version) {
-      if (settled || out.closed) return;
+      if (ended || out.closed) return;
       let response = plain;
       if (resume !== undefined) {
         active = true;
@@ -138,15 +138,15 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
     },
     end() {
       if (blocked && backlog.size > 0) ending = true;
-      else settle();
+      else endStream();
     },
     fail(error) {
-      settle(error instanceof Error ? error : new Error(String(error)));
+      endStream(error instanceof Error ? error : new Error(String(error)));
     },
   };
   const onAbort = () => {
-    if (!settled) reason = "client-gone";
-    settle();
+    if (!ended) reason = "client-gone";
+    endStream();
   };
   streamOpened();
   call.signal.addEventListener("abort", onAbort, { once: true });
@@ -170,7 +170,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
     limits.shared.adjust(-accounted);
     accounted = 0;
     streamEnded(reason);
-    opening.catch(() => undefined); // the client left first: nobody is waiting for this answer
+    opening.catch(() => undefined); // the client was gone first: nobody is waiting for this answer
   }
 }
 

@@ -14,6 +14,7 @@ import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { asyncOnly } from "../support/async-only.js";
 import { newTask, scopeOf, statusChange } from "../support/tasks.js";
 
 /*
@@ -21,20 +22,6 @@ import { newTask, scopeOf, statusChange } from "../support/tasks.js";
  * (the memory store's `immediate` face) and one that answers later (any async store, here the
  * memory store with its synchronous face hidden). Same guards, same events, same order.
  */
-
-/** The memory store as an async-only store: `immediate` hidden, every method a real promise. */
-function asyncOnly(repository: MemoryTaskRepository, overrides: Partial<TaskRepository> = {}): TaskRepository {
-  return {
-    create: (scope, task) => repository.create(scope, task),
-    get: (scope, id, options) => repository.get(scope, id, options),
-    update: (scope, id, version, change) => repository.update(scope, id, version, change),
-    list: (scope, query) => repository.list(scope, query),
-    listActive: () => repository.listActive(),
-    purgeTerminalBefore: (micros) => repository.purgeTerminalBefore(micros),
-    close: () => repository.close(),
-    ...overrides,
-  };
-}
 
 const scope = scopeOf("", "writer-test");
 
@@ -179,7 +166,7 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     await turnEnd(); // the batch's commit fails
     db.exec("DROP TRIGGER fail_all");
     expect(woken).toBe(1);
-    expect(String(writer.writeFailure)).toContain("injected failure");
+    expect(String(writer.commitFailure)).toContain("injected failure");
     expect({ state: writer.state, settled: writer.settled, events: events.length, onDisk: onDisk(task.id) }).toEqual({
       state: TaskState.SUBMITTED,
       settled: false,
@@ -189,7 +176,7 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN); // believed version 2; retried at 1
     await turnEnd();
     expect(events.map((e) => e.version)).toEqual([2]);
-    expect(writer.writeFailure).toBeUndefined();
+    expect(writer.commitFailure).toBeUndefined();
   });
 
   describe("when the commit that holds a new task is lost", () => {

@@ -5,7 +5,7 @@ import { A2AService, MessageSchema, Role, SendMessageRequestSchema, StreamRespon
 import { GetTaskRequest, SubscribeToTaskRequest, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import type { EventEmitter } from "node:events";
 import { createServiceDefinition, type CallContext } from "../../src/protocol/grpc-adapter.js";
-import { streamBehind } from "../../src/protocol/stream-release.js";
+import { streamBehind } from "../../src/protocol/call-retention.js";
 import { startTestServer, unary, until, type TestServer } from "../foundation/helpers.js";
 
 /*
@@ -14,13 +14,13 @@ import { startTestServer, unary, until, type TestServer } from "../foundation/he
  * ours reachable from them: not its CallContext (with the log line and record), not the decoded
  * request. (Each KB a call leaves there cost ~2.7 µs of server CPU per call in the benchmark.)
  * And the HTTP/2 stream behind a call, which Node keeps alive the same way, loses its listeners
- * once it has closed, so that it no longer reaches grpc-js's call objects (src/protocol/stream-release.ts).
+ * once it has closed, so that it no longer reaches grpc-js's call objects (src/protocol/call-retention.ts).
  */
 
-/** The HTTP/2 stream behind a handler's call, found as stream-release finds it. */
+/** The HTTP/2 stream behind a handler's call, found as call-retention.ts finds it. */
 function streamOf(call: CallContext): EventEmitter & { closed: boolean } {
   const stream = streamBehind((call as unknown as { call: object }).call);
-  if (stream === undefined) throw new Error("grpc-js's call objects no longer lead to the stream: update src/protocol/stream-release.ts");
+  if (stream === undefined) throw new Error("grpc-js's call objects no longer lead to the stream: update src/protocol/call-retention.ts");
   return stream as EventEmitter & { closed: boolean };
 }
 
@@ -95,6 +95,33 @@ describe("what a finished call leaves on grpc-js's call object", () => {
     expect(received).toHaveLength(1);
     await until(() => stream!.closed && stream!.listenerCount("close") === 0, "the stream's close");
     expect(stream!.eventNames()).toEqual(["error"]);
+  });
+
+  it("a streaming call's CallContext (and its writer) can be collected while grpc-js's call object is still alive", async () => {
+    let context: WeakRef<CallContext> | undefined;
+    let grpcCall: EventEmitter | undefined; // held here as V8 holds it after the call: strongly
+    let ended = false;
+    t = await startTestServer({
+      handlers: {
+        async SubscribeToTask(request, call, out) {
+          context = new WeakRef(call);
+          grpcCall = (call as unknown as { call: EventEmitter }).call;
+          call.onEnd(() => (ended = true));
+          out.write(create(StreamResponseSchema, { payload: { case: "task", value: create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } }) } }));
+        },
+      },
+    });
+    const call = t.a2a.subscribeToTask(SubscribeToTaskRequest.fromPartial({ id: "s2" }));
+    call.on("data", () => undefined);
+    await new Promise<void>((resolve, reject) => {
+      call.on("end", resolve);
+      call.on("error", reject);
+    });
+    await until(() => ended, "the end of the call");
+    await new Promise((resolve) => setImmediate(resolve)); // let the handler's promise chain unwind
+    gc();
+    expect(grpcCall!.listenerCount("drain")).toBeGreaterThan(0); // the shared listener is still there, and finds nothing
+    expect(context!.deref()).toBeUndefined();
   });
 
   it("grpc-js keeps the request's bytes, not the decoded request: the deserializer returns its input", () => {

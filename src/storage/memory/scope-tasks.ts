@@ -20,7 +20,7 @@ export class ScopeTasks {
   readonly contexts: ContextDirectory;
   /** Per-state indexes by TaskState number. */
   readonly states: Array<StatusIndex | undefined> = [];
-  /** Slots of removed tasks that the indexes may still point at (see `settlePending`). */
+  /** Slots of removed tasks that the indexes may still point at (see `reclaimPending`). */
   private pending: number[] = [];
 
   constructor(
@@ -53,7 +53,7 @@ export class ScopeTasks {
    */
   removed(slot: number): void {
     this.pending.push(slot);
-    if (this.pending.length > pendingLimit(this.size)) this.settlePending();
+    if (this.pending.length > pendingLimit(this.size)) this.reclaimPending();
   }
 
   /** The scope is going away with its indexes: its waiting slots are safe to reuse. */
@@ -62,7 +62,7 @@ export class ScopeTasks {
     this.pending = [];
   }
 
-  private settlePending(): void {
+  private reclaimPending(): void {
     this.all.compact();
     for (const index of this.states) index?.compact();
     this.contexts.compact();

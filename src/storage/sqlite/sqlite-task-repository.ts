@@ -217,7 +217,7 @@ interface StagedTask {
  *
  * Group commit: at the end of the event-loop turn (setImmediate) the batch is written in ONE
  * transaction, each staged task to its row once, however many writes it took, with the
- * messages it gained. The async `create` and `update` settle only after that COMMIT returned;
+ * messages it gained. The async `create` and `update` resolve only after that COMMIT returned;
  * the synchronous face (`immediate`) answers at once and tells of the commit through
  * `afterCommit`, so an agent can finish a task within the turn and its four writes cost one
  * row write and share one commit. A failed commit loses the whole batch, and everyone who
