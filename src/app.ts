@@ -23,7 +23,8 @@ import { createTelemetry, METRICS_PATH, startMetricsServer, type MetricsServer, 
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
-import { BacklogBudget, openStreamCount } from "./streams/index.js";
+import { BacklogBudget, openStreamCount, streamResumeDeclaration } from "./streams/index.js";
+import type { EventLogOptions } from "./lifecycle/event-log.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -62,10 +63,11 @@ const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
 export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
   const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
+  const resume = config.streaming && config.streamResumeRetentionMs !== null ? { retentionMs: config.streamResumeRetentionMs, maxEvents: config.streamResumeEvents, maxBytes: config.streamResumeBytes } : undefined;
   const onListenerError = (error: unknown, event: TaskEvent) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed");
   const store: OpenedStore = overrides.repository
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
-    : await openStore(config, logger, onListenerError);
+    : await openStore(config, logger, onListenerError, resume);
   const { repository, pageTokenSecret, leases } = store;
   const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
   const card = buildAgentCard(
@@ -77,7 +79,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       pushNotifications: pushStore !== undefined,
       security: cardSecurity(config.auth),
     },
-    agent.card,
+    resume === undefined ? agent.card : { ...agent.card, extensions: [...(agent.card?.extensions ?? []), streamResumeDeclaration(resume.retentionMs, config.streamHeartbeatMs)] },
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
   const pageTokens = new PageTokenCodec(pageTokenSecret);
@@ -151,6 +153,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     auth: auth.callers,
     rate: limits.ratePerSecond > 0 ? new RateLimiter(limits.ratePerSecond, limits.burst) : undefined,
     streams: limits.streamsPerPrincipal > 0 ? new ConcurrencyLimiter(limits.streamsPerPrincipal) : undefined,
+    // Only with a store that keeps the events: a repository given by the caller may not.
+    streamResume: resume !== undefined && repository.eventLog !== undefined ? { heartbeatMs: config.streamHeartbeatMs } : undefined,
   });
   return {
     handlers,
@@ -197,9 +201,14 @@ interface OpenedStore {
   close(): Promise<void>;
 }
 
-async function openStore(config: Config, logger: CoreLogger, onListenerError: (error: unknown, event: TaskEvent) => void): Promise<OpenedStore> {
+async function openStore(
+  config: Config,
+  logger: CoreLogger,
+  onListenerError: (error: unknown, event: TaskEvent) => void,
+  eventLog: EventLogOptions | undefined,
+): Promise<OpenedStore> {
   if (config.store === "memory") {
-    const repository = new MemoryTaskRepository();
+    const repository = new MemoryTaskRepository({ eventLog });
     return { repository, pageTokenSecret: randomBytes(32), close: () => repository.close() };
   }
   if (config.store === "postgres") {
@@ -218,7 +227,7 @@ async function openStore(config: Config, logger: CoreLogger, onListenerError: (e
       close: () => pg.close(),
     };
   }
-  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability });
+  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability, eventLog });
   // Page tokens outlive a restart with the store they point into, so their key is kept with it.
   let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
   if (secret === undefined) {

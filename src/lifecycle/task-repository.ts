@@ -1,3 +1,4 @@
+import type { TaskEventLog } from "./event-log.js";
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 
 /**
@@ -94,6 +95,8 @@ export interface TaskRepository {
    * writes share one commit instead of taking one each.
    */
   readonly immediate?: ImmediateTaskRepository;
+  /** Present when the store keeps events for resuming streams (A-33; src/lifecycle/event-log.ts). */
+  readonly eventLog?: TaskEventLog;
   /** Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists. */
   create(scope: TaskScope, task: Task): Promise<StoredTask>;
   get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined>;

@@ -24,6 +24,7 @@ import { RunRegistry } from "./run-registry.js";
 import { agentGaveNoAnswer, collectExtensions, SendMessageReply } from "./send-message-reply.js";
 import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
+import { resumeStream } from "./stream-resume.js";
 import { IllegalTransitionError, type TaskRepository } from "./task-repository.js";
 import { isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
@@ -137,7 +138,9 @@ export class TaskService {
     });
   }
 
-  async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink): Promise<StreamHandle> {
+  /** `resumeAfter`: the version a resume cursor names (A-33): the events after it, no snapshot. */
+  async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink, resumeAfter?: number): Promise<StreamHandle> {
+    if (resumeAfter !== undefined) return resumeStream(this.options.hub, this.repository, rc.caller, taskId, resumeAfter, sink);
     const current = await requireTask(this.repository, rc.caller, taskId, 0);
     refuseTerminal(current.task, "subscribe to");
     const feed = new TaskFeed(this.options.hub, sink, undefined);
