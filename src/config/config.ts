@@ -45,9 +45,15 @@ export interface Config {
   readonly agentModule: string | null;
   /** HTTP agent card listen address as host:port; null = off. */
   readonly cardListen: string | null;
+  /** Where /metrics is served: "card" = on the card listener (if it runs), host:port = a listener of its own, null = off. */
+  readonly metricsListen: "card" | string | null;
   /** host:port advertised in the agent card. */
   readonly publicGrpcAddress: string;
-  readonly store: "sqlite" | "memory";
+  readonly store: "sqlite" | "memory" | "postgres";
+  /** postgres://...; set when store is postgres. */
+  readonly databaseUrl: string | null;
+  readonly databasePoolSize: number;
+  readonly leaseMs: number;
   /** Absolute path. */
   readonly dataDir: string;
   /** Age after which terminal tasks are deleted, ms; null = kept forever. */
@@ -65,6 +71,14 @@ export interface Config {
   /** Declared in the card (default on); off = the push RPCs answer PUSH_NOTIFICATION_NOT_SUPPORTED (R-CAP-1). */
   readonly pushNotifications: boolean;
   readonly push: PushSettings;
+  /** How long stream events are kept for resume, ms; null = resume off. */
+  readonly streamResumeRetentionMs: number | null;
+  /** Memory store: events kept for resume across all tasks. */
+  readonly streamResumeEvents: number;
+  /** Memory store: about the bytes the events kept for resume may weigh together. */
+  readonly streamResumeBytes: number;
+  /** Silence after which a stream with the resume extension gets a heartbeat, ms; null = none. */
+  readonly streamHeartbeatMs: number | null;
   readonly agentName: string | null;
   readonly agentDescription: string | null;
   /** Who may call, and what the card declares about it (README "Authentication"). */

@@ -1,15 +1,17 @@
 import { create } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventHub } from "../events/event-hub.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import { artifactUpdateLiteral, statusUpdateLiteral, streamResponseLiteral } from "./message-literals.js";
 import { withHistoryLength } from "./task-view.js";
 import { isTerminal } from "./task-state.js";
 import type { StoredTask } from "./task-repository.js";
+import type { EventLogRead } from "./event-log.js";
 
 /** Where a stream's responses go; the protocol edge implements it with flow control. */
 export interface StreamSink {
-  next(response: StreamResponse): void;
+  /** `version`: the task's version after the event (absent for a bare message): what a resume cursor names (A-33). */
+  next(response: StreamResponse, version?: number): void;
   /** The stream is complete (ruling A-2); no more `next` calls follow. */
   end(): void;
   /** The stream cannot go on (its task's writes were lost): it ends with `error`; nothing follows. */
@@ -34,7 +36,7 @@ export class TaskFeed {
   private ended = false;
 
   constructor(
-    private readonly hub: EventHub,
+    private readonly hub: TaskEventHub,
     private readonly sink: StreamSink,
     private readonly historyLength: number | undefined,
   ) {}
@@ -65,6 +67,34 @@ export class TaskFeed {
     if (isTerminal(stored.task.status!.state)) this.finish();
     for (const event of held) this.deliver(event);
     return stored;
+  }
+
+  /**
+   * Resuming (A-33): subscribe, read the events logged after `afterVersion`, send them, then
+   * what followed them; no snapshot. Events that arrive while the log is read are held, then
+   * those the log already held are dropped (by version), so there is no gap and no duplicate.
+   * Anything but found events closes the feed and is returned for the caller to refuse.
+   */
+  async attachAfter(taskId: string, afterVersion: number, read: () => Promise<EventLogRead>): Promise<EventLogRead> {
+    this.held = [];
+    this.unsubscribe = this.hub.subscribe(taskId, (event) => (this.held ? this.held.push(event) : this.deliver(event)));
+    let found: EventLogRead;
+    try {
+      found = await read();
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+    if (found.kind !== "events") {
+      this.close();
+      return found;
+    }
+    const held = this.held!;
+    this.held = undefined;
+    this.lastVersion = afterVersion;
+    for (const event of found.events) this.deliver(event);
+    for (const event of held) this.deliver(event);
+    return found;
   }
 
   /** Sends a bare message (a message-only answer) and ends. */
@@ -100,11 +130,11 @@ export class TaskFeed {
         this.sendTask(event.task, event.version);
         return;
       case "status":
-        this.sink.next(responseOf(event, this.hub.listenerCount(event.taskId) > 1));
+        this.sink.next(responseOf(event, this.hub.listenerCount(event.taskId) > 1), event.version);
         if (closesStream(event.status.state)) this.finish();
         return;
       case "artifact":
-        this.sink.next(responseOf(event, this.hub.listenerCount(event.taskId) > 1));
+        this.sink.next(responseOf(event, this.hub.listenerCount(event.taskId) > 1), event.version);
         return;
       case "history":
         return; // history has no stream event of its own; the task snapshot carries it
@@ -113,7 +143,7 @@ export class TaskFeed {
 
   private sendTask(task: Task, version: number): void {
     this.lastVersion = Math.max(this.lastVersion, version);
-    this.sink.next(create(StreamResponseSchema, { payload: { case: "task", value: withHistoryLength(task, this.historyLength) } }));
+    this.sink.next(create(StreamResponseSchema, { payload: { case: "task", value: withHistoryLength(task, this.historyLength) } }), version);
   }
 
 

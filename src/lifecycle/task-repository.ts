@@ -1,3 +1,4 @@
+import type { TaskEventLog } from "./event-log.js";
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 
 /**
@@ -70,7 +71,7 @@ export interface ReadOptions {
 
 /**
  * Storage for tasks, their history and artifacts, where every write is a guarded
- * transition. Implementations: src/storage/memory, src/storage/sqlite.
+ * transition. Implementations: src/storage/memory, src/storage/sqlite, src/storage/postgres (async only).
  *
  * The contract is the async methods below: every store implements them, and the lifecycle works
  * on a store that offers nothing else (a networked one, PostgreSQL). Every store must pass
@@ -94,6 +95,8 @@ export interface TaskRepository {
    * writes share one commit instead of taking one each.
    */
   readonly immediate?: ImmediateTaskRepository;
+  /** Present when the store keeps events for resuming streams (A-33; src/lifecycle/event-log.ts). */
+  readonly eventLog?: TaskEventLog;
   /** Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists. */
   create(scope: TaskScope, task: Task): Promise<StoredTask>;
   get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined>;

@@ -9,7 +9,7 @@ import {
   type SendMessageResponse,
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventHub } from "../events/event-hub.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import type { Agent, Caller } from "./agent.js";
 import type { AgentRun } from "./agent-run.js";
 import { StatusClock, microsAtLeast } from "./clock.js";
@@ -19,10 +19,12 @@ import type { PageTokenCodec } from "./page-token.js";
 import type { RequestContext } from "./request-context.js";
 import type { RunAdmission } from "./run-admission.js";
 import { RunLauncher, type AttachInlinePushConfig } from "./run-launcher.js";
+import type { RunLeases } from "./run-leases.js";
 import { RunRegistry } from "./run-registry.js";
 import { agentGaveNoAnswer, collectExtensions, SendMessageReply } from "./send-message-reply.js";
 import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
+import { resumeStream } from "./stream-resume.js";
 import { IllegalTransitionError, type TaskRepository } from "./task-repository.js";
 import { isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
@@ -31,7 +33,7 @@ export type { RequestContext } from "./request-context.js";
 
 export interface TaskServiceOptions {
   readonly repository: TaskRepository;
-  readonly hub: EventHub;
+  readonly hub: TaskEventHub;
   readonly agent: Agent;
   readonly pageTokens: PageTokenCodec;
   readonly logger: CoreLogger;
@@ -44,6 +46,8 @@ export interface TaskServiceOptions {
   readonly attachInlinePushConfig?: AttachInlinePushConfig;
   /** Limits on agent runs (src/limits); asked before a run writes anything. Undefined = none. */
   readonly runAdmission?: RunAdmission;
+  /** Who runs which task when several processes share the store (replicas); undefined = this process alone. */
+  readonly leases?: RunLeases;
 }
 
 export interface StreamHandle {
@@ -69,7 +73,7 @@ export class TaskService {
 
   constructor(private readonly options: TaskServiceOptions) {
     this.clock = options.clock ?? new StatusClock();
-    this.#registry = new RunRegistry(options.repository, options.hub);
+    this.#registry = new RunRegistry(options.repository, options.hub, options.leases);
     this.#launcher = new RunLauncher({
       repository: options.repository,
       registry: this.#registry,
@@ -134,7 +138,9 @@ export class TaskService {
     });
   }
 
-  async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink): Promise<StreamHandle> {
+  /** `resumeAfter`: the version a resume cursor names (A-33): the events after it, no snapshot. */
+  async subscribeToTask(rc: RequestContext, taskId: string, sink: StreamSink, resumeAfter?: number): Promise<StreamHandle> {
+    if (resumeAfter !== undefined) return resumeStream(this.options.hub, this.repository, rc.caller, taskId, resumeAfter, sink);
     const current = await requireTask(this.repository, rc.caller, taskId, 0);
     refuseTerminal(current.task, "subscribe to");
     const feed = new TaskFeed(this.options.hub, sink, undefined);
@@ -201,10 +207,13 @@ export class TaskService {
    * agent can resume, otherwise failed with a status message that says the server restarted.
    */
   async recoverInterruptedWork(): Promise<{ resumed: number; failed: number }> {
-    const active = await this.repository.listActive();
+    const leases = this.options.leases;
+    // With replicas: only tasks whose owner is gone (its lease ran out), now held by this process.
+    const active = await (leases !== undefined ? leases.orphans() : this.repository.listActive());
     let resumed = 0;
     let failed = 0;
     for (const { scope, task } of active) {
+      if (this.#registry.runOf(task.task.id) !== undefined) continue; // this process runs it
       if (this.options.agent.resume) {
         this.#launcher.resume(scope, task);
         resumed++;

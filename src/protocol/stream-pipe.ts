@@ -1,9 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
-import type { StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { StreamResponse, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { approximateSize } from "../codec/stream-response-encoder.js";
 import type { RequestContext, StreamHandle } from "../lifecycle/task-service.js";
 import type { StreamSink } from "../lifecycle/task-feed.js";
-import { StreamBacklog, eventWritten, streamEnded, streamOpened, type BacklogLimits, type StreamEndReason } from "../streams/index.js";
+import { StreamBacklog, heartbeat, withCursor, eventWritten, streamEnded, streamOpened, type BacklogLimits, type StreamEndReason } from "../streams/index.js";
 import { GrpcStatusError } from "./error-status.js";
 import type { CallContext, StreamWriter } from "./grpc-adapter.js";
 import { formatActivatedExtensions } from "./service-parameters.js";
@@ -24,6 +24,11 @@ export interface PipeOptions {
   /** Starts the core's stream into `sink`; resolves once its first event went out. */
   readonly open: (sink: StreamSink) => Promise<StreamHandle>;
   readonly rc: RequestContext;
+  /**
+   * Set when the client activated the stream-resume extension (A-33): every event carries its
+   * cursor, and a stream silent for `heartbeatMs` (null: never) gets a heartbeat.
+   */
+  readonly resume?: { readonly heartbeatMs: number | null };
 }
 
 /**
@@ -99,9 +104,29 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
     if (!account()) cut("the server's budget for slow streams is spent");
   };
 
+  const resume = options.resume;
+  /** Written since the heartbeat timer last looked (with resume on). */
+  let active = true;
+  /** What a heartbeat repeats: the task and its last status this stream carried. */
+  let lastStatus: { taskId: string; contextId: string; status: TaskStatus } | undefined;
+  const beat = () => {
+    if (!active && !blocked && !ended && !out.closed && lastStatus !== undefined) {
+      if (!out.write(heartbeat(lastStatus.taskId, lastStatus.contextId, lastStatus.status))) block();
+    }
+    active = false;
+  };
+  const heartbeats = resume?.heartbeatMs == null ? undefined : setInterval(beat, resume.heartbeatMs);
+  heartbeats?.unref();
+
   const sink: StreamSink = {
-    next(response) {
+    next(plain, version) {
       if (ended || out.closed) return;
+      let response = plain;
+      if (resume !== undefined) {
+        active = true;
+        if (version !== undefined) response = withCursor(plain, version);
+        lastStatus = statusOf(plain) ?? lastStatus;
+      }
       if (first) {
         first = false;
         // Headers leave with the first message: the extensions used so far are known by now.
@@ -138,6 +163,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
     await finished;
   } finally {
     released = true;
+    if (heartbeats !== undefined) clearInterval(heartbeats);
     call.signal.removeEventListener("abort", onAbort);
     handle?.close();
     backlog.clear();
@@ -146,4 +172,12 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
     streamEnded(reason);
     opening.catch(() => undefined); // the client was gone first: nobody is waiting for this answer
   }
+}
+
+/** The task and status a response carries, if it carries a status (what a heartbeat repeats). */
+function statusOf(response: StreamResponse): { taskId: string; contextId: string; status: TaskStatus } | undefined {
+  const { payload } = response;
+  if (payload.case === "task" && payload.value.status !== undefined) return { taskId: payload.value.id, contextId: payload.value.contextId, status: payload.value.status };
+  if (payload.case === "statusUpdate" && payload.value.status !== undefined) return { taskId: payload.value.taskId, contextId: payload.value.contextId, status: payload.value.status };
+  return undefined;
 }

@@ -5,6 +5,7 @@ import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../src/lifecycle/errors.js";
 import { IllegalTransitionError, VersionConflictError, type TaskRepository } from "../../src/lifecycle/task-repository.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
+import { SCHEMA_VERSION } from "../../src/storage/sqlite/migrations.js";
 import { describeTaskRepositoryContract } from "./task-repository.contract.js";
 import {
   Clock,
@@ -250,7 +251,7 @@ describe("SqliteTaskRepository on disk", () => {
 
     const second = openSqliteTaskRepository({ file, durability: "power" });
     try {
-      expect(second.schema).toEqual({ from: 3, to: 3 });
+      expect(second.schema).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
       const stored = await second.get(alice, task.id);
       expect(stored?.version).toBe(v);
       expect(stored?.task.status?.state).toBe(S.WORKING);

@@ -25,7 +25,9 @@ let s: A2ATestServer;
 const ctl = controlledAgent();
 const clients: A2AServiceClient[] = [];
 beforeAll(async () => {
-  s = await startA2AServer({ agent: ctl.agent, env: { A2A_STREAM_BACKLOG_BYTES: String(BACKLOG_BYTES) } });
+  // Resume off: these tests weigh what the stream backlogs hold; the events kept for resume
+  // are bounded on their own (A2A_STREAM_RESUME_BYTES, test/streaming/resume.test.ts).
+  s = await startA2AServer({ agent: ctl.agent, env: { A2A_STREAM_BACKLOG_BYTES: String(BACKLOG_BYTES), A2A_STREAM_RESUME_RETENTION: "off" } });
 });
 afterAll(async () => {
   for (const c of clients) c.close();

@@ -1,3 +1,5 @@
+import { eventAtVersion, type EventLogOptions, type EventLogRead, type TaskEventLog } from "../../lifecycle/event-log.js";
+import { EventRing } from "./event-ring.js";
 import { TaskState, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
@@ -52,6 +54,14 @@ type Walk = (after?: ListCursor, atLeast?: number) => Iterable<number>;
 export class MemoryTaskRepository implements TaskRepository, ImmediateTaskRepository {
   /** Every operation completes within the call: the lifecycle may use the synchronous forms. */
   readonly immediate: ImmediateTaskRepository = this;
+  /** Events kept for resuming streams, when asked for. */
+  readonly eventLog: TaskEventLog | undefined;
+  private readonly ring: EventRing | undefined;
+
+  constructor(options: { readonly eventLog?: EventLogOptions } = {}) {
+    this.ring = options.eventLog === undefined ? undefined : new EventRing(options.eventLog);
+    this.eventLog = this.ring === undefined ? undefined : { retentionMs: this.ring.retentionMs, readAfter: (scope, taskId, after) => this.readEventsAfter(scope, taskId, after) };
+  }
 
   /** Push configs and the outbox of pending deliveries, beside the tasks they belong to. */
   readonly push = new MemoryPushStore({ snapshot: (scope, taskId) => this.getNow(scope, taskId)?.task });
@@ -140,9 +150,11 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     // safe because applyChange checks everything before it touches the task.
     const packed = tasks.body[slot]!;
     const task = tasks.liveBody(slot) ?? this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot);
-    applyChange(task, ownChange(change));
+    const owned = ownChange(change);
+    applyChange(task, owned);
     if (packed !== LIVE_BODY) this.slabs.release(packed);
     if (this.push.active) this.push.recordWrite(taskId, task.contextId, change); // the outbox, in the same write
+    this.ring?.record(eventAtVersion(taskId, task.contextId, version + 1, owned));
 
     const oldState = tasks.state[slot]! as TaskState;
     const oldMicros = tasks.micros[slot]!;
@@ -169,6 +181,14 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
       home!.contexts.moved(slot, oldState, oldMicros);
     }
     return version + 1;
+  }
+
+  private async readEventsAfter(scope: TaskScope, taskId: string, afterVersion: number): Promise<EventLogRead> {
+    const home = this.scopeTasks(scope);
+    const slot = home === undefined ? -1 : home.slotOf(taskId);
+    if (slot < 0) return { kind: "not-found" };
+    const events = this.ring!.after(taskId, afterVersion, this.tasks.version[slot]!);
+    return events === undefined ? { kind: "expired" } : { kind: "events", events, state: this.tasks.state[slot]! };
   }
 
   async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {

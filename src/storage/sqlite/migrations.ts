@@ -26,6 +26,8 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  *   reused) is the commit order, and the lane index gives a (task, config)'s next delivery.
  *   Both go with their task (ON DELETE CASCADE: retention), and a config's pending deliveries
  *   with the config (trigger).
+ * - (v4) `task_events`: each change under its version, for resuming streams (A-33), trimmed
+ *   by age.
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -144,6 +146,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER push_configs_delete AFTER DELETE ON push_configs BEGIN
         DELETE FROM push_outbox WHERE task_pk = old.task_pk AND config_id = old.id;
       END;
+    `,
+  },
+  {
+    version: 4,
+    description: "the event log for resuming streams (A-33)",
+    // One row per accepted change after "created", written in the commit of the change itself.
+    // kind: 1 status, 2 artifact, 3 history (no body: it has no stream event, but keeps the
+    // versions gapless so a read can tell a trimmed log from a complete one). flags: bit 0
+    // append, bit 1 last_chunk. body: a Task holding only the status or the one artifact.
+    sql: `
+      CREATE TABLE task_events (
+        task_pk   INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+        version   INTEGER NOT NULL,
+        at_micros INTEGER NOT NULL,
+        kind      INTEGER NOT NULL,
+        flags     INTEGER NOT NULL,
+        body      BLOB,
+        PRIMARY KEY (task_pk, version)
+      );
+      CREATE INDEX task_events_by_time ON task_events (at_micros);
     `,
   },
 ];

@@ -6,6 +6,7 @@ import { cloneTask } from "../../codec/task-clone.js";
 import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
+import { storeCommitChannel, type StoreCommit } from "../../lifecycle/diagnostics.js";
 import { ownChange } from "../owned-change.js";
 import { INITIAL_STATE, stateName } from "../../lifecycle/task-state.js";
 import {
@@ -22,6 +23,8 @@ import {
   type TaskRepository,
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
+import { eventAtVersion, type EventLogOptions, type EventLogRead, type LoggedEvent, type TaskEventLog } from "../../lifecycle/event-log.js";
+import { decodeEvent, encodeEvent } from "./event-row-codec.js";
 import { checkDatabaseFile } from "./check-database-file.js";
 import { checkSchema, migrate } from "./migrations.js";
 import { statusMicros } from "../../lifecycle/clock.js";
@@ -66,6 +69,8 @@ export interface SqliteTaskRepositoryOptions {
   readonly quickCheckMaxBytes?: number;
   /** Rows deleted per transaction by purgeTerminalBefore; the event loop runs between batches. */
   readonly purgeBatchSize?: number;
+  /** Keep every change in `task_events` for resuming streams (A-33), this long. Absent: no log is written. */
+  readonly eventLog?: EventLogOptions;
 }
 
 const DEFAULT_QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024;
@@ -80,6 +85,14 @@ interface TaskRow {
   history_len: number;
   task: Uint8Array;
   artifacts: Uint8Array | null;
+}
+
+interface EventRow {
+  version: number;
+  at_micros: number;
+  kind: number;
+  flags: number;
+  body: Uint8Array | null;
 }
 
 interface ListRow {
@@ -126,7 +139,7 @@ export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): 
     db.pragma("temp_store = MEMORY");
     checkSchema(db, file); // again, under the write connection: another process may have written since
     const schema = migrate(db, file);
-    return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000, lock);
+    return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000, lock, options.eventLog);
   } catch (err) {
     db.close();
     lock?.release();
@@ -194,6 +207,8 @@ interface StagedTask {
   artifactsChanged: boolean;
   /** Set when the task has push configs: the outbox rows its writes owe them. */
   push: StagedPush | undefined;
+  /** The changes of this batch as events, for the event log (only while it is on). */
+  newEvents: LoggedEvent[] | undefined;
 }
 
 /**
@@ -233,6 +248,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private outboxAdded = 0;
   /** Push configs and the outbox of pending deliveries, in this database (A-29). */
   readonly push: SqlitePushStore;
+  /** Events kept for resuming streams (A-33), when asked for. */
+  readonly eventLog: TaskEventLog | undefined;
+  private lastTrim = 0;
 
   constructor(
     private readonly db: Db,
@@ -243,7 +261,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     private readonly purgeBatchSize: number,
     /** Held while open: one server process per database file. */
     private readonly lock?: DataFileLock,
+    eventLog?: EventLogOptions,
   ) {
+    this.eventLog = eventLog === undefined ? undefined : { retentionMs: eventLog.retentionMs, readAfter: (scope, taskId, after) => this.readEventsAfter(scope, taskId, after) };
     // Prepared once: every call below reuses a compiled statement.
     this.s = {
       findScope: db.prepare("SELECT scope_id FROM scopes WHERE tenant = ? AND principal = ?").pluck(),
@@ -271,6 +291,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
         `DELETE FROM tasks WHERE pk IN
            (SELECT pk FROM tasks WHERE state IN ${TERMINAL} AND status_micros < ? LIMIT ?)`,
       ),
+      insertEvent: db.prepare("INSERT INTO task_events (task_pk, version, at_micros, kind, flags, body) VALUES (?, ?, ?, ?, ?, ?)"),
+      taskHead: db.prepare("SELECT pk, scope_id, version, state, context_id FROM tasks WHERE id = ?"),
+      eventsAfter: db.prepare("SELECT version, at_micros, kind, flags, body FROM task_events WHERE task_pk = ? AND version > ? ORDER BY version"),
+      trimEvents: db.prepare("DELETE FROM task_events WHERE at_micros < ?"),
       getMeta: db.prepare("SELECT value FROM meta WHERE key = ?").pluck(),
       setMeta: db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
     };
@@ -278,6 +302,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.tx = {
       batch: db.transaction(() => {
         for (const staged of this.staged.values()) this.writeStaged(staged);
+        this.trimEvents();
       }),
       list: db.transaction((scope: TaskScope, query: TaskQuery) => this.readPage(scope, query)),
       purge: db.transaction((statusMicros: number) => this.s.purgeBatch.run(statusMicros, this.purgeBatchSize).changes),
@@ -344,6 +369,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       statusChanged: true,
       artifactsChanged: true,
       push: undefined,
+      newEvents: undefined,
     });
     return 1;
   }
@@ -371,12 +397,18 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       task.artifacts = this.guarded(() => decodeArtifacts(staged.storedArtifacts));
       staged.artifactsDecoded = true;
     }
-    applyChange(task, ownChange(change)); // throws, and changes nothing, if refused
+    const owned = ownChange(change);
+    applyChange(task, owned); // throws, and changes nothing, if refused
     // The guard appends messages to the history; they are the ones this write adds.
     for (const message of task.history) staged.newHistory.push(message);
     task.history.length = 0;
     staged.version++;
     if (staged.push !== undefined) this.push.recordWrite(staged.push, taskId, task.contextId, change); // the outbox, in the same commit
+    if (this.eventLog !== undefined) {
+      const event = eventAtVersion(taskId, task.contextId, staged.version, owned);
+      if (staged.newEvents === undefined) staged.newEvents = [event];
+      else staged.newEvents.push(event);
+    }
     if (change.kind === "status") staged.statusChanged = true;
     else if (change.kind === "artifact") staged.artifactsChanged = true;
     if (known === undefined) this.stage(taskId, staged);
@@ -460,6 +492,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       statusChanged: false,
       artifactsChanged: false,
       push: this.push.loadStaged(row.pk),
+      newEvents: undefined,
     };
   }
 
@@ -494,6 +527,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private commit(): void {
     const callbacks = this.batchCallbacks;
     if (callbacks === undefined || !this.db.open) return;
+    const observedAt = storeCommitChannel.hasSubscribers ? performance.now() : undefined;
     let failure: unknown;
     this.outboxAdded = 0;
     try {
@@ -502,6 +536,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       failure = isBadDataError(error) ? badData(this.file, error) : error;
     }
     if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox(this.outboxAdded);
+    if (observedAt !== undefined) {
+      const durationMs = performance.now() - observedAt;
+      storeCommitChannel.publish({ store: "sqlite", durationMs, writes: this.batchWrites, tasks: this.staged.size, failed: failure !== undefined } satisfies StoreCommit);
+    }
     this.staged.clear();
     this.batchCallbacks = undefined;
     this.batchWrites = 0;
@@ -539,6 +577,44 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       this.s.insertHistory.run(pk, staged.storedHistoryLength + i, encodeMessage(staged.newHistory[i]!));
     }
     if (staged.push !== undefined) this.outboxAdded += this.push.writeStaged(pk, staged.push);
+    const events = staged.newEvents;
+    if (events !== undefined) {
+      const at = Date.now() * 1000;
+      for (const event of events) this.s.insertEvent.run(pk, event.version, at, ...encodeEvent(event));
+    }
+  }
+
+  /**
+   * Events after `afterVersion`, from committed rows (a staged write of the task is committed
+   * first, so its events are published before this returns and a stream waiting on this read
+   * holds them).
+   */
+  private async readEventsAfter(scope: TaskScope, taskId: string, afterVersion: number): Promise<EventLogRead> {
+    if (this.staged.has(taskId)) this.commit();
+    return this.guarded(() => {
+      const scopeId = this.scopeId(scope, false);
+      const row = this.s.taskHead.get(taskId) as { pk: number; scope_id: number; version: number; state: number; context_id: string } | undefined;
+      if (row === undefined || scopeId === undefined || row.scope_id !== scopeId) return { kind: "not-found" } as const;
+      if (afterVersion > row.version || afterVersion < 0) return { kind: "expired" } as const;
+      if (afterVersion === row.version) return { kind: "events", events: [], state: row.state } as const;
+      const rows = this.s.eventsAfter.all(row.pk, afterVersion) as EventRow[];
+      const first = rows[0];
+      const oldest = (Date.now() - this.eventLog!.retentionMs) * 1000;
+      if (first === undefined || first.version !== afterVersion + 1 || first.at_micros < oldest || rows[rows.length - 1]!.version !== row.version) {
+        return { kind: "expired" } as const;
+      }
+      return { kind: "events", events: rows.map((r) => decodeEvent(r, taskId, row.context_id)), state: row.state } as const;
+    });
+  }
+
+  /** Drops events past the retention window, at most once a second, inside the batch transaction. */
+  private trimEvents(): void {
+    const log = this.eventLog;
+    if (log === undefined) return;
+    const now = Date.now();
+    if (now - this.lastTrim < 1000) return;
+    this.lastTrim = now;
+    this.s.trimEvents.run((now - log.retentionMs) * 1000);
   }
 
   private readPage(scope: TaskScope, query: TaskQuery): TaskPage {
