@@ -14,6 +14,8 @@ import { PushConfigService } from "./lifecycle/push-configs.js";
 import { RetentionSweeper } from "./lifecycle/retention.js";
 import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
+import type { TaskSizeLimits } from "./lifecycle/task-size.js";
+import { encodeTask } from "./codec/task-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { CallObserver } from "./protocol/call-observer.js";
@@ -82,6 +84,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     pageTokens,
     acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
     attachInlinePushConfig: pushConfigs && ((caller, taskId, inline) => pushConfigs.attachInline(caller, taskId, inline)),
+    sizes: taskSizeLimits(config.maxMessageBytes),
     runAdmission: config.limits.runsPerPrincipal > 0 || config.limits.runsTotal > 0 ? new RunLimiter(config.limits.runsPerPrincipal, config.limits.runsTotal) : undefined,
   });
   const recovered = await service.recoverInterruptedWork();
@@ -167,4 +170,14 @@ async function openRepository(config: Config): Promise<{ repository: TaskReposit
 function splitHostPort(address: string): { host: string; port: number } {
   const colon = address.lastIndexOf(":");
   return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, "$1"), port: Number(address.slice(colon + 1)) };
+}
+
+/**
+ * A-34: replies stay within the maximum message size, and an agent may grow a task only to that
+ * size less 64 KiB (at most a quarter of it for small limits): the headroom holds the reply's own
+ * fields and the service's own status writes (cancel, failure), which are never refused.
+ */
+function taskSizeLimits(maxMessageBytes: number): TaskSizeLimits {
+  const headroom = Math.min(64 * 1024, Math.floor(maxMessageBytes / 4));
+  return { maxResponseBytes: maxMessageBytes, maxTaskBytes: maxMessageBytes - headroom, measureTask: (task) => encodeTask(task).byteLength };
 }

@@ -3,6 +3,7 @@ import { ActiveRuns } from "./active-runs.js";
 import type { AgentRun } from "./agent-run.js";
 import type { Caller } from "./agent.js";
 import type { StoredTask, TaskRepository } from "./task-repository.js";
+import { TaskSizeEstimate, type TaskSizeLimits } from "./task-size.js";
 import { TaskWriter } from "./task-writer.js";
 
 /**
@@ -19,6 +20,7 @@ export class RunRegistry {
   constructor(
     private readonly repository: TaskRepository,
     private readonly hub: EventHub,
+    private readonly sizes?: TaskSizeLimits,
   ) {}
 
   /** The task's writer in this process: the one there is, else a new one from the task as stored. */
@@ -34,6 +36,8 @@ export class RunRegistry {
       version: stored.version,
       state: stored.task.status!.state,
       onIdle: this.#writerIdle,
+      // Measured once per writer (O(task)); each write then adds only its own size.
+      size: this.sizes && new TaskSizeEstimate(this.sizes, stored.task),
     });
     this.#writers.set(stored.task.id, writer);
     return writer;

@@ -26,6 +26,8 @@ import { TaskFeed, type StreamSink } from "./task-feed.js";
 import { IllegalTransitionError, type TaskRepository } from "./task-repository.js";
 import { isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
+import { fitToReply } from "./list-page-fit.js";
+import type { TaskSizeLimits } from "./task-size.js";
 
 export type { RequestContext } from "./request-context.js";
 
@@ -44,6 +46,8 @@ export interface TaskServiceOptions {
   readonly attachInlinePushConfig?: AttachInlinePushConfig;
   /** Limits on agent runs (src/limits); asked before a run writes anything. Undefined = none. */
   readonly runAdmission?: RunAdmission;
+  /** reply and task size limits, with the edge's measure of a task. Undefined = unbounded. */
+  readonly sizes?: TaskSizeLimits;
 }
 
 export interface StreamHandle {
@@ -69,7 +73,7 @@ export class TaskService {
 
   constructor(private readonly options: TaskServiceOptions) {
     this.clock = options.clock ?? new StatusClock();
-    this.#registry = new RunRegistry(options.repository, options.hub);
+    this.#registry = new RunRegistry(options.repository, options.hub, options.sizes);
     this.#launcher = new RunLauncher({
       repository: options.repository,
       registry: this.#registry,
@@ -163,9 +167,10 @@ export class TaskService {
       historyLength: request.historyLength,
       includeArtifacts: request.includeArtifacts ?? false,
     });
+    const fitted = this.options.sizes ? fitToReply(page, this.options.sizes) : page;
     return create(ListTasksResponseSchema, {
-      tasks: page.tasks,
-      nextPageToken: page.next ? this.options.pageTokens.encode(page.next, filters) : "",
+      tasks: fitted.tasks,
+      nextPageToken: fitted.next ? this.options.pageTokens.encode(fitted.next, filters) : "",
       pageSize,
       totalSize: page.totalSize,
     });
