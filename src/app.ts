@@ -15,7 +15,7 @@ import { RetentionSweeper } from "./lifecycle/retention.js";
 import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import type { TaskSizeLimits } from "./lifecycle/task-size.js";
-import { encodeTask } from "./codec/task-encoder.js";
+import { measureTask } from "./codec/list-response-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { CallObserver } from "./protocol/call-observer.js";
@@ -179,5 +179,5 @@ function splitHostPort(address: string): { host: string; port: number } {
  */
 function taskSizeLimits(maxMessageBytes: number): TaskSizeLimits {
   const headroom = Math.min(64 * 1024, Math.floor(maxMessageBytes / 4));
-  return { maxResponseBytes: maxMessageBytes, maxTaskBytes: maxMessageBytes - headroom, measureTask: (task) => encodeTask(task).byteLength };
+  return { maxResponseBytes: maxMessageBytes, maxTaskBytes: maxMessageBytes - headroom, measureTask };
 }
