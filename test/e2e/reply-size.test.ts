@@ -5,7 +5,9 @@
  */
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import type { Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import { TaskState, dispatchAgent, rpc, sendForTask, textOf, userMessage } from "./e2e-helpers.js";
+import * as grpc from "@grpc/grpc-js";
+import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
+import { TaskState, dispatchAgent, rpc, sendForTask, statusDetails, textOf, userMessage } from "./e2e-helpers.js";
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 const TASK_LIMIT = 48 * 1024;
@@ -95,4 +97,27 @@ test("A-34: an agent that does not catch the refusal fails its task, and the blo
   expect(textOf(task!.status!.message)).toContain(`task size limit of ${TASK_LIMIT} bytes`);
   expect(task!.artifacts.length).toBeLessThan(5);
   expect((await rpc(s).get({ id: task!.id })).response!.status!.state).toBe(TaskState.TASK_STATE_FAILED);
+});
+
+test("A-34: a task stored before the limit was lowered, too large for one reply on its own, is a clear RESOURCE_EXHAUSTED on ListTasks, and listing without its artifacts still works", async () => {
+  const BIG = agents.on(async (ctx) => {
+    await ctx.artifact({ artifactId: "big", parts: ["w".repeat(100 * 1024)] }, { lastChunk: true });
+    await ctx.complete();
+  });
+  const repository = new MemoryTaskRepository();
+  const roomy = await startA2AServer({ agent: agents.agent, repository }); // 4 MiB by default
+  const tight = await startA2AServer({ agent: agents.agent, repository, env: { A2A_MAX_MESSAGE_BYTES: String(MAX_MESSAGE_BYTES) } });
+  try {
+    const big = await sendForTask(roomy, userMessage(BIG, { contextId: "ctx-big-one" }));
+    const { error } = await rpc(tight).list({ contextId: "ctx-big-one", includeArtifacts: true });
+    expect(error!.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(error!.details).toContain(`task ${big.id} is`);
+    expect(error!.details).toContain(`maximum message size of ${MAX_MESSAGE_BYTES} bytes`);
+    expect(statusDetails(error!).info?.reason).toBe("REPLY_TOO_LARGE");
+    const bare = (await rpc(tight).list({ contextId: "ctx-big-one" })).response!;
+    expect(bare.tasks.map((t) => t.id)).toEqual([big.id]);
+  } finally {
+    await tight.close();
+    await roomy.close();
+  }
 });
