@@ -9,4 +9,7 @@ export default {
   },
   testMatch: ["<rootDir>/test/**/*.test.ts"],
   testTimeout: 30000,
+  // One throwaway PostgreSQL for the run (each suite makes its own database on it).
+  globalSetup: "<rootDir>/test/support/postgres/throwaway-postgres.ts",
+  globalTeardown: "<rootDir>/test/support/postgres/global-teardown.ts",
 };

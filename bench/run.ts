@@ -22,6 +22,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "push delivery: 100 tasks with webhooks on one loopback receiver vs @a2a-js/sdk's push sender; an outage of the receiver [--quick] [--profile]",
     run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
+  observability: {
+    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick]",
+    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick") }),
+  },
   issue15: {
     describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
     run: async (args) => (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
@@ -33,6 +37,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   auth: {
     describe: "blocking SendMessage with JWT auth on vs off (interleaved rounds): server CPU per call; limits' memory with 1,000 principals [--quick]",
     run: async (args) => (await import("./auth.js")).runAuthBench({ quick: args.includes("--quick") }),
+  },
+  postgres: {
+    describe: "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick]",
+    run: async (args) => (await import("./postgres.js")).runPostgresBench({ quick: args.includes("--quick") }),
   },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",

@@ -6,36 +6,42 @@ import { loadAgent } from "./agents/agent-loader.js";
 import { cardSecurity, createAuth } from "./auth/index.js";
 import { ConcurrencyLimiter, RateLimiter, RunLimiter } from "./limits/index.js";
 import type { Config } from "./config/config.js";
-import { EventHub } from "./events/event-hub.js";
+import { EventHub, type TaskEventHub } from "./events/event-hub.js";
+import type { TaskEvent } from "./events/task-event.js";
 import type { Agent } from "./lifecycle/agent.js";
 import type { CoreLogger } from "./lifecycle/logger.js";
 import { PageTokenCodec } from "./lifecycle/page-token.js";
 import { PushConfigService } from "./lifecycle/push-configs.js";
 import { RetentionSweeper } from "./lifecycle/retention.js";
+import type { RunLeases } from "./lifecycle/run-leases.js";
 import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import type { TaskSizeLimits } from "./lifecycle/task-size.js";
 import { measureTask } from "./codec/list-response-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
-import type { CallObserver } from "./protocol/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
+import { createTelemetry, METRICS_PATH, startMetricsServer, type MetricsServer, type ServiceMetrics, type Telemetry, type TelemetryOptions } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
-import { BacklogBudget } from "./streams/index.js";
+import { BacklogBudget, openStreamCount } from "./streams/index.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
   readonly handlers: Partial<A2AServiceHandlers>;
   readonly card: AgentCard;
   readonly service: TaskService;
-  readonly hub: EventHub;
+  readonly hub: TaskEventHub;
   readonly repository: TaskRepository;
   /** Webhook delivery, when push notifications are on. */
   readonly push: PushDelivery | undefined;
   /** Port of the HTTP agent card listener, when it runs. */
   readonly cardPort: number | undefined;
+  /** The Prometheus metrics, unless off (A2A_METRICS_LISTEN). */
+  readonly metrics: ServiceMetrics | undefined;
+  /** Port of the HTTP listener serving /metrics: the card's, or its own. */
+  readonly metricsPort: number | undefined;
   /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
   close(graceMs: number): Promise<void>;
 }
@@ -46,6 +52,8 @@ export interface AppOverrides {
   readonly repository?: TaskRepository;
   /** How webhook host names are resolved (tests inject one; DNS otherwise). */
   readonly pushResolver?: Resolver;
+  /** Metrics and tracing made for the server beforehand (createAppTelemetry); by default the app makes its own metrics, without call observers. */
+  readonly telemetry?: Telemetry;
 }
 
 /** How large one merged stream response may grow (A-32): well under the message size limit. */
@@ -56,9 +64,11 @@ const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
 export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
   const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
-  const { repository, pageTokenSecret } = overrides.repository
-    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32) }
-    : await openRepository(config);
+  const onListenerError = (error: unknown, event: TaskEvent) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed");
+  const store: OpenedStore = overrides.repository
+    ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
+    : await openStore(config, logger, onListenerError);
+  const { repository, pageTokenSecret, leases } = store;
   const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
   const card = buildAgentCard(
     {
@@ -75,10 +85,16 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const pageTokens = new PageTokenCodec(pageTokenSecret);
   const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver });
   const pushConfigs = pushStore && new PushConfigService({ repository, store: pushStore, pageTokens, maxPerTask: config.push.maxConfigsPerTask });
-  const hub = new EventHub((error, event) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed"));
+  // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
+  const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));
+  const { metrics } = telemetry;
+  if (telemetry.tracing !== undefined) telemetry.tracing.agentName = card.name;
+  if (push !== undefined) metrics?.usePushStats(() => push.service.stats());
+  const hub = store.hub ?? new EventHub(onListenerError);
   const service = new TaskService({
     repository,
     hub,
+    leases,
     agent,
     logger,
     pageTokens,
@@ -90,12 +106,25 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const recovered = await service.recoverInterruptedWork();
   if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");
   await push?.start(); // resumes the deliveries a previous process left pending
+  // Replicas: a replica that dies leaves its tasks to whichever replica sees their lease run out first.
+  const orphanSweep = store.orphanSweepMs === undefined ? undefined : setInterval(() => {
+    service.recoverInterruptedWork().then(
+      (settled) => settled.failed + settled.resumed > 0 && logger.info(settled, "settled tasks of a replica that stopped renewing its leases"),
+      (error: unknown) => logger.warn({ err: error }, "could not look for tasks left by a stopped replica"),
+    );
+  }, store.orphanSweepMs);
+  orphanSweep?.unref();
   const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
   sweeper?.start();
   let cardServer: AgentCardServer | undefined;
   if (config.cardListen !== null) {
     const { host, port } = splitHostPort(config.cardListen);
-    cardServer = await startAgentCardServer({ host, port, card });
+    const routes = metrics !== undefined && config.metricsListen === "card" ? new Map([[METRICS_PATH, metrics.route]]) : undefined;
+    cardServer = await startAgentCardServer({ host, port, card, routes });
+  }
+  let metricsServer: MetricsServer | undefined;
+  if (metrics !== undefined && config.metricsListen !== null && config.metricsListen !== "card") {
+    metricsServer = await startMetricsServer({ ...splitHostPort(config.metricsListen), registry: metrics.metrics.registry });
   }
   const auth = createAuth(config.auth);
   // SIGHUP re-reads the API key file; a bad file keeps the keys in force.
@@ -134,29 +163,64 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     repository,
     push,
     cardPort: cardServer?.port,
+    metrics,
+    metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
       auth.close();
       sweeper?.stop();
+      clearInterval(orphanSweep);
       await service.shutdown(graceMs);
       await push?.close(); // pending deliveries stay in the store for the next start
       await cardServer?.close();
-      await repository.close();
+      await metricsServer?.close();
+      await telemetry.close();
+      await store.close();
     },
   };
 }
 
 /**
- * What observes every call besides the RPC log (always on, made by the server from its logger):
- * metrics and tracing go here (src/protocol/call-observer.ts says what an observer can do).
- * main.ts hands them to startServer; a capability switched off adds nothing.
+ * Metrics and tracing, made before the gRPC server: their call observers go to startServer (after
+ * the RPC log, which the server makes itself), then the telemetry to createApp. Tracing follows
+ * the OTEL_* variables in `env` (off unless OTEL_TRACES_EXPORTER names an exporter).
  */
-export function createCallObservers(_config: Config): Array<CallObserver<any>> {
-  return [];
+export function createAppTelemetry(config: Config, env: NodeJS.ProcessEnv, extra: Partial<TelemetryOptions> = {}): Promise<Telemetry> {
+  return createTelemetry({ metrics: servesMetrics(config), metricsSources: { openStreams: openStreamCount }, env, ...extra });
 }
 
-async function openRepository(config: Config): Promise<{ repository: TaskRepository; pageTokenSecret: Buffer }> {
-  if (config.store === "memory") return { repository: new MemoryTaskRepository(), pageTokenSecret: randomBytes(32) };
+/** The store the configuration names, with what comes with it (PostgreSQL: the event relay and run leases). */
+interface OpenedStore {
+  readonly repository: TaskRepository;
+  readonly pageTokenSecret: Buffer;
+  readonly hub?: TaskEventHub;
+  readonly leases?: RunLeases;
+  /** How often to look for tasks whose replica died; undefined = one process alone. */
+  readonly orphanSweepMs?: number;
+  close(): Promise<void>;
+}
+
+async function openStore(config: Config, logger: CoreLogger, onListenerError: (error: unknown, event: TaskEvent) => void): Promise<OpenedStore> {
+  if (config.store === "memory") {
+    const repository = new MemoryTaskRepository();
+    return { repository, pageTokenSecret: randomBytes(32), close: () => repository.close() };
+  }
+  if (config.store === "postgres") {
+    // Loaded only when used: a server on SQLite or memory never loads the PostgreSQL client.
+    const { openPostgresStore } = await import("./storage/postgres/index.js");
+    const pg = await openPostgresStore({ url: config.databaseUrl!, poolSize: config.databasePoolSize, leaseMs: config.leaseMs, logger, onListenerError });
+    // Every replica signs page tokens with the same key, so a page token from one works on all.
+    const secret = await pg.repository.setMetaOnce(PAGE_TOKEN_SECRET_KEY, randomBytes(32).toString("base64"));
+    return {
+      repository: pg.repository,
+      pageTokenSecret: Buffer.from(secret, "base64"),
+      hub: pg.relay,
+      leases: pg.leases,
+      // Often enough that a task left by a stopped replica is settled soon after its lease ran out.
+      orphanSweepMs: Math.max(100, Math.min(2000, Math.floor(config.leaseMs / 2))),
+      close: () => pg.close(),
+    };
+  }
   const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability });
   // Page tokens outlive a restart with the store they point into, so their key is kept with it.
   let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
@@ -164,7 +228,12 @@ async function openRepository(config: Config): Promise<{ repository: TaskReposit
     secret = randomBytes(32).toString("base64");
     await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
   }
-  return { repository, pageTokenSecret: Buffer.from(secret, "base64") };
+  return { repository, pageTokenSecret: Buffer.from(secret, "base64"), close: () => repository.close() };
+}
+
+/** Metrics are collected only where they can be scraped: on their own listener, or on the card's when it runs. */
+function servesMetrics(config: Config): boolean {
+  return config.metricsListen !== null && (config.metricsListen !== "card" || config.cardListen !== null);
 }
 
 function splitHostPort(address: string): { host: string; port: number } {

@@ -5,7 +5,7 @@
  * anything else that stops the service.
  */
 import type { Logger } from "pino";
-import { createApp, createCallObservers, type A2AApp } from "./app.js";
+import { createApp, createAppTelemetry, type A2AApp } from "./app.js";
 import { runKeygen } from "./auth/index.js";
 import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
 import { createLogger } from "./observability/logger.js";
@@ -42,6 +42,9 @@ async function main(argv: readonly string[]): Promise<void> {
   process.on("uncaughtException", (err) => fatal(logger, err, "uncaught exception"));
   process.on("unhandledRejection", (err) => fatal(logger, err, "unhandled promise rejection"));
 
+  // Metrics and tracing first: they observe the server's calls from the first one.
+  const telemetry = await createAppTelemetry(config, process.env);
+
   // Bind first (health NOT_SERVING, A2A answers UNIMPLEMENTED), so that the agent card can
   // advertise the port really bound when the listen address asked for port 0.
   let server: RunningServer;
@@ -53,7 +56,7 @@ async function main(argv: readonly string[]): Promise<void> {
       keepaliveTimeMs: config.keepaliveTimeMs,
       keepaliveTimeoutMs: config.keepaliveTimeoutMs,
       logger,
-      observers: createCallObservers(config),
+      observers: telemetry.observers,
     });
   } catch (err) {
     fatal(logger, err, `could not listen on ${config.listen}`);
@@ -61,7 +64,7 @@ async function main(argv: readonly string[]): Promise<void> {
   let app: A2AApp;
   try {
     const publicGrpcAddress = config.publicGrpcAddress === config.listen ? server.address : config.publicGrpcAddress;
-    app = await createApp({ ...config, publicGrpcAddress }, logger);
+    app = await createApp({ ...config, publicGrpcAddress }, logger, { telemetry });
   } catch (err) {
     logger.fatal({ err }, `could not start: ${err instanceof Error ? err.message : String(err)}`);
     await server.shutdown(0);
@@ -78,6 +81,8 @@ async function main(argv: readonly string[]): Promise<void> {
       address: server.address,
       tls: config.tls === null ? "off" : config.tls.clientCa ? "mtls" : "on",
       card: app.cardPort === undefined ? "off" : app.cardPort,
+      metrics: app.metricsPort === undefined ? "off" : app.metricsPort,
+      tracing: telemetry.tracing === undefined ? "off" : "on",
       store: config.store,
       version: packageVersion(),
     },

@@ -45,9 +45,15 @@ export interface Config {
   readonly agentModule: string | null;
   /** HTTP agent card listen address as host:port; null = off. */
   readonly cardListen: string | null;
+  /** Where /metrics is served: "card" = on the card listener (if it runs), host:port = a listener of its own, null = off. */
+  readonly metricsListen: "card" | string | null;
   /** host:port advertised in the agent card. */
   readonly publicGrpcAddress: string;
-  readonly store: "sqlite" | "memory";
+  readonly store: "sqlite" | "memory" | "postgres";
+  /** postgres://...; set when store is postgres. */
+  readonly databaseUrl: string | null;
+  readonly databasePoolSize: number;
+  readonly leaseMs: number;
   /** Absolute path. */
   readonly dataDir: string;
   /** Age after which terminal tasks are deleted, ms; null = kept forever. */

@@ -68,6 +68,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const cardListen = get("cardListen", (v) => (v.toLowerCase() === "off" ? null : hostPort(v)), "127.0.0.1:8080");
   const agentModule = get("agentModule", (v) => readablePath(resolve(cwd, v)));
   const tls = loadTls(raw, cwd);
+  const store = get("store", (v) => parseChoice(v, ["sqlite", "memory", "postgres"] as const), "sqlite");
+  if (store === "postgres" && raw("databaseUrl") === undefined) {
+    throw new ConfigError(`invalid configuration: ${settingName(SETTINGS.store)} = "postgres" needs ${settingName(SETTINGS.databaseUrl)} (postgres://user:password@host:5432/database)`);
+  }
 
   return {
     listen,
@@ -80,8 +84,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), "10000"),
     agentModule: agentModule ?? null,
     cardListen,
+    metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), "card"),
     publicGrpcAddress: get("publicGrpcAddress", hostPort) ?? listen,
-    store: get("store", (v) => parseChoice(v, ["sqlite", "memory"] as const), "sqlite"),
+    store,
+    databaseUrl: get("databaseUrl", parseDatabaseUrl) ?? null,
+    databasePoolSize: get("databasePoolSize", (v) => parseInteger(v, { min: 1, max: 1000 }), "10"),
+    leaseMs: get("leaseMs", (v) => parseInteger(v, { min: 300, max: 3_600_000 }), "10000"),
     dataDir: resolve(cwd, raw("dataDir") ?? "./data"),
     retentionMs: get("retention", parseDurationOrOff, "off"),
     allowMissingVersion: get("allowMissingVersion", parseBoolean, "false"),
@@ -139,7 +147,9 @@ function parseHostList(value: string): string[] {
 }
 
 function invalid(s: Setting, value: string, why: string): ConfigError {
-  return new ConfigError(`invalid configuration: ${settingName(s)} = ${JSON.stringify(value)}: ${why}`);
+  // A database URL may carry a password: it is never repeated.
+  const shown = s === SETTINGS.databaseUrl ? "(not repeated)" : JSON.stringify(value);
+  return new ConfigError(`invalid configuration: ${settingName(s)} = ${shown}: ${why}`);
 }
 
 /** Flags by long name. Boolean flags may stand alone (`--allow-missing-version`). */
@@ -163,6 +173,19 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
         throw new ConfigError(`invalid configuration: ${err.message}`);
     }
   }
+}
+
+/** A postgres:// URL; the error never repeats it (it may hold a password). */
+function parseDatabaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error("not a URL (expected postgres://user:password@host:5432/database)");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw new Error(`expected a postgres:// URL, not ${url.protocol}//`);
+  if (url.hostname === "") throw new Error("the URL names no host");
+  return value;
 }
 
 function readablePath(path: string): string {

@@ -31,6 +31,25 @@ interface Backlog {
 }
 
 /**
+ * Where the lifecycle core publishes each accepted write's event and where streams listen. One
+ * process: EventHub. Replicas on PostgreSQL: a relay (src/storage/postgres/event-relay.ts) that
+ * also delivers the events other replicas wrote. Either way a listener gets a task's events in
+ * version order, each once, from its subscription on.
+ */
+export interface TaskEventHub {
+  /** Adds a listener for one task; returns the function that removes it (idempotent). */
+  subscribe(taskId: string, listener: TaskEventListener): () => void;
+  /** Whether the task has listeners in this process now (a publisher may skip building an event no one gets). */
+  hasListeners(taskId: string): boolean;
+  /** An event this process wrote, published right after the write was accepted, in version order. */
+  publish(event: TaskEvent): void;
+  /** Listeners of one task, or of all tasks: what the leak tests watch. */
+  listenerCount(taskId?: string): number;
+  /** Tasks that have at least one listener here. */
+  topicCount(): number;
+}
+
+/**
  * Fans each task's events out to its listeners in the order published. The task service
  * publishes under its per-task write lock, right after the repository accepted the write, so
  * publish order is version order. Up to LISTENERS_PER_TURN listeners get an event before
@@ -39,7 +58,7 @@ interface Backlog {
  * published after it subscribed, and stops getting them as soon as it unsubscribes. A listener
  * that throws is removed and does not disturb the others.
  */
-export class EventHub {
+export class EventHub implements TaskEventHub {
   private readonly listeners = new Map<string, Set<Entry>>();
   private readonly backlogs = new Map<string, Backlog>();
   private total = 0;

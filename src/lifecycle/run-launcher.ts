@@ -15,6 +15,7 @@ import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
 import type { StoredTask, TaskRepository } from "./task-repository.js";
 import { isSettled, isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
+import { endRunObservation, invokeObserved, isRunObserved, startRunObservation } from "./run-observation.js";
 
 export interface RunLauncherOptions {
   readonly repository: TaskRepository;
@@ -107,7 +108,7 @@ export class RunLauncher implements RunHost {
       requestMetadata: undefined,
       writer,
     });
-    writer.run = run; // a cancel stops it, and a follow-up waits for it, as for any run
+    this.registry.attach(writer, run); // a cancel stops it, and a follow-up waits for it, as for any run
     this.launch(run, true);
   }
 
@@ -138,7 +139,7 @@ export class RunLauncher implements RunHost {
   private created(run: AgentRun, stored: StoredTask): TaskWriter {
     const { task } = stored;
     const writer = this.registry.writerFor(run.caller, stored);
-    writer.run = run;
+    this.registry.attach(writer, run); // with replicas, the store leased the new task to this process
     for (const observe of run.onCreate) observe(writer);
     writer.announceCreated(task);
     return writer;
@@ -186,6 +187,9 @@ export class RunLauncher implements RunHost {
     }
     refuseTerminal(task, "send a message to");
     const state = task.status!.state;
+    if (isSettled(state) && this.registry.runOf(taskId) === undefined && !(await this.registry.claim(rc.caller, taskId))) {
+      throw new UnsupportedOperationError(`task ${taskId} is being worked on by another instance; send a follow-up when it asks for input`, { task_id: taskId });
+    }
     if (!isSettled(state) || this.registry.runOf(taskId) !== undefined) {
       throw new UnsupportedOperationError(`task ${taskId} is ${stateName(state)}; send a follow-up when it asks for input`, { task_id: taskId });
     }
@@ -201,7 +205,7 @@ export class RunLauncher implements RunHost {
       requestMetadata: request.metadata,
       writer,
     });
-    writer.run = run; // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
+    this.registry.attach(writer, run); // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
     try {
       const inline = request.configuration?.taskPushNotificationConfig;
       if (inline !== undefined) await this.options.attachInlinePushConfig?.(rc.caller, taskId, inline);
@@ -210,7 +214,7 @@ export class RunLauncher implements RunHost {
       task.history.push(message);
       await beforeAgent?.({ run, existing: writer });
     } catch (error) {
-      writer.run = undefined;
+      this.registry.detach(writer);
       this.registry.dropIfIdle(writer);
       throw error;
     }
@@ -231,12 +235,15 @@ export class RunLauncher implements RunHost {
    */
   private async execute(run: AgentRun, resume: boolean): Promise<void> {
     const agent = this.options.agent;
+    const observation = isRunObserved() ? startRunObservation(run, resume) : undefined;
     let failure: unknown;
     try {
-      await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+      if (observation === undefined) await (resume && agent.resume ? agent.resume(run) : agent.execute(run));
+      else await invokeObserved(observation, () => (resume && agent.resume ? agent.resume(run) : agent.execute(run)));
     } catch (error) {
       failure = error ?? new Error("the agent threw without an error");
     }
+    if (observation !== undefined) endRunObservation(observation, run, failure !== undefined);
     try {
       const settling = this.finishRun(run, failure);
       if (settling !== undefined) await settling; // usually nothing is left to settle: no await

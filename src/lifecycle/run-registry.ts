@@ -1,8 +1,11 @@
-import type { EventHub } from "../events/event-hub.js";
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import { ActiveRuns } from "./active-runs.js";
 import type { AgentRun } from "./agent-run.js";
 import type { Caller } from "./agent.js";
-import type { StoredTask, TaskRepository } from "./task-repository.js";
+import type { RunLeases, RunLost } from "./run-leases.js";
+import type { StoredTask, TaskRepository, TaskScope } from "./task-repository.js";
+import { isTerminal } from "./task-state.js";
 import { TaskSizeEstimate, type TaskSizeLimits } from "./task-size.js";
 import { TaskWriter } from "./task-writer.js";
 
@@ -19,9 +22,29 @@ export class RunRegistry {
 
   constructor(
     private readonly repository: TaskRepository,
-    private readonly hub: EventHub,
+    private readonly hub: TaskEventHub,
+    /** Who runs which task among replicas; undefined = this process alone. */
+    private readonly leases?: RunLeases,
+    /** A-34: task size limits; undefined = unbounded. */
     private readonly sizes?: TaskSizeLimits,
   ) {}
+
+  /** `run` works on `writer`'s task from now on (with replicas: its lease is held and renewed). */
+  attach(writer: TaskWriter, run: AgentRun): void {
+    writer.run = run;
+    this.leases?.hold(writer.taskId, this.#lost);
+  }
+
+  /** `writer`'s run no longer works on it (with replicas: the lease is given up). */
+  detach(writer: TaskWriter): void {
+    writer.run = undefined;
+    this.leases?.release(writer.taskId, writer.state);
+  }
+
+  /** With replicas: takes an interrupted task for a follow-up here; false if another process holds it. */
+  claim(scope: TaskScope, taskId: string): Promise<boolean> {
+    return this.leases === undefined ? Promise.resolve(true) : this.leases.claim(scope, taskId);
+  }
 
   /** The task's writer in this process: the one there is, else a new one from the task as stored. */
   writerFor(scope: Caller, stored: StoredTask): TaskWriter {
@@ -63,7 +86,7 @@ export class RunRegistry {
     this.#active.delete(run);
     const writer = run.taskWriter;
     if (writer === undefined) return;
-    if (writer.run === run) writer.run = undefined;
+    if (writer.run === run) this.detach(writer);
     this.dropIfIdle(writer);
   }
 
@@ -75,6 +98,19 @@ export class RunRegistry {
   get runningCount(): number {
     return this.#active.size;
   }
+
+  /**
+   * Another process settled or took over a task this process runs (replicas): the run stops, and
+   * whoever waits for the task hears how it was settled. One function for every run.
+   */
+  readonly #lost: RunLost = (taskId, state) => {
+    const writer = this.#writers.get(taskId);
+    const run = writer?.run;
+    if (writer === undefined || run === undefined) return;
+    if (state !== undefined && isTerminal(state)) writer.settledElsewhere(state);
+    else writer.takenOver();
+    run.stop(state === TaskState.CANCELED ? "the task was canceled" : "another instance took the task over");
+  };
 
   /** One function for every writer (not a closure per task). */
   readonly #writerIdle = (writer: TaskWriter): void => this.dropIfIdle(writer);

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventHub } from "../events/event-hub.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import { artifactUpdateLiteral, statusUpdateLiteral, streamResponseLiteral } from "./message-literals.js";
 import { withHistoryLength } from "./task-view.js";
@@ -34,7 +34,7 @@ export class TaskFeed {
   private ended = false;
 
   constructor(
-    private readonly hub: EventHub,
+    private readonly hub: TaskEventHub,
     private readonly sink: StreamSink,
     private readonly historyLength: number | undefined,
   ) {}

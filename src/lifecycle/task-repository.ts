@@ -70,7 +70,7 @@ export interface ReadOptions {
 
 /**
  * Storage for tasks, their history and artifacts, where every write is a guarded
- * transition. Implementations: src/storage/memory, src/storage/sqlite.
+ * transition. Implementations: src/storage/memory, src/storage/sqlite, src/storage/postgres (async only).
  *
  * The contract is the async methods below: every store implements them, and the lifecycle works
  * on a store that offers nothing else (a networked one, PostgreSQL). Every store must pass

@@ -9,7 +9,7 @@ import {
   type SendMessageResponse,
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventHub } from "../events/event-hub.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import type { Agent, Caller } from "./agent.js";
 import type { AgentRun } from "./agent-run.js";
 import { StatusClock, microsAtLeast } from "./clock.js";
@@ -19,6 +19,7 @@ import type { PageTokenCodec } from "./page-token.js";
 import type { RequestContext } from "./request-context.js";
 import type { RunAdmission } from "./run-admission.js";
 import { RunLauncher, type AttachInlinePushConfig } from "./run-launcher.js";
+import type { RunLeases } from "./run-leases.js";
 import { RunRegistry } from "./run-registry.js";
 import { agentGaveNoAnswer, collectExtensions, SendMessageReply } from "./send-message-reply.js";
 import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
@@ -33,7 +34,7 @@ export type { RequestContext } from "./request-context.js";
 
 export interface TaskServiceOptions {
   readonly repository: TaskRepository;
-  readonly hub: EventHub;
+  readonly hub: TaskEventHub;
   readonly agent: Agent;
   readonly pageTokens: PageTokenCodec;
   readonly logger: CoreLogger;
@@ -48,6 +49,8 @@ export interface TaskServiceOptions {
   readonly runAdmission?: RunAdmission;
   /** reply and task size limits, with the edge's measure of a task. Undefined = unbounded. */
   readonly sizes?: TaskSizeLimits;
+  /** Who runs which task when several processes share the store (replicas); undefined = this process alone. */
+  readonly leases?: RunLeases;
 }
 
 export interface StreamHandle {
@@ -73,7 +76,7 @@ export class TaskService {
 
   constructor(private readonly options: TaskServiceOptions) {
     this.clock = options.clock ?? new StatusClock();
-    this.#registry = new RunRegistry(options.repository, options.hub, options.sizes);
+    this.#registry = new RunRegistry(options.repository, options.hub, options.leases, options.sizes);
     this.#launcher = new RunLauncher({
       repository: options.repository,
       registry: this.#registry,
@@ -206,10 +209,13 @@ export class TaskService {
    * agent can resume, otherwise failed with a status message that says the server restarted.
    */
   async recoverInterruptedWork(): Promise<{ resumed: number; failed: number }> {
-    const active = await this.repository.listActive();
+    const leases = this.options.leases;
+    // With replicas: only tasks whose owner is gone (its lease ran out), now held by this process.
+    const active = await (leases !== undefined ? leases.orphans() : this.repository.listActive());
     let resumed = 0;
     let failed = 0;
     for (const { scope, task } of active) {
+      if (this.#registry.runOf(task.task.id) !== undefined) continue; // this process runs it
       if (this.options.agent.resume) {
         this.#launcher.resume(scope, task);
         resumed++;

@@ -1,7 +1,8 @@
 import type { Task, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventHub } from "../events/event-hub.js";
+import type { TaskEventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import type { AgentRun } from "./agent-run.js";
+import { taskCreatedChannel, taskSettledChannel } from "./diagnostics.js";
 import type { TaskSizeEstimate } from "./task-size.js";
 import { isSettled } from "./task-state.js";
 import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
@@ -15,7 +16,7 @@ export const WRITTEN: Promise<void> = Promise.resolve();
 /** A writer for a task as stored: where it writes, where it publishes, and what it starts from. */
 export interface TaskWriterOptions {
   readonly repository: TaskRepository;
-  readonly hub: EventHub;
+  readonly hub: TaskEventHub;
   readonly scope: TaskScope;
   readonly taskId: string;
   readonly contextId: string;
@@ -58,9 +59,11 @@ export class TaskWriter {
   private unpublishedVersions: number[] | undefined;
   /** Why the last commit that held writes of this task failed; cleared by the next one that succeeds. */
   private lost: unknown;
+  /** Set once another process took the task over: every write is refused with it. */
+  private refusal: Error | undefined;
 
   private readonly repository: TaskRepository;
-  private readonly hub: EventHub;
+  private readonly hub: TaskEventHub;
   readonly scope: TaskScope;
   readonly taskId: string;
   readonly contextId: string;
@@ -108,6 +111,7 @@ export class TaskWriter {
    * and always go through, within the headroom the limit leaves below the maximum message size.
    */
   write(change: TaskChange, limited = false): Promise<void> {
+    if (this.refusal !== undefined) return Promise.reject(this.refusal);
     if (this.size !== undefined) {
       try {
         this.size.add(this.taskId, change, limited);
@@ -147,6 +151,28 @@ export class TaskWriter {
     // A one-entry literal at first: an empty array's first push reserves 17 slots.
     if (this.settledListeners === undefined) this.settledListeners = [listener];
     else this.settledListeners.push(listener);
+  }
+
+  /**
+   * Another process settled the task (a cancel on another replica): what this writer knows of
+   * it is stale. Whoever waits for it to settle is told now; its next write finds the stored
+   * version and is judged against the settled state.
+   */
+  settledElsewhere(state: TaskState): void {
+    this.currentState = this.publishedState = state;
+    this.callSettledListeners();
+    if (this.idle) this.onIdle(this);
+  }
+
+  /**
+   * Another process took the task over (this process's lease on it ran out): from now on this
+   * writer refuses every write, so neither the stopped agent nor the end of its run writes over
+   * the new owner's work. Whoever waits for the task is woken and reads it as it is.
+   */
+  takenOver(): void {
+    this.refusal ??= new Error(`task ${this.taskId} was taken over by another instance; this one writes nothing more to it`);
+    this.callSettledListeners();
+    if (this.idle) this.onIdle(this);
   }
 
   /** A queued write ended, either way. */
@@ -221,9 +247,12 @@ export class TaskWriter {
 
   private publish(change: Unpublished, version: number): void {
     if (this.hub.hasListeners(this.taskId)) this.hub.publish(eventOf(change, version, this.taskId, this.contextId));
+    if (change.kind === "created" && taskCreatedChannel.hasSubscribers) taskCreatedChannel.publish({ contextId: this.contextId });
     if (change.kind !== "status") return;
     this.publishedState = change.status.state;
-    if (isSettled(this.publishedState)) this.callSettledListeners();
+    if (!isSettled(this.publishedState)) return;
+    if (taskSettledChannel.hasSubscribers) taskSettledChannel.publish({ state: this.publishedState });
+    this.callSettledListeners();
   }
 
   private callSettledListeners(): void {

@@ -12,7 +12,11 @@ export interface AgentCardServerOptions {
   /** 0 picks a free port. */
   readonly port: number;
   readonly card: AgentCard;
+  /** Other documents served on this listener, by path (e.g. /metrics); each handler answers its requests whole. */
+  readonly routes?: ReadonlyMap<string, HttpRoute>;
 }
+
+export type HttpRoute = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface AgentCardServer {
   /** The port actually bound. */
@@ -37,9 +41,11 @@ export function startAgentCardServer(options: AgentCardServerOptions): Promise<A
   const lastModified = new Date(startedAt).toUTCString();
 
   const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?", 1)[0]!;
+    const route = options.routes?.get(path);
+    if (route !== undefined) return route(req, res);
     // A public, unauthenticated document: any origin may read it.
     res.setHeader("Access-Control-Allow-Origin", "*");
-    const path = (req.url ?? "/").split("?", 1)[0];
     if (path !== AGENT_CARD_PATH) return sendJson(res, 404, { error: `not found; the agent card is at ${AGENT_CARD_PATH}` });
 
     if (req.method === "OPTIONS") {

@@ -1,5 +1,6 @@
 import { channel } from "node:diagnostics_channel";
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { CHANNELS } from "../lifecycle/diagnostics.js";
 import type { CoreLogger } from "../lifecycle/logger.js";
 import type { PushConfigStore } from "../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox } from "../lifecycle/push-outbox.js";
@@ -9,7 +10,7 @@ import type { AttemptResult, WebhookRequest } from "./webhook-sender.js";
 import { webhookRequest } from "./webhook-request.js";
 
 /** Where delivery outcomes are published for metrics (#16); free while nobody subscribes. */
-export const DELIVERY_CHANNEL = "a2a:push:delivery";
+export const DELIVERY_CHANNEL = CHANNELS.pushDelivery;
 
 export interface DeliveryOutcome {
   readonly outcome: "delivered" | "retrying" | "gave-up" | "removed" | "refused";

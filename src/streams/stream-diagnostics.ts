@@ -1,4 +1,4 @@
-import diagnostics from "node:diagnostics_channel";
+import { streamEndedChannel, streamEventChannel, type StreamEndReason } from "../lifecycle/diagnostics.js";
 
 /**
  * What streams report on node:diagnostics_channel, for metrics (free when nobody listens: the
@@ -9,10 +9,7 @@ import diagnostics from "node:diagnostics_channel";
  * - `a2a:stream:ended` `{ reason }` once per stream: "budget" (its backlog passed a budget),
  *   "client-gone" (cancel, deadline, dropped connection, shutdown) or "done".
  */
-export const streamEventChannel = diagnostics.channel("a2a:stream:event");
-export const streamEndedChannel = diagnostics.channel("a2a:stream:ended");
-
-export type StreamEndReason = "budget" | "client-gone" | "done";
+export { streamEndedChannel, streamEventChannel, type StreamEndReason };
 
 const MERGED = Object.freeze({ merged: true });
 const SINGLE = Object.freeze({ merged: false });

@@ -37,8 +37,12 @@ describe("configuration", () => {
       shutdownGraceMs: 10_000,
       agentModule: null,
       cardListen: "127.0.0.1:8080",
+      metricsListen: "card",
       publicGrpcAddress: "127.0.0.1:50051",
       store: "sqlite",
+      databaseUrl: null,
+      databasePoolSize: 10,
+      leaseMs: 10_000,
       dataDir: "/srv/a2a/data",
       retentionMs: null,
       allowMissingVersion: false,
@@ -60,19 +64,40 @@ describe("configuration", () => {
     expect(load({ stdoutIsTTY: true }).logFormat).toBe("pretty");
   });
 
+  test("FND-CONFIG: the PostgreSQL settings are read; postgres without a URL is refused naming both settings", () => {
+    const c = load({ env: { A2A_STORE: "postgres", A2A_DATABASE_URL: "postgres://a2a:pw@db:5432/a2a", A2A_DATABASE_POOL_SIZE: "4", A2A_LEASE_MS: "3000" } });
+    expect([c.store, c.databaseUrl, c.databasePoolSize, c.leaseMs]).toEqual(["postgres", "postgres://a2a:pw@db:5432/a2a", 4, 3000]);
+    expect(() => load({ env: { A2A_STORE: "postgres" } })).toThrow(/A2A_STORE \(--store\) = "postgres" needs A2A_DATABASE_URL \(--database-url\)/);
+    expect(() => load({ env: { A2A_LEASE_MS: "10" } })).toThrow(/A2A_LEASE_MS/);
+  });
+
+  test("FND-CONFIG: a bad A2A_DATABASE_URL is refused without repeating it (it may hold a password)", () => {
+    for (const url of ["mysql://u:s3cret@db/x", "not a url s3cret", "postgres://u:s3cret@/x"]) {
+      let message = "";
+      try {
+        load({ env: { A2A_STORE: "postgres", A2A_DATABASE_URL: url } });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/A2A_DATABASE_URL \(--database-url\) = \(not repeated\)/);
+      expect(message).not.toContain("s3cret");
+    }
+  });
+
   test("FND-CONFIG: environment variables are read, flags win over them, empty counts as unset", () => {
     const env = {
       A2A_LISTEN: "0.0.0.0:6000", A2A_MAX_MESSAGE_BYTES: "16MiB", A2A_LOG_LEVEL: "debug", A2A_LOG_FORMAT: "pretty",
       A2A_CARD_LISTEN: "off", A2A_STORE: "memory", A2A_DATA_DIR: "/data", A2A_RETENTION: "1d12h",
       A2A_ALLOW_MISSING_VERSION: "yes", A2A_STREAM_BUFFER_EVENTS: "10", A2A_AGENT_NAME: "Echo", A2A_SHUTDOWN_GRACE_MS: "",
-      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443", A2A_AUTH: "none",
+      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443", A2A_AUTH: "none", A2A_METRICS_LISTEN: "127.0.0.1:9464",
     };
     const c = load({ env, argv: ["--listen", "[::]:7000", "--log-level=warn", "--allow-missing-version=false"] });
     expect(c).toMatchObject({
       listen: "[::]:7000", maxMessageBytes: 16 * 1024 * 1024, logLevel: "warn", logFormat: "pretty", cardListen: null,
       store: "memory", dataDir: "/data", retentionMs: 36 * 3_600_000, allowMissingVersion: false, streamBufferEvents: 10,
-      agentName: "Echo", shutdownGraceMs: 10_000, publicGrpcAddress: "agent.example.com:443",
+      agentName: "Echo", shutdownGraceMs: 10_000, publicGrpcAddress: "agent.example.com:443", metricsListen: "127.0.0.1:9464",
     });
+    expect(load({ env: { A2A_METRICS_LISTEN: "OFF" } }).metricsListen).toBeNull();
     expect(load({ argv: ["--allow-missing-version"] }).allowMissingVersion).toBe(true);
     expect(load({ env: { A2A_LISTEN: "127.0.0.1:0" } }).publicGrpcAddress).toBe("127.0.0.1:0");
   });
@@ -107,6 +132,7 @@ describe("configuration", () => {
 
   test.each([
     [{ env: { A2A_LISTEN: "localhost" } }, "A2A_LISTEN (--listen)"],
+    [{ env: { A2A_METRICS_LISTEN: "metrics" } }, "A2A_METRICS_LISTEN (--metrics-listen)"],
     [{ argv: ["--listen=1.2.3.4:70000"] }, "A2A_LISTEN (--listen)"],
     [{ env: { A2A_LISTEN: "::1:50051" } }, "A2A_LISTEN (--listen)"],
     [{ env: { A2A_MAX_MESSAGE_BYTES: "lots" } }, "A2A_MAX_MESSAGE_BYTES (--max-message-bytes)"],

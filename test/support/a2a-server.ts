@@ -1,6 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { A2AServiceClient } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import { createApp, type A2AApp } from "../../src/app.js";
+import { createApp, createAppTelemetry, type A2AApp } from "../../src/app.js";
+import type { TelemetryOptions } from "../../src/observability/index.js";
 import { loadConfig, type Config } from "../../src/config/index.js";
 import type { Agent } from "../../src/lifecycle/agent.js";
 import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
@@ -33,6 +34,8 @@ export interface A2ATestServerOptions {
   readonly advertiseBoundAddress?: boolean;
   /** How webhook host names resolve (push tests: never the real DNS). */
   readonly pushResolver?: import("../../src/push/index.js").Resolver;
+  /** Tracing for the test (OTEL_* variables, or span processors); by default off. Metrics follow the A2A_* settings. */
+  readonly telemetry?: Pick<TelemetryOptions, "env" | "spanProcessors">;
 }
 
 /** The whole service (app + gRPC server) on 127.0.0.1:0, as main.ts assembles it. */
@@ -40,10 +43,11 @@ export async function startA2AServer(options: A2ATestServerOptions = {}): Promis
   const { logger, lines } = captureLogger("info");
   const env = { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051", ...options.env };
   let config: Config = loadConfig({ argv: [], env });
-  const server = await startServer({ listen: config.listen, logger, maxMessageBytes: config.maxMessageBytes, keepaliveTimeMs: config.keepaliveTimeMs, keepaliveTimeoutMs: config.keepaliveTimeoutMs });
+  const telemetry = await createAppTelemetry(config, options.telemetry?.env ?? {}, { spanProcessors: options.telemetry?.spanProcessors });
+  const server = await startServer({ listen: config.listen, logger, observers: telemetry.observers, maxMessageBytes: config.maxMessageBytes, keepaliveTimeMs: config.keepaliveTimeMs, keepaliveTimeoutMs: config.keepaliveTimeoutMs });
   // The port is known only once the server is bound, so the card's address is settled afterwards.
   if (options.advertiseBoundAddress) config = loadConfig({ argv: [], env: { ...env, A2A_PUBLIC_GRPC_ADDRESS: `127.0.0.1:${server.port}` } });
-  const app = await createApp(config, logger, { agent: options.agent, repository: options.repository, pushResolver: options.pushResolver });
+  const app = await createApp(config, logger, { agent: options.agent, repository: options.repository, pushResolver: options.pushResolver, telemetry });
   server.onShutdown(() => app.close(0));
   server.useHandlers(app.handlers, a2aStatusMapper);
   const target = `127.0.0.1:${server.port}`;

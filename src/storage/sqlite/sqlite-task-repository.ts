@@ -6,6 +6,7 @@ import { cloneTask } from "../../codec/task-clone.js";
 import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
+import { storeCommitChannel, type StoreCommit } from "../../lifecycle/diagnostics.js";
 import { ownChange } from "../owned-change.js";
 import { INITIAL_STATE, stateName } from "../../lifecycle/task-state.js";
 import {
@@ -494,6 +495,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private commit(): void {
     const callbacks = this.batchCallbacks;
     if (callbacks === undefined || !this.db.open) return;
+    const observedAt = storeCommitChannel.hasSubscribers ? performance.now() : undefined;
     let failure: unknown;
     this.outboxAdded = 0;
     try {
@@ -502,6 +504,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       failure = isBadDataError(error) ? badData(this.file, error) : error;
     }
     if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox(this.outboxAdded);
+    if (observedAt !== undefined) {
+      const durationMs = performance.now() - observedAt;
+      storeCommitChannel.publish({ store: "sqlite", durationMs, writes: this.batchWrites, tasks: this.staged.size, failed: failure !== undefined } satisfies StoreCommit);
+    }
     this.staged.clear();
     this.batchCallbacks = undefined;
     this.batchWrites = 0;

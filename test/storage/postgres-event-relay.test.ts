@@ -1,0 +1,134 @@
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { TaskEvent } from "../../src/events/task-event.js";
+import { silentLogger } from "../../src/lifecycle/logger.js";
+import { PostgresEventRelay } from "../../src/storage/postgres/event-relay.js";
+import { TaskNotifications } from "../../src/storage/postgres/notifications.js";
+import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
+import type { TaskChange } from "../../src/lifecycle/task-repository.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
+import { Clock, artifactChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+
+/**
+ * The PostgreSQL event relay, two replicas' stores on one database (no server): a stream on
+ * replica Y gets the events replica X wrote, in version order, once each, mixed with Y's own;
+ * NOTIFY is only a wake-up (a relay that never hears one still gets every event).
+ */
+let db: TestDatabase;
+let x: PostgresStore;
+let y: PostgresStore;
+const alice = scopeOf("t1", "alice");
+const clock = new Clock();
+
+beforeAll(async () => {
+  db = await createTestDatabase("relay");
+  [x, y] = await Promise.all([openPostgresStore({ url: db.url, poolSize: 2, replicaId: "X" }), openPostgresStore({ url: db.url, poolSize: 2, replicaId: "Y" })]);
+});
+afterAll(async () => {
+  await Promise.all([x.close(), y.close()]);
+  await db.drop();
+});
+
+function collect(relay: PostgresEventRelay, taskId: string): { versions: number[]; events: TaskEvent[]; until(n: number): Promise<void> } {
+  const events: TaskEvent[] = [];
+  const versions: number[] = [];
+  const waiters: Array<() => void> = [];
+  relay.subscribe(taskId, (event) => {
+    events.push(event);
+    versions.push(event.version);
+    waiters.splice(0).forEach((w) => w());
+  });
+  return {
+    versions,
+    events,
+    async until(n) {
+      const deadline = Date.now() + 5000;
+      while (versions.length < n) {
+        if (Date.now() > deadline) throw new Error(`got versions ${versions.join(",")}, waited for ${n}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+    },
+  };
+}
+
+/** A write as a replica's TaskWriter makes it: the repository update, then (on the writing replica) the publish. */
+async function write(store: PostgresStore, taskId: string, version: number, change: TaskChange, contextId: string): Promise<TaskEvent> {
+  const v = await store.repository.update(alice, taskId, version, change);
+  expect(v).toBe(version + 1);
+  if (change.kind === "status") return { kind: "status", version: v, taskId, contextId, status: change.status };
+  if (change.kind === "artifact") return { kind: "artifact", version: v, taskId, contextId, artifact: change.artifact, append: change.append, lastChunk: change.lastChunk };
+  return { kind: "history", version: v, taskId, contextId, message: change.message };
+}
+
+describe("PostgresEventRelay", () => {
+  it("delivers another replica's writes as events, in version order, each once, with their content", async () => {
+    const task = newTask({ micros: clock.next(), text: "q" });
+    const onY = collect(y.relay, task.id);
+    await x.repository.create(alice, task);
+    await write(x, task.id, 1, statusChange(TaskState.WORKING, clock.next(), "working"), task.contextId);
+    await write(x, task.id, 2, artifactChange(textArtifact("a", "one"), true), task.contextId);
+    await write(x, task.id, 3, statusChange(TaskState.COMPLETED, clock.next()), task.contextId);
+    await onY.until(4);
+    expect(onY.versions).toEqual([1, 2, 3, 4]);
+    expect(onY.events.map((e) => e.kind)).toEqual(["created", "status", "artifact", "status"]);
+    const artifact = onY.events[2]!;
+    expect(artifact.kind === "artifact" && [artifact.append, artifact.artifact.parts[0]!.content.value]).toEqual([true, "one"]);
+    const done = onY.events[3]!;
+    expect(done.kind === "status" && done.status.state).toBe(TaskState.COMPLETED);
+    expect(done.contextId).toBe(task.contextId);
+  });
+
+  it("a local write published before an earlier remote one was read waits for it: order and no duplicate hold", async () => {
+    const task = newTask({ micros: clock.next(), text: "q" });
+    await x.repository.create(alice, task);
+    const onY = collect(y.relay, task.id);
+    for (let version = 1; version < 30; version += 2) {
+      await write(x, task.id, version, artifactChange(textArtifact("a", `x${version}`), true), task.contextId); // remote: read on a notice
+      const local = await write(y, task.id, version + 1, artifactChange(textArtifact("a", `y${version}`), true), task.contextId);
+      y.relay.publish(local); // at once, probably before X's notice is read
+    }
+    await onY.until(31);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // nothing more arrives (no duplicate from the table)
+    expect(onY.versions).toEqual(Array.from({ length: 31 }, (_, i) => i + 1)); // created, then 30 writes
+  });
+
+  it("NOTIFY is only a wake-up: a relay that never hears one still delivers every event (read every pollMs)", async () => {
+    const deaf = new TaskNotifications(db.url, silentLogger); // never started: no LISTEN
+    const relay = new PostgresEventRelay({ pool: y.pool, notifications: deaf, replicaId: "deaf", logger: silentLogger, pollMs: 100 });
+    try {
+      const task = newTask({ micros: clock.next(), text: "q" });
+      const heard = collect(relay, task.id);
+      await x.repository.create(alice, task);
+      await write(x, task.id, 1, statusChange(TaskState.WORKING, clock.next()), task.contextId);
+      await write(x, task.id, 2, statusChange(TaskState.INPUT_REQUIRED, clock.next(), "more?"), task.contextId);
+      await heard.until(3);
+      expect(heard.versions).toEqual([1, 2, 3]);
+    } finally {
+      relay.close();
+    }
+  });
+
+  it("a task nobody watches here costs no read; unsubscribing forgets its cursor", async () => {
+    const task = newTask({ micros: clock.next(), text: "q" });
+    const stop = y.relay.subscribe(task.id, () => {});
+    expect(y.relay.watchedCount).toBeGreaterThan(0);
+    const before = y.relay.watchedCount;
+    stop();
+    expect(y.relay.watchedCount).toBe(before - 1);
+    expect(y.relay.hasListeners(task.id)).toBe(false);
+  });
+
+  it("events older than the keep time are pruned; a stream's first read of such a task starts at what is left", async () => {
+    const task = newTask({ micros: clock.next(), text: "q" });
+    await x.repository.create(alice, task);
+    await write(x, task.id, 1, statusChange(TaskState.WORKING, clock.next()), task.contextId);
+    await x.pool.query("UPDATE a2a_task_events SET written_at = now() - interval '1 hour' WHERE task_id = $1", [task.id]);
+    expect(await y.relay.prune()).toBeGreaterThanOrEqual(2);
+    const onY = collect(y.relay, task.id);
+    await write(x, task.id, 2, statusChange(TaskState.COMPLETED, clock.next()), task.contextId);
+    await onY.until(1);
+    expect(onY.versions).toEqual([3]);
+  });
+});
