@@ -37,15 +37,18 @@ export function pieceBytes(measure: (task: Task) => number, piece: Partial<Pick<
 }
 
 /**
- * A running estimate of one task's encoded size, kept by its writer. Over, never under: an artifact
- * replaced or appended to counts in full, as if added.
+ * A running estimate of one task's encoded size, kept by its writer. Over, never under: a write
+ * refused by the store later still counts, an appended chunk counts with a header of its own.
  */
 export class TaskSizeEstimate {
   #bytes: number;
   #statusBytes: number;
+  /** Each artifact's share, so that replacing one counts only the difference. */
+  readonly #artifactBytes = new Map<string, number>();
 
   constructor(private readonly limits: TaskSizeLimits, task: Task) {
     this.#bytes = limits.measureTask(task);
+    for (const artifact of task.artifacts) this.#artifactBytes.set(artifact.artifactId, pieceBytes(limits.measureTask, { artifacts: [artifact] }));
     this.#statusBytes = task.status === undefined ? 0 : pieceBytes(limits.measureTask, { status: task.status });
   }
 
@@ -57,14 +60,20 @@ export class TaskSizeEstimate {
     const measure = this.limits.measureTask;
     let delta: number;
     let statusBytes = this.#statusBytes;
+    let artifactShare: number | undefined;
     switch (change.kind) {
       case "status":
         statusBytes = pieceBytes(measure, { status: change.status });
         delta = statusBytes - this.#statusBytes + (change.status.message ? pieceBytes(measure, { history: [change.status.message] }) : 0);
         break;
-      case "artifact":
-        delta = pieceBytes(measure, { artifacts: [change.artifact] });
+      case "artifact": {
+        const bytes = pieceBytes(measure, { artifacts: [change.artifact] });
+        const before = this.#artifactBytes.get(change.artifact.artifactId) ?? 0;
+        // Appended: the new parts add to what is there (counted with a header of their own: over, not under).
+        artifactShare = change.append ? before + bytes : bytes;
+        delta = artifactShare - before;
         break;
+      }
       case "history":
         delta = pieceBytes(measure, { history: [change.message] });
         break;
@@ -73,5 +82,6 @@ export class TaskSizeEstimate {
     if (limited && delta > 0 && next > this.limits.maxTaskBytes) throw new TaskTooLargeError(taskId, this.limits.maxTaskBytes, next);
     this.#bytes = next;
     this.#statusBytes = statusBytes;
+    if (artifactShare !== undefined) this.#artifactBytes.set((change as { artifact: { artifactId: string } }).artifact.artifactId, artifactShare);
   }
 }
