@@ -16,6 +16,8 @@ import { RetentionSweeper } from "./lifecycle/retention.js";
 import type { RunLeases } from "./lifecycle/run-leases.js";
 import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
+import type { TaskSizeLimits } from "./lifecycle/task-size.js";
+import { measureTask } from "./codec/list-response-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
@@ -100,6 +102,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     pageTokens,
     acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
     attachInlinePushConfig: pushConfigs && ((caller, taskId, inline) => pushConfigs.attachInline(caller, taskId, inline)),
+    sizes: taskSizeLimits(config.maxMessageBytes),
     runAdmission: config.limits.runsPerPrincipal > 0 || config.limits.runsTotal > 0 ? new RunLimiter(config.limits.runsPerPrincipal, config.limits.runsTotal) : undefined,
   });
   const recovered = await service.recoverInterruptedWork();
@@ -245,4 +248,14 @@ function servesMetrics(config: Config): boolean {
 function splitHostPort(address: string): { host: string; port: number } {
   const colon = address.lastIndexOf(":");
   return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, "$1"), port: Number(address.slice(colon + 1)) };
+}
+
+/**
+ * A-34: replies stay within the maximum message size, and an agent may grow a task only to that
+ * size less 64 KiB (at most a quarter of it for small limits): the headroom holds the reply's own
+ * fields and the service's own status writes (cancel, failure), which are never refused.
+ */
+function taskSizeLimits(maxMessageBytes: number): TaskSizeLimits {
+  const headroom = Math.min(64 * 1024, Math.floor(maxMessageBytes / 4));
+  return { maxResponseBytes: maxMessageBytes, maxTaskBytes: maxMessageBytes - headroom, measureTask };
 }

@@ -27,7 +27,7 @@ export const SETTINGS = {
   tlsClientCa: setting("A2A_TLS_CLIENT_CA", "tls-client-ca", "(unset: no client certificates)",
     "PEM CA bundle; when set, clients must present a certificate signed by it (mTLS)."),
   maxMessageBytes: setting("A2A_MAX_MESSAGE_BYTES", "max-message-bytes", "4194304 (4 MiB)",
-    "Largest gRPC message received or sent, in bytes (suffixes KiB, MiB allowed)."),
+    "Largest gRPC message received or sent, in bytes (suffixes KiB, MiB allowed). ListTasks pages end early to fit it; an agent may grow a task to this size less 64 KiB (less a quarter below 256 KiB), further writes are refused to the agent."),
   keepaliveTimeMs: setting("A2A_KEEPALIVE_TIME_MS", "keepalive-time-ms", "60000",
     "Interval of HTTP/2 keepalive pings the server sends on idle connections, ms."),
   keepaliveTimeoutMs: setting("A2A_KEEPALIVE_TIMEOUT_MS", "keepalive-timeout-ms", "20000",

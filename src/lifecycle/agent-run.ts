@@ -184,7 +184,7 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
       // Fresh when nothing of the agent's input is kept by reference (text parts, no metadata or extension list).
       const fresh = input.metadata === undefined && input.extensions === undefined && allText(input.parts);
       const change = { kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false, fresh } as const;
-      return this.withWriter((writer) => this.refusalsLogged(writer.write(change), "artifact"));
+      return this.withWriter((writer) => this.refusalsLogged(writer.write(change, true), "artifact"));
     } catch (error) {
       return this.refusedAtOnce(error, "artifact"); // a malformed artifact is a rejection, as from an async function
     }
@@ -222,7 +222,7 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
       // Built first: a message that cannot be sent is refused before it could create the task.
       const parts = content === undefined ? undefined : typeof content === "string" ? [textPartLiteral(content)] : partsFromInput(content, statusPartsName(state));
       const fresh = content === undefined || typeof content === "string" || allText(content);
-      const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, parts, writer.taskId), fresh }), state);
+      const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, parts, writer.taskId), fresh }, true), state);
       return this.withWriter(write);
     } catch (error) {
       return this.refusedAtOnce(error, state); // a malformed message is a rejection, as from an async function

@@ -6,6 +6,7 @@ import type { Caller } from "./agent.js";
 import type { RunLeases, RunLost } from "./run-leases.js";
 import type { StoredTask, TaskRepository, TaskScope } from "./task-repository.js";
 import { isTerminal } from "./task-state.js";
+import { TaskSizeEstimate, type TaskSizeLimits } from "./task-size.js";
 import { TaskWriter } from "./task-writer.js";
 
 /**
@@ -24,6 +25,8 @@ export class RunRegistry {
     private readonly hub: TaskEventHub,
     /** Who runs which task among replicas; undefined = this process alone. */
     private readonly leases?: RunLeases,
+    /** A-34: task size limits; undefined = unbounded. */
+    private readonly sizes?: TaskSizeLimits,
   ) {}
 
   /** `run` works on `writer`'s task from now on (with replicas: its lease is held and renewed). */
@@ -56,6 +59,8 @@ export class RunRegistry {
       version: stored.version,
       state: stored.task.status!.state,
       onIdle: this.#writerIdle,
+      // Measured once per writer (O(task)); each write then adds only its own size.
+      size: this.sizes && new TaskSizeEstimate(this.sizes, stored.task),
     });
     this.#writers.set(stored.task.id, writer);
     return writer;

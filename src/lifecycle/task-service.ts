@@ -28,6 +28,8 @@ import { resumeStream } from "./stream-resume.js";
 import { IllegalTransitionError, type TaskRepository } from "./task-repository.js";
 import { isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
+import { fitToReply } from "./list-page-fit.js";
+import type { TaskSizeLimits } from "./task-size.js";
 
 export type { RequestContext } from "./request-context.js";
 
@@ -46,6 +48,8 @@ export interface TaskServiceOptions {
   readonly attachInlinePushConfig?: AttachInlinePushConfig;
   /** Limits on agent runs (src/limits); asked before a run writes anything. Undefined = none. */
   readonly runAdmission?: RunAdmission;
+  /** reply and task size limits, with the edge's measure of a task. Undefined = unbounded. */
+  readonly sizes?: TaskSizeLimits;
   /** Who runs which task when several processes share the store (replicas); undefined = this process alone. */
   readonly leases?: RunLeases;
 }
@@ -73,7 +77,7 @@ export class TaskService {
 
   constructor(private readonly options: TaskServiceOptions) {
     this.clock = options.clock ?? new StatusClock();
-    this.#registry = new RunRegistry(options.repository, options.hub, options.leases);
+    this.#registry = new RunRegistry(options.repository, options.hub, options.leases, options.sizes);
     this.#launcher = new RunLauncher({
       repository: options.repository,
       registry: this.#registry,
@@ -169,9 +173,10 @@ export class TaskService {
       historyLength: request.historyLength,
       includeArtifacts: request.includeArtifacts ?? false,
     });
+    const fitted = this.options.sizes ? fitToReply(page, this.options.sizes) : page;
     return create(ListTasksResponseSchema, {
-      tasks: page.tasks,
-      nextPageToken: page.next ? this.options.pageTokens.encode(page.next, filters) : "",
+      tasks: fitted.tasks,
+      nextPageToken: fitted.next ? this.options.pageTokens.encode(fitted.next, filters) : "",
       pageSize,
       totalSize: page.totalSize,
     });

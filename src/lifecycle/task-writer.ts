@@ -3,6 +3,7 @@ import type { TaskEventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import type { AgentRun } from "./agent-run.js";
 import { taskCreatedChannel, taskSettledChannel } from "./diagnostics.js";
+import type { TaskSizeEstimate } from "./task-size.js";
 import { isSettled } from "./task-state.js";
 import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
 
@@ -25,6 +26,8 @@ export interface TaskWriterOptions {
   readonly state: TaskState;
   /** Called when the writer has nothing left to do (see `idle`): its owner may forget it. */
   readonly onIdle: (writer: TaskWriter) => void;
+  /** The task's running size estimate (A-34); undefined = no task size limit. */
+  readonly size?: TaskSizeEstimate;
 }
 
 /** A write applied but not yet shown to anyone: its change (or the new task) and its version. */
@@ -67,8 +70,10 @@ export class TaskWriter {
   private version: number;
   private currentState: TaskState;
   private readonly onIdle: (writer: TaskWriter) => void;
+  private readonly size: TaskSizeEstimate | undefined;
 
   constructor(options: TaskWriterOptions) {
+    this.size = options.size;
     this.repository = options.repository;
     this.hub = options.hub;
     this.scope = options.scope;
@@ -100,8 +105,20 @@ export class TaskWriter {
     return this.pending === 0 && this.settledListeners === undefined && this.unpublished === undefined;
   }
 
-  write(change: TaskChange): Promise<void> {
+  /**
+   * `limited`: an agent's write, refused (TaskTooLargeError, nothing applied) when it would make
+   * the task larger than the task size limit. The service's own writes (cancel, failure) are small
+   * and always go through, within the headroom the limit leaves below the maximum message size.
+   */
+  write(change: TaskChange, limited = false): Promise<void> {
     if (this.refusal !== undefined) return Promise.reject(this.refusal);
+    if (this.size !== undefined) {
+      try {
+        this.size.add(this.taskId, change, limited);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     // An idle writer applies at once: the queue has nothing to wait for, and going through it
     // would cost a promise and a microtask per write.
     const result = this.pending++ === 0 ? this.apply(change) : this.queue.then(() => this.apply(change));

@@ -20,6 +20,7 @@ import {
   RetryInfoSchema,
 } from "../../gen/es/google/rpc/error_details_pb.js";
 import { AuthError, AUTH_ERROR_DOMAIN } from "../auth/auth-error.js";
+import { ReplyTooLargeError, TaskTooLargeError } from "../lifecycle/task-size.js";
 import { A2AError, ContentTypeNotSupportedError, InvalidParamsError, InvalidRequestError, LimitExceededError, type FieldViolation } from "../lifecycle/errors.js";
 import { boundMetadata, boundText, boundViolations, MAX_STATUS_MESSAGE_BYTES } from "./status-bounds.js";
 
@@ -80,6 +81,11 @@ export function toGrpcStatus(error: unknown, log: ErrorLogger): GrpcErrorStatus 
       errorInfo(error.reason, LIMITS_ERROR_DOMAIN, { retry_after_ms: String(delay) }),
       anyPack(RetryInfoSchema, create(RetryInfoSchema, { retryDelay: { seconds: BigInt(Math.floor(delay / 1000)), nanos: (delay % 1000) * 1_000_000 } })),
     ]);
+  }
+  // a reply or a task over the size limits; the message names the limit, ErrorInfo says which.
+  if (error instanceof TaskTooLargeError || error instanceof ReplyTooLargeError) {
+    const reason = error instanceof TaskTooLargeError ? "TASK_TOO_LARGE" : "REPLY_TOO_LARGE";
+    return build(grpc.status.RESOURCE_EXHAUSTED, error.message, [errorInfo(reason, LIMITS_ERROR_DOMAIN, { task_id: error.taskId, limit_bytes: String(error.limitBytes) })]);
   }
   if (error instanceof InvalidRequestError) {
     return build(grpc.status.INVALID_ARGUMENT, error.message, [badRequest(error.violations, error.omitted)]);

@@ -1,8 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import { SendMessageRequestSchema, SendMessageResponseSchema, StreamResponseSchema, TaskSchema, type A2AService, type SendMessageResponse, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { ListTasksResponseSchema, SendMessageRequestSchema, SendMessageResponseSchema, StreamResponseSchema, TaskSchema, type A2AService, type ListTasksResponse, type SendMessageResponse, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeMessagePayload, encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
+import { encodeListTasksResponse } from "../codec/list-response-encoder.js";
 import { streamResponseBytes } from "../codec/stream-response-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
@@ -152,6 +153,7 @@ export function createServiceDefinition(service: DescService): grpc.ServiceDefin
 function responseEncoder(schema: DescMessage): (message: Message) => Uint8Array {
   const encode = (message: Message) => toBinary(schema, message);
   if (schema.typeName === TaskSchema.typeName) return (message) => encodeTask(message as Task);
+  if (schema.typeName === ListTasksResponseSchema.typeName) return (message) => encodeListTasksResponse(message as ListTasksResponse) ?? encode(message);
   if (schema.typeName !== SendMessageResponseSchema.typeName && schema.typeName !== StreamResponseSchema.typeName) return encode;
   return (message) => {
     const { payload, $unknown } = message as SendMessageResponse | StreamResponse;
