@@ -29,17 +29,45 @@ export async function runAuthBench(options: { quick: boolean }): Promise<string>
   const dir = mkdtempSync(join(tmpdir(), "a2a-auth-bench-"));
   const { publicKey, privateKey } = await generateKeyPair("ES256");
   writeFileSync(join(dir, "issuer.pem"), await exportSPKI(publicKey));
-  const token = await new SignJWT({ sub: "bench", scope: "a2a" }).setProtectedHeader({ alg: "ES256" }).setIssuer("https://issuer.bench")
-    .setAudience("a2a-bench").setExpirationTime("2h").sign(privateKey);
-  const base = { A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs", A2A_LOG_LEVEL: "warn", A2A_LOG_FORMAT: "json" };
+  const token = await new SignJWT({ sub: "bench", scope: "a2a" })
+    .setProtectedHeader({ alg: "ES256" })
+    .setIssuer("https://issuer.bench")
+    .setAudience("a2a-bench")
+    .setExpirationTime("2h")
+    .sign(privateKey);
+  const base = {
+    A2A_STORE: "memory",
+    A2A_CARD_LISTEN: "off",
+    A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs",
+    A2A_LOG_LEVEL: "warn",
+    A2A_LOG_FORMAT: "json",
+  };
   const start = (name: string, extra: Record<string, string>) =>
-    startServerProcess({ name, script: join(ROOT, "src/main.ts"), tsx: true, cwd: ROOT, env: (port) => ({ ...base, ...extra, A2A_LISTEN: `127.0.0.1:${port}` }) });
+    startServerProcess({
+      name,
+      script: join(ROOT, "src/main.ts"),
+      tsx: true,
+      cwd: ROOT,
+      env: (port) => ({ ...base, ...extra, A2A_LISTEN: `127.0.0.1:${port}` }),
+    });
   const off = await start("auth off", {});
-  const on = await start("auth jwt", { A2A_AUTH: "jwt", A2A_JWT_PUBLIC_KEY_FILE: join(dir, "issuer.pem"), A2A_JWT_ISSUER: "https://issuer.bench", A2A_JWT_AUDIENCE: "a2a-bench" });
-  const request = Buffer.from(SendMessageRequest.encode(SendMessageRequest.fromPartial({
-    message: { messageId: "bench", role: 1, parts: [{ content: { $case: "text", value: "hello" } }] },
-  })).finish());
-  const clients = { off: loadClient(off.address, { "a2a-version": "1.0" }), on: loadClient(on.address, { "a2a-version": "1.0", authorization: `Bearer ${token}` }) };
+  const on = await start("auth jwt", {
+    A2A_AUTH: "jwt",
+    A2A_JWT_PUBLIC_KEY_FILE: join(dir, "issuer.pem"),
+    A2A_JWT_ISSUER: "https://issuer.bench",
+    A2A_JWT_AUDIENCE: "a2a-bench",
+  });
+  const request = Buffer.from(
+    SendMessageRequest.encode(
+      SendMessageRequest.fromPartial({
+        message: { messageId: "bench", role: 1, parts: [{ content: { $case: "text", value: "hello" } }] },
+      }),
+    ).finish(),
+  );
+  const clients = {
+    off: loadClient(off.address, { "a2a-version": "1.0" }),
+    on: loadClient(on.address, { "a2a-version": "1.0", authorization: `Bearer ${token}` }),
+  };
   const results: { off: PhaseResult[]; on: PhaseResult[] } = { off: [], on: [] };
   try {
     await waitUntilServing(off, () => clients.off.call(SEND, request));
@@ -75,7 +103,10 @@ export async function runAuthBench(options: { quick: boolean }): Promise<string>
     "",
     "| principals | rate table entries | rate table KiB | concurrency table entries while all run | after all released |",
     "| --- | --- | --- | --- | --- |",
-    ...memory.map((m) => `| ${m.principals.toLocaleString("en")} | ${m.rateEntries.toLocaleString("en")} | ${m.rateKiB.toFixed(0)} | ${m.concurrent.toLocaleString("en")} | ${m.afterRelease} |`),
+    ...memory.map(
+      (m) =>
+        `| ${m.principals.toLocaleString("en")} | ${m.rateEntries.toLocaleString("en")} | ${m.rateKiB.toFixed(0)} | ${m.concurrent.toLocaleString("en")} | ${m.afterRelease} |`,
+    ),
   ].join("\n");
 }
 

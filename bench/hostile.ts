@@ -66,10 +66,15 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
   writeFileSync(join(dir, "issuer.pem"), await exportSPKI(publicKey));
   const other = await generateKeyPair("ES256");
   const sign = (sub: string, opts: { exp?: number; aud?: string; key?: CryptoKey } = {}) =>
-    new SignJWT({ sub }).setProtectedHeader({ alg: "ES256" }).setIssuer(ISSUER).setAudience(opts.aud ?? AUDIENCE)
-      .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 3600).sign(opts.key ?? privateKey);
+    new SignJWT({ sub })
+      .setProtectedHeader({ alg: "ES256" })
+      .setIssuer(ISSUER)
+      .setAudience(opts.aud ?? AUDIENCE)
+      .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 3600)
+      .sign(opts.key ?? privateKey);
   const env: Record<string, string> = { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051" };
-  if (options.auth) Object.assign(env, { A2A_AUTH: "jwt", A2A_JWT_PUBLIC_KEY_FILE: join(dir, "issuer.pem"), A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE });
+  if (options.auth)
+    Object.assign(env, { A2A_AUTH: "jwt", A2A_JWT_PUBLIC_KEY_FILE: join(dir, "issuer.pem"), A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE });
   const config = loadConfig({ argv: [], env });
   const logger = pino({ level: "silent" });
   const server = await startServer({ listen: config.listen, logger, maxMessageBytes: config.maxMessageBytes });
@@ -92,15 +97,33 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
     const before = process.memoryUsage();
     const onProgress = options.progress
       ? (done: number, r: HostileReport) => {
-          if (done % 5000 === 0) process.stderr.write(`  ${options.auth ? "jwt" : "off"} ${done} cases ${(r.ms / 1000).toFixed(0)} s: hangs ${r.hangs}, wedged ${r.wedged}, internal ${r.internal}, resets ${r.transportResets}, rss ${Math.round(process.memoryUsage().rss / 1048576)} MB ${JSON.stringify(r.byCode)}\n`);
+          if (done % 5000 === 0)
+            process.stderr.write(
+              `  ${options.auth ? "jwt" : "off"} ${done} cases ${(r.ms / 1000).toFixed(0)} s: hangs ${r.hangs}, wedged ${r.wedged}, internal ${r.internal}, resets ${r.transportResets}, rss ${Math.round(process.memoryUsage().rss / 1048576)} MB ${JSON.stringify(r.byCode)}\n`,
+            );
         }
       : undefined;
-    const report = await runHostile({ target, seed: options.seed, cases: options.cases, credentials: { valid, refused }, taskIds, inFlight: options.inFlight, onProgress });
+    const report = await runHostile({
+      target,
+      seed: options.seed,
+      cases: options.cases,
+      credentials: { valid, refused },
+      taskIds,
+      inFlight: options.inFlight,
+      onProgress,
+    });
     await new Promise((r) => setTimeout(r, 200));
     collectGarbage();
     const after = process.memoryUsage();
     const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
-    return { ...report, auth: options.auth, heapBeforeMb: mb(before.heapUsed), heapAfterMb: mb(after.heapUsed), rssBeforeMb: mb(before.rss), rssAfterMb: mb(after.rss) };
+    return {
+      ...report,
+      auth: options.auth,
+      heapBeforeMb: mb(before.heapUsed),
+      heapAfterMb: mb(after.heapUsed),
+      rssBeforeMb: mb(before.rss),
+      rssAfterMb: mb(after.rss),
+    };
   } finally {
     await server.shutdown(0);
     rmSync(dir, { recursive: true, force: true });
@@ -117,8 +140,26 @@ async function seedTasks(target: string, credentials: Record<string, string>, n:
     md.set("a2a-version", "1.0");
     for (const [k, v] of Object.entries(credentials)) md.set(k, v);
     const id = await new Promise<string>((resolve, reject) =>
-      client.sendMessage({ tenant: "", message: { messageId: `seed-${i}`, contextId: "", taskId: "", role: 1, parts: [{ content: { $case: "text", value: "hi" }, filename: "", mediaType: "", metadata: undefined }], extensions: [], referenceTaskIds: [], metadata: undefined }, configuration: undefined, metadata: undefined }, md, (e, r) =>
-        e ? reject(e) : resolve(r.payload?.$case === "task" ? r.payload.value.id : "")));
+      client.sendMessage(
+        {
+          tenant: "",
+          message: {
+            messageId: `seed-${i}`,
+            contextId: "",
+            taskId: "",
+            role: 1,
+            parts: [{ content: { $case: "text", value: "hi" }, filename: "", mediaType: "", metadata: undefined }],
+            extensions: [],
+            referenceTaskIds: [],
+            metadata: undefined,
+          },
+          configuration: undefined,
+          metadata: undefined,
+        },
+        md,
+        (e, r) => (e ? reject(e) : resolve(r.payload?.$case === "task" ? r.payload.value.id : "")),
+      ),
+    );
     ids.push(id);
   }
   client.close();
@@ -139,9 +180,14 @@ export async function runHostileBench(args: readonly string[]): Promise<string> 
   return [
     `### Hostile-input suite: ${cases.toLocaleString("en")} seeded cases (seed ${seed}) over all 11 RPCs, half with JWT auth off, half on`,
     "",
-    "| auth | cases | s | hangs | wedged connections | INTERNAL/UNKNOWN from our code | HTTP/2 resets (oversized headers, counted as INTERNAL by the client) | heap MB before → after GC | RSS MB before → after | " + codes.join(" | ") + " |",
+    "| auth | cases | s | hangs | wedged connections | INTERNAL/UNKNOWN from our code | HTTP/2 resets (oversized headers, counted as INTERNAL by the client) | heap MB before → after GC | RSS MB before → after | " +
+      codes.join(" | ") +
+      " |",
     "|" + " --- |".repeat(9 + codes.length),
-    ...rows.map((r) => `| ${r.auth ? "jwt" : "off"} | ${r.cases} | ${(r.ms / 1000).toFixed(1)} | ${r.hangs} | ${r.wedged} | ${r.internal} | ${r.transportResets} | ${r.heapBeforeMb} → ${r.heapAfterMb} | ${r.rssBeforeMb} → ${r.rssAfterMb} | ${codes.map((c) => r.byCode[c] ?? 0).join(" | ")} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.auth ? "jwt" : "off"} | ${r.cases} | ${(r.ms / 1000).toFixed(1)} | ${r.hangs} | ${r.wedged} | ${r.internal} | ${r.transportResets} | ${r.heapBeforeMb} → ${r.heapAfterMb} | ${r.rssBeforeMb} → ${r.rssAfterMb} | ${codes.map((c) => r.byCode[c] ?? 0).join(" | ")} |`,
+    ),
     ...rows.flatMap((r) => r.internalSamples.map((s) => `- INTERNAL sample (${r.auth ? "jwt" : "off"}): ${s}`)),
   ].join("\n");
 }

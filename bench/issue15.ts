@@ -67,7 +67,12 @@ function stream(server: ServerProcess, kind: Kind, n: number, pace: Pace, client
   md.set("bench-events", String(n));
   md.set("bench-yield", pace === "per-turn" ? "1" : "0");
   const request = Buffer.from(
-    toBinary(SendMessageRequestSchema, create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: `s-${Math.random()}`, role: Role.USER, parts: [{ content: { case: "text", value: "stream" } }] }) })),
+    toBinary(
+      SendMessageRequestSchema,
+      create(SendMessageRequestSchema, {
+        message: create(MessageSchema, { messageId: `s-${Math.random()}`, role: Role.USER, parts: [{ content: { case: "text", value: "stream" } }] }),
+      }),
+    ),
   );
   return new Promise((resolve, reject) => {
     let before: Promise<Awaited<ReturnType<ServerProcess["usage"]>>> | undefined = kind === "bare" ? server.usage() : undefined;
@@ -83,7 +88,9 @@ function stream(server: ServerProcess, kind: Kind, n: number, pace: Pace, client
       if (r.payload.case === "task" && kind !== "bare") {
         const taskId = r.payload.value.id;
         before = server.usage();
-        void before.then(() => server.send({ bench: "fanout-go", taskId, events: n, intervalMs: 0, yieldEach: pace === "per-turn", padBytes: 0, replace: false }));
+        void before.then(() =>
+          server.send({ bench: "fanout-go", taskId, events: n, intervalMs: 0, yieldEach: pace === "per-turn", padBytes: 0, replace: false }),
+        );
       } else if (r.payload.case === "artifactUpdate") {
         for (const part of r.payload.value.artifact!.parts) {
           const text = part.content.case === "text" ? part.content.value : "";
@@ -114,7 +121,15 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
   const kinds: Kind[] = options.sqlite ? ["bare", "ours", "ours-sqlite"] : ["bare", "ours"];
   const servers = new Map<Kind, ServerProcess>();
   const clients = new Map<Kind, Client>();
-  const sizes = options.quick ? [{ n: 5_000, rounds: 2 }, { n: 20_000, rounds: 1 }] : [{ n: 5_000, rounds: 5 }, { n: 100_000, rounds: 2 }];
+  const sizes = options.quick
+    ? [
+        { n: 5_000, rounds: 2 },
+        { n: 20_000, rounds: 1 },
+      ]
+    : [
+        { n: 5_000, rounds: 5 },
+        { n: 100_000, rounds: 2 },
+      ];
   const paces: Pace[] = ["burst", "per-turn"];
   const rows: string[][] = [];
   const perRound: Array<{ n: number; pace: Pace; kind: Kind; round: number; run: Run }> = [];
@@ -134,7 +149,9 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
           for (const kind of order) {
             const run = await stream(servers.get(kind)!, kind, n, pace, clients.get(kind)!);
             perRound.push({ n, pace, kind, round, run });
-            log(`${kind} n=${n} ${pace} round ${round + 1}: ${formatNumber(run.cpuMicros / n, 2)} µs/event, ${run.responses} responses, ${run.chunks} chunks${run.inOrder ? "" : " OUT OF ORDER"}`);
+            log(
+              `${kind} n=${n} ${pace} round ${round + 1}: ${formatNumber(run.cpuMicros / n, 2)} µs/event, ${run.responses} responses, ${run.chunks} chunks${run.inOrder ? "" : " OUT OF ORDER"}`,
+            );
           }
         }
         const of = (kind: Kind) => perRound.filter((r) => r.n === n && r.pace === pace && r.kind === kind);
@@ -170,9 +187,23 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
     const report = [
       `# issue15: one SendStreamingMessage of N chunks, ours vs bare grpc-js`,
       "",
-      `\`npm run bench -- issue15${options.quick ? " --quick" : ""}${options.sqlite ? " --sqlite" : ""}${options.profile ? " --profile" : ""}\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")} (shared machine)`,
+      `\`npm run bench -- issue15${options.quick ? " --quick" : ""}${options.sqlite ? " --sqlite" : ""}${options.profile ? " --profile" : ""}\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")} (shared machine)`,
       "",
-      markdownTable(["N", "pace", "server", "CPU µs / agent event (median)", "÷ bare per round (median; rounds)", "responses on the wire", "every chunk, in order", "first chunk ms"], rows),
+      markdownTable(
+        [
+          "N",
+          "pace",
+          "server",
+          "CPU µs / agent event (median)",
+          "÷ bare per round (median; rounds)",
+          "responses on the wire",
+          "every chunk, in order",
+          "first chunk ms",
+        ],
+        rows,
+      ),
       profiles,
     ].join("\n");
     writeFileSync(join(RESULTS, `issue15-${Date.now()}.md`), report);

@@ -97,7 +97,12 @@ function start(kind: ServerKind, responseFile?: string): Promise<ServerProcess> 
   const env = { A2A_LOG_LEVEL: "warn" };
   switch (kind) {
     case "bare":
-      return startServerProcess({ name: LABEL.bare, script: join(ROOT, "bench/servers/bare-server.ts"), tsx: true, env: { BENCH_RESPONSE_FILE: responseFile! } });
+      return startServerProcess({
+        name: LABEL.bare,
+        script: join(ROOT, "bench/servers/bare-server.ts"),
+        tsx: true,
+        env: { BENCH_RESPONSE_FILE: responseFile! },
+      });
     case "sdk":
       return startServerProcess({ name: LABEL.sdk, script: join(ROOT, "bench/servers/sdk-server.ts"), tsx: true, env });
     case "ours":
@@ -378,19 +383,34 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   const growthRows = [await growth("sdk", cfg, opts), await growth("ours", cfg, opts)];
 
   const label = (r: { kind: ServerKind }) => LABEL[r.kind];
-  const throughputTable = comparisonTable(rows, label, [
-    { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
-    { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
-    { header: "p50 ms", value: (r) => r.phase.p50Ms, digits: 2, ratio: true },
-    { header: "p99 ms", value: (r) => r.phase.p99Ms, digits: 2, ratio: true },
-    { header: "client CPU µs/call", value: (r) => r.phase.clientCpuPerCall },
-    { header: "response B", value: (r) => r.phase.load.responseBytes },
-  ], [rows[0]!, rows[1]!]);
+  const throughputTable = comparisonTable(
+    rows,
+    label,
+    [
+      { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
+      { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
+      { header: "p50 ms", value: (r) => r.phase.p50Ms, digits: 2, ratio: true },
+      { header: "p99 ms", value: (r) => r.phase.p99Ms, digits: 2, ratio: true },
+      { header: "client CPU µs/call", value: (r) => r.phase.clientCpuPerCall },
+      { header: "response B", value: (r) => r.phase.load.responseBytes },
+    ],
+    [rows[0]!, rows[1]!],
+  );
 
-  const memRows = growthRows.flatMap((g) => g.memory.map((m) => [label(g), formatNumber(m.tasks), formatNumber(m.rssPerTask), formatNumber(m.heapPerTask), formatNumber(m.heapTotalPerTask)]));
+  const memRows = growthRows.flatMap((g) =>
+    g.memory.map((m) => [label(g), formatNumber(m.tasks), formatNumber(m.rssPerTask), formatNumber(m.heapPerTask), formatNumber(m.heapTotalPerTask)]),
+  );
   const memoryTable = markdownTable(["server", "stored tasks", "RSS B/task", "heap used + external B/task", "V8 heap reserved B/task"], memRows);
   const listRows = growthRows.flatMap((g) =>
-    g.list.map((l) => [label(g), formatNumber(l.tasks), formatNumber(l.totalSize), formatNumber(l.phase.load.calls), formatNumber(l.phase.serverCpuPerCall), formatNumber(l.phase.p50Ms, 2), formatNumber(l.phase.callsPerSec)]),
+    g.list.map((l) => [
+      label(g),
+      formatNumber(l.tasks),
+      formatNumber(l.totalSize),
+      formatNumber(l.phase.load.calls),
+      formatNumber(l.phase.serverCpuPerCall),
+      formatNumber(l.phase.p50Ms, 2),
+      formatNumber(l.phase.callsPerSec),
+    ]),
   );
   const listTable = markdownTable(["server", "stored tasks", "total_size", "calls", "server CPU µs/call", "p50 ms", "calls/s"], listRows);
 
@@ -441,7 +461,9 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
     "### Targets",
     "",
     targetsTable(targets),
-    sdkMem ? `\nSDK server for comparison: ${bytes(sdkMem.heapPerTask)} heap+external, ${bytes(sdkMem.rssPerTask)} RSS per task at ${formatNumber(sdkMem.tasks)}.` : "",
+    sdkMem
+      ? `\nSDK server for comparison: ${bytes(sdkMem.heapPerTask)} heap+external, ${bytes(sdkMem.rssPerTask)} RSS per task at ${formatNumber(sdkMem.tasks)}.`
+      : "",
   ];
   if (measured.profile) out.push("", "### Where our server's CPU goes: SendMessage (V8 CPU profile, a separate run of the same calls)", "", measured.profile);
   const listProfile = growthRows[1]!.profile;
@@ -471,12 +493,17 @@ function abReport(r: {
   const baseRounds = r.measured.rounds.find((x) => x.kind === "baseline")!.phases;
   const bareRounds = r.measured.rounds.find((x) => x.kind === "bare")!.phases;
   const baseVsBare = baseRounds.map((p, i) => p.serverCpuPerCall / bareRounds[i]!.serverCpuPerCall);
-  const throughputTable = comparisonTable(r.rows, (x) => LABEL[x.kind], [
-    { header: "calls/s", value: (x) => x.phase.callsPerSec, ratio: true },
-    { header: "server CPU µs/call", value: (x) => x.phase.serverCpuPerCall, ratio: true },
-    { header: "p50 ms", value: (x) => x.phase.p50Ms, digits: 2, ratio: true },
-    { header: "p99 ms", value: (x) => x.phase.p99Ms, digits: 2, ratio: true },
-  ], [r.rows[0]!, r.rows[1]!]);
+  const throughputTable = comparisonTable(
+    r.rows,
+    (x) => LABEL[x.kind],
+    [
+      { header: "calls/s", value: (x) => x.phase.callsPerSec, ratio: true },
+      { header: "server CPU µs/call", value: (x) => x.phase.serverCpuPerCall, ratio: true },
+      { header: "p50 ms", value: (x) => x.phase.p50Ms, digits: 2, ratio: true },
+      { header: "p99 ms", value: (x) => x.phase.p99Ms, digits: 2, ratio: true },
+    ],
+    [r.rows[0]!, r.rows[1]!],
+  );
   const targets: Target[] = [
     { what: `server CPU/call, ours ÷ baseline (median of ${cfg.rounds} rounds; ${spread(r.cpuVsBase)})`, actual: median(r.cpuVsBase), op: "<=", limit: 1.05 },
   ];

@@ -101,7 +101,11 @@ function start(kind: ServerKind, cfg: typeof FULL): Promise<ServerProcess> {
 /** A new task whose agent waits for "go": SendMessage that returns at once with the task. */
 async function createTask(lc: LoadClient): Promise<string> {
   const request = create(SendMessageRequestSchema, {
-    message: create(MessageSchema, { messageId: `fanout-${Date.now()}-${Math.random()}`, role: Role.USER, parts: [{ content: { case: "text", value: "stream" } }] }),
+    message: create(MessageSchema, {
+      messageId: `fanout-${Date.now()}-${Math.random()}`,
+      role: Role.USER,
+      parts: [{ content: { case: "text", value: "stream" } }],
+    }),
     configuration: create(SendMessageConfigurationSchema, { returnImmediately: true }),
   });
   const res = fromBinary(SendMessageResponseSchema, await lc.call(SEND, Buffer.from(toBinary(SendMessageRequestSchema, request))));
@@ -263,7 +267,8 @@ interface ServerResult {
 async function profiledPaced(s: Served, cfg: typeof FULL, go: Go): Promise<string> {
   const file = join(RESULTS, `issue4-ours-paced-${Date.now()}.cpuprofile`);
   const run = await fanout(s, cfg, cfg.subscribers, go, { open: () => s.server.profileStart(), close: () => s.server.profileStop(file) });
-  const checked = `${run.result.complete} / ${run.result.subscribers} streams complete and in order, ${formatNumber(run.delivered)} delivered events; ` +
+  const checked =
+    `${run.result.complete} / ${run.result.subscribers} streams complete and in order, ${formatNumber(run.delivered)} delivered events; ` +
     `server CPU ${formatNumber(run.serverCpuMicros / run.delivered, 2)} µs/event under the profiler.`;
   return `${checked}\n\n${profileSummary(file, run.delivered)}\n\nProfile: ${file}`;
 }
@@ -294,7 +299,10 @@ async function runServer(kind: ServerKind, cfg: typeof FULL, log: (s: string) =>
 
 const MB = (b: number) => formatNumber(b / 1024 / 1024, 1);
 const pct = (r: SubscribersResult, p: number) => percentiles(r.latenciesMs, [p])[0]!;
-const codes = (r: SubscribersResult) => Object.entries(r.codes).map(([k, v]) => `${v} ${k}`).join(", ");
+const codes = (r: SubscribersResult) =>
+  Object.entries(r.codes)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(", ");
 
 export async function runIssue4(opts: Issue4Options): Promise<string> {
   const cfg = opts.quick ? QUICK : FULL;
@@ -309,54 +317,88 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
   const rows = [sdk, ours];
   const label = (r: ServerResult) => LABEL[r.kind];
   const perEvent = (f: FanoutRun) => f.serverCpuMicros / f.delivered;
-  const fanoutTable = comparisonTable(rows, label, [
-    { header: "delivered events/s", value: (r) => (r.burst.delivered * 1000) / r.burst.wallMs, ratio: true },
-    { header: "server CPU µs/event", value: (r) => perEvent(r.burst), digits: 2, ratio: true },
-    { header: "server CPU s", value: (r) => r.burst.serverCpuMicros / 1e6, digits: 2 },
-    { header: "go → last event s", value: (r) => r.burst.wallMs / 1000, digits: 2 },
-    { header: "agent publish ms", value: (r) => r.burst.publishMs, digits: 0 },
-    { header: "latency p50 ms", value: (r) => pct(r.burst.result, 50), digits: 1 },
-    { header: "latency p99 ms", value: (r) => pct(r.burst.result, 99), digits: 1 },
-    { header: "client CPU µs/event", value: (r) => r.burst.result.clientCpuMicros / r.burst.delivered, digits: 2 },
-  ], [sdk]);
+  const fanoutTable = comparisonTable(
+    rows,
+    label,
+    [
+      { header: "delivered events/s", value: (r) => (r.burst.delivered * 1000) / r.burst.wallMs, ratio: true },
+      { header: "server CPU µs/event", value: (r) => perEvent(r.burst), digits: 2, ratio: true },
+      { header: "server CPU s", value: (r) => r.burst.serverCpuMicros / 1e6, digits: 2 },
+      { header: "go → last event s", value: (r) => r.burst.wallMs / 1000, digits: 2 },
+      { header: "agent publish ms", value: (r) => r.burst.publishMs, digits: 0 },
+      { header: "latency p50 ms", value: (r) => pct(r.burst.result, 50), digits: 1 },
+      { header: "latency p99 ms", value: (r) => pct(r.burst.result, 99), digits: 1 },
+      { header: "client CPU µs/event", value: (r) => r.burst.result.clientCpuMicros / r.burst.delivered, digits: 2 },
+    ],
+    [sdk],
+  );
   const checkRows = rows.flatMap((r) =>
     (["burst", "paced"] as const).map((phase) => {
       const res = r[phase].result;
-      return [label(r), phase, `${res.complete} / ${res.subscribers}`, String(res.outOfOrder), codes(res), `${res.artifactsMin}–${res.artifactsMax}`, res.firstProblem ?? ""];
+      return [
+        label(r),
+        phase,
+        `${res.complete} / ${res.subscribers}`,
+        String(res.outOfOrder),
+        codes(res),
+        `${res.artifactsMin}–${res.artifactsMax}`,
+        res.firstProblem ?? "",
+      ];
     }),
   );
-  const checkTable = markdownTable(["server", "phase", "complete and in order", "out of order", "statuses", "artifact updates per stream", "first problem"], checkRows);
-  const pacedTable = comparisonTable(rows, label, [
-    { header: "latency p50 ms", value: (r) => pct(r.paced.result, 50), digits: 2, ratio: true },
-    { header: "latency p99 ms", value: (r) => pct(r.paced.result, 99), digits: 2, ratio: true },
-    { header: "max ms", value: (r) => pct(r.paced.result, 100), digits: 1 },
-    { header: "server CPU µs/event", value: (r) => perEvent(r.paced), digits: 2, ratio: true },
-    { header: "delivered events/s", value: (r) => (r.paced.delivered * 1000) / r.paced.wallMs },
-    { header: "client CPU µs/event", value: (r) => r.paced.result.clientCpuMicros / r.paced.delivered, digits: 2 },
-  ], [sdk]);
+  const checkTable = markdownTable(
+    ["server", "phase", "complete and in order", "out of order", "statuses", "artifact updates per stream", "first problem"],
+    checkRows,
+  );
+  const pacedTable = comparisonTable(
+    rows,
+    label,
+    [
+      { header: "latency p50 ms", value: (r) => pct(r.paced.result, 50), digits: 2, ratio: true },
+      { header: "latency p99 ms", value: (r) => pct(r.paced.result, 99), digits: 2, ratio: true },
+      { header: "max ms", value: (r) => pct(r.paced.result, 100), digits: 1 },
+      { header: "server CPU µs/event", value: (r) => perEvent(r.paced), digits: 2, ratio: true },
+      { header: "delivered events/s", value: (r) => (r.paced.delivered * 1000) / r.paced.wallMs },
+      { header: "client CPU µs/event", value: (r) => r.paced.result.clientCpuMicros / r.paced.delivered, digits: 2 },
+    ],
+    [sdk],
+  );
 
   const eventBytes = cfg.stalledPadBytes + 100;
   // What the stalled streams may hold at most if nothing were shared between them: the bound,
   // grpc-js's queues (16 messages on each side) and about one event in the HTTP/2 windows.
   const bound = cfg.stalled * (cfg.bufferEvents + 34) * eventBytes;
   const unbounded = cfg.stalled * cfg.stalledEvents * eventBytes;
-  const stalledRows = rows.map((r) => {
-    const st = r.stalled;
-    return [
-      label(r),
-      MB(st.before.mem.rss),
-      MB(st.peakRss),
-      MB(st.afterFlow.mem.rss),
-      MB(st.afterGc.mem.rss),
-      MB(st.peakRss - st.before.mem.rss),
-      MB(st.afterGc.mem.heapUsed + st.afterGc.mem.external - st.before.mem.heapUsed - st.before.mem.external),
-      codes(st.stalled),
-      `${st.stalled.artifactsMin}–${st.stalled.artifactsMax}`,
-      `${st.live.complete} / ${st.live.subscribers} (${codes(st.live)}; ${st.live.artifactsMin}–${st.live.artifactsMax} updates)`,
-    ];
-  }).map((row) => row.map(String));
+  const stalledRows = rows
+    .map((r) => {
+      const st = r.stalled;
+      return [
+        label(r),
+        MB(st.before.mem.rss),
+        MB(st.peakRss),
+        MB(st.afterFlow.mem.rss),
+        MB(st.afterGc.mem.rss),
+        MB(st.peakRss - st.before.mem.rss),
+        MB(st.afterGc.mem.heapUsed + st.afterGc.mem.external - st.before.mem.heapUsed - st.before.mem.external),
+        codes(st.stalled),
+        `${st.stalled.artifactsMin}–${st.stalled.artifactsMax}`,
+        `${st.live.complete} / ${st.live.subscribers} (${codes(st.live)}; ${st.live.artifactsMin}–${st.live.artifactsMax} updates)`,
+      ];
+    })
+    .map((row) => row.map(String));
   const stalledTable = markdownTable(
-    ["server", "RSS before MB", "RSS peak MB", "RSS after flow MB", "RSS after GC MB", "peak growth MB", "heap+external growth after GC MB", "stalled streams ended", "updates each stalled stream got", "live streams complete (statuses)"],
+    [
+      "server",
+      "RSS before MB",
+      "RSS peak MB",
+      "RSS after flow MB",
+      "RSS after GC MB",
+      "peak growth MB",
+      "heap+external growth after GC MB",
+      "stalled streams ended",
+      "updates each stalled stream got",
+      "live streams complete (statuses)",
+    ],
     stalledRows,
   );
   const o = ours.stalled;
@@ -364,9 +406,27 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     { what: "server CPU per delivered event vs SDK (burst)", actual: perEvent(ours.burst) / perEvent(sdk.burst), op: "<=", limit: 0.5 },
     { what: "server CPU per delivered event vs SDK (paced)", actual: perEvent(ours.paced) / perEvent(sdk.paced), op: "<=", limit: 0.5 },
     { what: "publish-to-receive p50, paced", actual: pct(ours.paced.result, 50), op: "<", limit: 5, format: (v) => `${v.toFixed(2)} ms` },
-    { what: "subscribers complete and in order (burst + paced)", actual: ours.burst.result.complete + ours.paced.result.complete, op: ">=", limit: 2 * cfg.subscribers, format: (v) => formatNumber(v) },
-    { what: "stalled subscribers ended RESOURCE_EXHAUSTED", actual: o.stalled.codes["RESOURCE_EXHAUSTED"] ?? 0, op: ">=", limit: cfg.stalled, format: (v) => formatNumber(v) },
-    { what: "RSS peak growth with stalled subscribers, vs the buffers' bound", actual: o.peakRss - o.before.mem.rss, op: "<=", limit: bound, format: (v) => `${MB(v)} MB` },
+    {
+      what: "subscribers complete and in order (burst + paced)",
+      actual: ours.burst.result.complete + ours.paced.result.complete,
+      op: ">=",
+      limit: 2 * cfg.subscribers,
+      format: (v) => formatNumber(v),
+    },
+    {
+      what: "stalled subscribers ended RESOURCE_EXHAUSTED",
+      actual: o.stalled.codes["RESOURCE_EXHAUSTED"] ?? 0,
+      op: ">=",
+      limit: cfg.stalled,
+      format: (v) => formatNumber(v),
+    },
+    {
+      what: "RSS peak growth with stalled subscribers, vs the buffers' bound",
+      actual: o.peakRss - o.before.mem.rss,
+      op: "<=",
+      limit: bound,
+      format: (v) => `${MB(v)} MB`,
+    },
   ];
 
   const command = `npm run build && npm run bench -- issue4${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
@@ -403,7 +463,12 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     "",
     targetsTable(targets),
     ...(ours.profile
-      ? ["", `### Where our server's CPU goes: paced phase (V8 CPU profile of a separate run: ${cfg.subscribers} streams × ${formatNumber(cfg.pacedEvents)} updates; "µs/call" is per delivered event)`, "", ours.profile]
+      ? [
+          "",
+          `### Where our server's CPU goes: paced phase (V8 CPU profile of a separate run: ${cfg.subscribers} streams × ${formatNumber(cfg.pacedEvents)} updates; "µs/call" is per delivered event)`,
+          "",
+          ours.profile,
+        ]
       : []),
   ].join("\n");
   const file = join(RESULTS, `issue4-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
@@ -421,4 +486,3 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     },
   );
 }
-

@@ -114,9 +114,13 @@ async function startupMs(store: Store, dataDir: string | undefined, runs: number
 
 async function prefill(dataDir: string, tasks: number): Promise<number> {
   const t = performance.now();
-  await promisify(execFile)(process.execPath, ["--import", "tsx", join(ROOT, "bench/lib/sqlite-prefill.ts"), "--file", join(dataDir, STORE_FILE), "--from", "0", "--to", String(tasks)], {
-    cwd: ROOT,
-  });
+  await promisify(execFile)(
+    process.execPath,
+    ["--import", "tsx", join(ROOT, "bench/lib/sqlite-prefill.ts"), "--file", join(dataDir, STORE_FILE), "--from", "0", "--to", String(tasks)],
+    {
+      cwd: ROOT,
+    },
+  );
   return (performance.now() - t) / 1000;
 }
 
@@ -161,7 +165,19 @@ async function sqliteAt(tasks: number, cfg: typeof FULL, log: (s: string) => voi
       await drive(server, lc, load, 200);
       const send = await measurePhase(server, lc, { ...load, calls: cfg.sizedCalls });
       const after: Usage = await server.usageAfterGc();
-      return { store: "sqlite", tasks, fill: `prefilled file, ${seconds.toFixed(0)} s`, startup, fileMB, rssStart, rss: after.mem.rss, heap: after.mem.heapUsed + after.mem.external, list, totalSize, send };
+      return {
+        store: "sqlite",
+        tasks,
+        fill: `prefilled file, ${seconds.toFixed(0)} s`,
+        startup,
+        fileMB,
+        rssStart,
+        rss: after.mem.rss,
+        heap: after.mem.heapUsed + after.mem.external,
+        list,
+        totalSize,
+        send,
+      };
     } finally {
       lc.close();
       await server.stop();
@@ -185,7 +201,15 @@ async function memoryAt(cfg: typeof FULL, log: (s: string) => void): Promise<Siz
       stored = tasks;
       const { phase: list, totalSize } = await listPhase(server, lc, cfg, tasks);
       const after = await server.usageAfterGc();
-      rows.push({ store: "memory", tasks, fill: `SendMessage, ${seconds.toFixed(0)} s`, rss: after.mem.rss, heap: after.mem.heapUsed + after.mem.external, list, totalSize });
+      rows.push({
+        store: "memory",
+        tasks,
+        fill: `SendMessage, ${seconds.toFixed(0)} s`,
+        rss: after.mem.rss,
+        heap: after.mem.heapUsed + after.mem.external,
+        list,
+        totalSize,
+      });
     }
     return rows;
   } finally {
@@ -227,16 +251,35 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
   sizes.push(...(await memoryAt(cfg, log)));
 
   const label = (r: { store: Store }) => r.store;
-  const throughputTable = comparisonTable([memory, sqlite], label, [
-    { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
-    { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
-    { header: "p50 ms", value: (r) => r.phase.p50Ms, digits: 2, ratio: true },
-    { header: "p99 ms", value: (r) => r.phase.p99Ms, digits: 2, ratio: true },
-    { header: "client CPU µs/call", value: (r) => r.phase.clientCpuPerCall },
-  ], [memory]);
+  const throughputTable = comparisonTable(
+    [memory, sqlite],
+    label,
+    [
+      { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
+      { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
+      { header: "p50 ms", value: (r) => r.phase.p50Ms, digits: 2, ratio: true },
+      { header: "p99 ms", value: (r) => r.phase.p99Ms, digits: 2, ratio: true },
+      { header: "client CPU µs/call", value: (r) => r.phase.clientCpuPerCall },
+    ],
+    [memory],
+  );
   const ms = (v: number[] | undefined) => (v ? `${formatNumber(median(v))} (${v.map((x) => formatNumber(x)).join(", ")})` : "–");
   const sizeTable = markdownTable(
-    ["store", "stored tasks", "filled by", "file MB", "start-up ms, median (runs)", "RSS after start MB", "RSS after work MB", "heap+external MB", "ListTasks CPU µs/call", "ListTasks p50 ms", "total_size", "SendMessage CPU µs/call", "SendMessage calls/s"],
+    [
+      "store",
+      "stored tasks",
+      "filled by",
+      "file MB",
+      "start-up ms, median (runs)",
+      "RSS after start MB",
+      "RSS after work MB",
+      "heap+external MB",
+      "ListTasks CPU µs/call",
+      "ListTasks p50 ms",
+      "total_size",
+      "SendMessage CPU µs/call",
+      "SendMessage calls/s",
+    ],
     [
       ["memory", "0", "–", "–", ms(memoryStartup), "–", "–", "–", "–", "–", "–", "–", "–"],
       ...sizes.map((r) => [
@@ -264,11 +307,26 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
   const n = (v: number) => formatNumber(v);
   const targets: Target[] = [
     { what: "SendMessage calls/s, sqlite vs memory", actual: sqlite.phase.callsPerSec / memory.phase.callsPerSec, op: ">=", limit: 0.5 },
-    { what: "SendMessage calls per server CPU second, sqlite vs memory", actual: memory.phase.serverCpuPerCall / sqlite.phase.serverCpuPerCall, op: ">=", limit: 0.5 },
+    {
+      what: "SendMessage calls per server CPU second, sqlite vs memory",
+      actual: memory.phase.serverCpuPerCall / sqlite.phase.serverCpuPerCall,
+      op: ">=",
+      limit: 0.5,
+    },
     { what: `sqlite RSS after work at ${n(sqBig.tasks)} vs ${n(sqSmall.tasks)} tasks (flat)`, actual: sqBig.rss / sqSmall.rss, op: "<=", limit: 1.25 },
     { what: `sqlite start-up with ${n(sqBig.tasks)} tasks (median)`, actual: median(sqBig.startup!), op: "<", limit: 2_000, format: (v) => `${n(v)} ms` },
-    { what: `sqlite ListTasks CPU/call at ${n(sqBig.tasks)} vs ${n(sqSmall.tasks)} tasks (flat)`, actual: sqBig.list.serverCpuPerCall / sqSmall.list.serverCpuPerCall, op: "<=", limit: 1.5 },
-    { what: `memory ListTasks CPU/call at ${n(memBig.tasks)} vs ${n(memSmall.tasks)} tasks (flat), for comparison`, actual: memBig.list.serverCpuPerCall / memSmall.list.serverCpuPerCall, op: "<=", limit: 1.5 },
+    {
+      what: `sqlite ListTasks CPU/call at ${n(sqBig.tasks)} vs ${n(sqSmall.tasks)} tasks (flat)`,
+      actual: sqBig.list.serverCpuPerCall / sqSmall.list.serverCpuPerCall,
+      op: "<=",
+      limit: 1.5,
+    },
+    {
+      what: `memory ListTasks CPU/call at ${n(memBig.tasks)} vs ${n(memSmall.tasks)} tasks (flat), for comparison`,
+      actual: memBig.list.serverCpuPerCall / memSmall.list.serverCpuPerCall,
+      op: "<=",
+      limit: 1.5,
+    },
   ];
   const command = `npm run build && npm run bench -- issue5${opts.quick ? " --quick" : ""}`;
   const report = [

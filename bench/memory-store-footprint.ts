@@ -8,16 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import {
-  ArtifactSchema,
-  MessageSchema,
-  PartSchema,
-  Role,
-  TaskSchema,
-  TaskState,
-  TaskStatusSchema,
-  type Message,
-} from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { ArtifactSchema, MessageSchema, PartSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Message } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskRepository, TaskScope } from "../src/lifecycle/task-repository.js";
 import { MemoryTaskRepository } from "../src/storage/memory/memory-task-repository.js";
 
@@ -35,7 +26,10 @@ async function storeCompletedTask(repo: TaskRepository): Promise<void> {
   const id = randomUUID();
   const contextId = randomUUID();
   const status = (state: TaskState, message?: Message) => create(TaskStatusSchema, { state, message, timestamp: timestampFromMs(++clockMs) });
-  await repo.create(scope, create(TaskSchema, { id, contextId, status: status(TaskState.SUBMITTED), history: [text("What is 2 + 2?", Role.USER, id, contextId)] }));
+  await repo.create(
+    scope,
+    create(TaskSchema, { id, contextId, status: status(TaskState.SUBMITTED), history: [text("What is 2 + 2?", Role.USER, id, contextId)] }),
+  );
   let v = await repo.update(scope, id, 1, { kind: "status", status: status(TaskState.WORKING) });
   const artifact = create(ArtifactSchema, { artifactId: randomUUID(), name: "answer", parts: [create(PartSchema, { content: { case: "text", value: "4" } })] });
   v = await repo.update(scope, id, v, { kind: "artifact", artifact, append: false, lastChunk: true });
@@ -54,7 +48,9 @@ async function footprint(count: number): Promise<MemoryTaskRepository> {
   const after = settle();
   // external includes arrayBuffers (the slabs, and the typed arrays of the store's columns and indexes).
   const perTask = (k: keyof NodeJS.MemoryUsage) => ((after[k] - before[k]) / count).toFixed(0);
-  console.log(`${count.toLocaleString("en")} completed tasks: heap used ${perTask("heapUsed")} B/task, external ${perTask("external")} B/task, RSS ${perTask("rss")} B/task`);
+  console.log(
+    `${count.toLocaleString("en")} completed tasks: heap used ${perTask("heapUsed")} B/task, external ${perTask("external")} B/task, RSS ${perTask("rss")} B/task`,
+  );
   return repo;
 }
 

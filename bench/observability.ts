@@ -107,7 +107,16 @@ async function startOurs(kind: Kind, otlpEndpoint: string): Promise<Served> {
     const url = `http://127.0.0.1:${metricsPort}/metrics`;
     const first = await fetch(url);
     if (!first.ok || !(await first.text()).includes("rpc_server_call_duration_seconds_count")) throw new Error(`${LABEL[kind]}: no RPC metrics at ${url}`);
-    scraper = setInterval(() => void fetch(url).then((r) => r.text()).then(() => scrapes++, () => {}), SCRAPE_EVERY_MS);
+    scraper = setInterval(
+      () =>
+        void fetch(url)
+          .then((r) => r.text())
+          .then(
+            () => scrapes++,
+            () => {},
+          ),
+      SCRAPE_EVERY_MS,
+    );
   }
   return { kind, server, lc, scrapes: () => scrapes, stopScraping: () => clearInterval(scraper) };
 }
@@ -167,7 +176,14 @@ function report(cfg: typeof FULL, phases: Map<Kind, PhaseResult[]>, exported: { 
     const p = phases.get(kind)!;
     const cpu = median(p.map((x) => x.serverCpuPerCall));
     const ratio = kind === "off" ? "1.00×" : `${formatRatio(median(ratios(kind)))} (${range(ratios(kind))})`;
-    return [LABEL[kind], formatNumber(cpu, 1), ratio, formatNumber(median(p.map((x) => x.callsPerSec))), formatNumber(median(p.map((x) => x.p50Ms)), 2), formatNumber(median(p.map((x) => x.p99Ms)), 2)];
+    return [
+      LABEL[kind],
+      formatNumber(cpu, 1),
+      ratio,
+      formatNumber(median(p.map((x) => x.callsPerSec))),
+      formatNumber(median(p.map((x) => x.p50Ms)), 2),
+      formatNumber(median(p.map((x) => x.p99Ms)), 2),
+    ];
   });
   const perRound = markdownTable(
     ["round", "off µs/call", "metrics µs/call", "tracing µs/call", "metrics ÷ off", "tracing ÷ off"],
@@ -184,7 +200,9 @@ function report(cfg: typeof FULL, phases: Map<Kind, PhaseResult[]>, exported: { 
   return [
     `# Observability cost (blocking SendMessage, memory store, ${cfg.inFlight} in flight)`,
     "",
-    `${new Date().toISOString()}; ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${loadavg().map((l) => l.toFixed(2)).join(" ")} at the end; shared machine.`,
+    `${new Date().toISOString()}; ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} at the end; shared machine.`,
     `${cfg.rounds} interleaved rounds of ${Math.ceil(cfg.calls / cfg.rounds)} calls per server; figures are medians of the rounds, ratios medians of the per-round ratios (range in brackets).`,
     "",
     markdownTable(["", "server CPU µs/call", "× metrics off", "calls/s", "p50 ms", "p99 ms"], rows),

@@ -141,7 +141,7 @@ async function spread(servers: readonly Server[], cfg: typeof FULL, pg: Throwawa
   const cpu = servers.reduce((sum, _s, i) => sum + cpuMicros(before[i]!, after[i]!), 0);
   const latencies = new Float64Array(loads.reduce((n, l) => n + l.latenciesMs.length, 0));
   let offset = 0;
-  for (const l of loads) (latencies.set(l.latenciesMs, offset), (offset += l.latenciesMs.length));
+  for (const l of loads) latencies.set(l.latenciesMs, offset), (offset += l.latenciesMs.length);
   return { callsPerSec: (total * 1000) / elapsed, serverCpuPerCall: cpu / total, databaseCpuPerCall: dbCpu / total, p50Ms: percentiles(latencies, [50])[0]! };
 }
 
@@ -187,7 +187,9 @@ async function throughputRound(pg: ThrowawayPostgres, cfg: typeof FULL, log: (s:
 function stepTimes(event: StreamResponse): number[] {
   const p = event.payload;
   if (p?.$case !== "artifactUpdate") return [];
-  return (p.value.artifact?.parts ?? []).flatMap((part) => (part.content?.$case === "text" && part.content.value.startsWith("at=") ? [Number(part.content.value.slice(3))] : []));
+  return (p.value.artifact?.parts ?? []).flatMap((part) =>
+    part.content?.$case === "text" && part.content.value.startsWith("at=") ? [Number(part.content.value.slice(3))] : [],
+  );
 }
 
 /** Publish (the agent's write on A) → receive (a SubscribeToTask client), ms: on B (another replica) and on A itself. */
@@ -250,7 +252,9 @@ async function failover(cfg: typeof FULL, log: (s: string) => void): Promise<{ m
       while (pending.size > 0) {
         if (performance.now() - killedAt > 60_000) throw new Error(`${pending.size} tasks still running 60 s after the kill`);
         for (const id of [...pending]) {
-          const task = await new Promise<{ status?: { state: TaskState } }>((resolve, reject) => client.getTask({ tenant: "", id }, md, (e, t) => (e ? reject(e) : resolve(t))));
+          const task = await new Promise<{ status?: { state: TaskState } }>((resolve, reject) =>
+            client.getTask({ tenant: "", id }, md, (e, t) => (e ? reject(e) : resolve(t))),
+          );
           if (task.status?.state !== TaskState.TASK_STATE_WORKING && task.status?.state !== TaskState.TASK_STATE_SUBMITTED) pending.delete(id);
         }
         if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -288,7 +292,14 @@ export async function runPostgresBench(options: PostgresBenchOptions): Promise<s
   }
 }
 
-function report(cfg: typeof FULL, rounds: readonly Round[], latency: { cross: Float64Array; same: Float64Array }, fail: { ms: number; tasks: number }, load: number, quick: boolean): string {
+function report(
+  cfg: typeof FULL,
+  rounds: readonly Round[],
+  latency: { cross: Float64Array; same: Float64Array },
+  fail: { ms: number; tasks: number },
+  load: number,
+  quick: boolean,
+): string {
   const ratio = (f: (r: Round) => number) => median(rounds.map(f));
   const callsRatio1 = ratio((r) => r.pg1.callsPerSec / r.sqlite.callsPerSec);
   const cpuRatio1 = ratio((r) => r.pg1.serverCpuPerCall / r.sqlite.serverCpuPerCall);
@@ -299,9 +310,33 @@ function report(cfg: typeof FULL, rounds: readonly Round[], latency: { cross: Fl
   const [sameP50, sameP99] = percentiles(latency.same, [50, 99]);
   const rows = [
     ["SQLite, one server", med((r) => r.sqlite.callsPerSec), med((r) => r.sqlite.serverCpuPerCall), 0, med((r) => r.sqlite.p50Ms), "1.00×", "1.00×"],
-    ["PostgreSQL, one replica", med((r) => r.pg1.callsPerSec), med((r) => r.pg1.serverCpuPerCall), med((r) => r.pg1.databaseCpuPerCall), med((r) => r.pg1.p50Ms), formatRatio(callsRatio1), formatRatio(cpuRatio1)],
-    ["PostgreSQL, 3 replicas", med((r) => r.pg3.callsPerSec), med((r) => r.pg3.serverCpuPerCall), med((r) => r.pg3.databaseCpuPerCall), med((r) => r.pg3.p50Ms), formatRatio(callsRatio3), formatRatio(cpuRatio3)],
-  ].map(([name, calls, cpu, db, p50, cr, cpur]) => [name as string, formatNumber(calls as number), formatNumber(cpu as number), formatNumber(db as number), formatNumber(p50 as number, 1), cr as string, cpur as string]);
+    [
+      "PostgreSQL, one replica",
+      med((r) => r.pg1.callsPerSec),
+      med((r) => r.pg1.serverCpuPerCall),
+      med((r) => r.pg1.databaseCpuPerCall),
+      med((r) => r.pg1.p50Ms),
+      formatRatio(callsRatio1),
+      formatRatio(cpuRatio1),
+    ],
+    [
+      "PostgreSQL, 3 replicas",
+      med((r) => r.pg3.callsPerSec),
+      med((r) => r.pg3.serverCpuPerCall),
+      med((r) => r.pg3.databaseCpuPerCall),
+      med((r) => r.pg3.p50Ms),
+      formatRatio(callsRatio3),
+      formatRatio(cpuRatio3),
+    ],
+  ].map(([name, calls, cpu, db, p50, cr, cpur]) => [
+    name as string,
+    formatNumber(calls as number),
+    formatNumber(cpu as number),
+    formatNumber(db as number),
+    formatNumber(p50 as number, 1),
+    cr as string,
+    cpur as string,
+  ]);
   const targets: Target[] = [
     { what: "PostgreSQL one replica calls/s ÷ SQLite", actual: callsRatio1, op: ">=", limit: 0.4 },
     { what: "cross-replica publish → receive p50", actual: crossP50!, op: "<", limit: 10, format: (v) => `${formatNumber(v, 2)} ms` },

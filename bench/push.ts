@@ -165,7 +165,11 @@ async function startKind(kind: Kind, dataDir: string): Promise<ServerProcess> {
 
 let serial = 0;
 function request(text: string, url: string): Buffer {
-  const message = create(MessageSchema, { messageId: `push-bench-${process.pid}-${++serial}`, role: Role.USER, parts: [{ content: { case: "text", value: text } }] });
+  const message = create(MessageSchema, {
+    messageId: `push-bench-${process.pid}-${++serial}`,
+    role: Role.USER,
+    parts: [{ content: { case: "text", value: text } }],
+  });
   const req = create(SendMessageRequestSchema, {
     message,
     configuration: { returnImmediately: true, taskPushNotificationConfig: { url, token: "bench-token" } },
@@ -175,14 +179,31 @@ function request(text: string, url: string): Buffer {
 
 async function startTasks(lc: LoadClient, count: number, text: string, url: string, spreadMs = 0): Promise<void> {
   // spreadMs > 0 staggers the starts over one interval, so updates are offered evenly rather than in bursts of `count`.
-  await Promise.all(Array.from({ length: count }, async (_, i) => {
-    if (spreadMs > 0) await new Promise((r) => setTimeout(r, (i * spreadMs) / count));
-    await lc.call(SEND, request(text, url));
-  }));
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      if (spreadMs > 0) await new Promise((r) => setTimeout(r, (i * spreadMs) / count));
+      await lc.call(SEND, request(text, url));
+    }),
+  );
 }
 
-interface PacedResult { delivered: number; expected: number; perSecond: number; p50: number; p99: number; cpuPerDeliveryUs: number; reordered: number }
-interface OutageResult { expected: number; deliveredDuringOutage: number; deliveredAfter: number; drainS: number | undefined; rssAboveIdleMb: number; reordered: number }
+interface PacedResult {
+  delivered: number;
+  expected: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  cpuPerDeliveryUs: number;
+  reordered: number;
+}
+interface OutageResult {
+  expected: number;
+  deliveredDuringOutage: number;
+  deliveredAfter: number;
+  drainS: number | undefined;
+  rssAboveIdleMb: number;
+  reordered: number;
+}
 
 export async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number, profileFile?: string, tasks = TASKS): Promise<PacedResult> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-push-bench-"));
@@ -264,23 +285,42 @@ export async function runPush(options: { quick: boolean; profile?: boolean }): P
     await receiver.close();
   }
   const row = (kind: Kind, r: PacedResult, round: number | string) => [
-    `${LABEL[kind]} (${typeof round === "number" ? `round ${round}` : round})`, `${r.delivered} / ${r.expected}`, formatNumber(r.perSecond), formatNumber(r.p50, 1), formatNumber(r.p99, 1),
-    formatNumber(r.cpuPerDeliveryUs), String(r.expected - r.delivered), String(r.reordered),
+    `${LABEL[kind]} (${typeof round === "number" ? `round ${round}` : round})`,
+    `${r.delivered} / ${r.expected}`,
+    formatNumber(r.perSecond),
+    formatNumber(r.p50, 1),
+    formatNumber(r.p99, 1),
+    formatNumber(r.cpuPerDeliveryUs),
+    String(r.expected - r.delivered),
+    String(r.reordered),
   ];
   const cpuRatio = (k: Kind) => [0, 1].map((i) => (pacedResults[k][i]!.cpuPerDeliveryUs / pacedResults.sdk[i]!.cpuPerDeliveryUs).toFixed(2)).join(", ");
   const out = (kind: Kind) => {
     const r = outageResults[kind]!;
-    return [LABEL[kind], `${r.deliveredAfter} / ${r.expected}`, String(r.deliveredDuringOutage), r.drainS === undefined ? "not drained in 60 s" : formatNumber(r.drainS, 1), formatNumber(r.rssAboveIdleMb, 1), String(r.expected - r.deliveredAfter), String(r.reordered)];
+    return [
+      LABEL[kind],
+      `${r.deliveredAfter} / ${r.expected}`,
+      String(r.deliveredDuringOutage),
+      r.drainS === undefined ? "not drained in 60 s" : formatNumber(r.drainS, 1),
+      formatNumber(r.rssAboveIdleMb, 1),
+      String(r.expected - r.deliveredAfter),
+      String(r.reordered),
+    ];
   };
   return [
-    `## push (${options.quick ? "quick" : "full"}) — ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(" ")} (shared machine)`,
+    `## push (${options.quick ? "quick" : "full"}) — ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} (shared machine)`,
     "",
     `Paced: ${TASKS} tasks × ${events} updates + COMPLETED, one per 500 ms per task (200/s offered); rounds interleaved.`,
     "",
-    markdownTable(["server", "delivered", "deliveries/s", "publish→POST p50 ms", "p99 ms", "server CPU µs/delivery", "lost", "tasks reordered"], [
-      ...[0, 1].flatMap((i) => (["ours", "memory", "sdk"] as const).map((k) => row(k, pacedResults[k][i]!, i + 1))),
-      ...(["ours", "memory", "sdk"] as const).map((k) => row(k, lowResults[k]!, `${LOW_TASKS * 2}/s`)),
-    ]),
+    markdownTable(
+      ["server", "delivered", "deliveries/s", "publish→POST p50 ms", "p99 ms", "server CPU µs/delivery", "lost", "tasks reordered"],
+      [
+        ...[0, 1].flatMap((i) => (["ours", "memory", "sdk"] as const).map((k) => row(k, pacedResults[k][i]!, i + 1))),
+        ...(["ours", "memory", "sdk"] as const).map((k) => row(k, lowResults[k]!, `${LOW_TASKS * 2}/s`)),
+      ],
+    ),
     "",
     `The ${LOW_TASKS * 2}/s rows: ${LOW_TASKS} tasks, starts staggered over 500 ms, so updates arrive evenly: latency without saturation. At 200/s the 100 tasks publish in bursts of 100 every 500 ms.`,
     "",
@@ -289,7 +329,10 @@ export async function runPush(options: { quick: boolean; profile?: boolean }): P
     `Outage: the receiver answers 503 for ${downMs / 1000} s while ${TASKS} tasks publish 100 updates each, then 200.`,
     "",
     profile ? `${profileSummary(profile, TASKS * (events + 1), 30)}\n` : "",
-    markdownTable(["server", "delivered in the end", "delivered during the outage", "drain s", "RSS above idle while pending, MB", "lost", "tasks reordered"], [out("ours"), out("sdk")]),
+    markdownTable(
+      ["server", "delivered in the end", "delivered during the outage", "drain s", "RSS above idle while pending, MB", "lost", "tasks reordered"],
+      [out("ours"), out("sdk")],
+    ),
   ].join("\n");
 }
 

@@ -4,7 +4,8 @@
  */
 const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]): Promise<string> }> = {
   issue3: {
-    describe: "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile] [--baseline=DIR: A/B against another build]",
+    describe:
+      "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile] [--baseline=DIR: A/B against another build]",
     run: async (args) => {
       const issue3 = await import("./issue3.js");
       return issue3.runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile"), baseline: issue3.argValue(args, "baseline") });
@@ -28,7 +29,8 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   },
   issue15: {
     describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
-    run: async (args) => (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
+    run: async (args) =>
+      (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
   },
   hostile: {
     describe: "hostile-input suite, long run: seeded cases over all 11 RPCs, auth off and on [--cases=100000] [--seed=18]",
@@ -51,7 +53,9 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
 const [name, ...args] = process.argv.slice(2);
 const bench = name === undefined ? undefined : BENCHMARKS[name];
 if (bench === undefined) {
-  const list = Object.entries(BENCHMARKS).map(([n, b]) => `  ${n.padEnd(8)} ${b.describe}`).join("\n");
+  const list = Object.entries(BENCHMARKS)
+    .map(([n, b]) => `  ${n.padEnd(8)} ${b.describe}`)
+    .join("\n");
   process.stderr.write(`${name === undefined ? "" : `unknown benchmark ${JSON.stringify(name)}\n`}Usage: npm run bench -- <name> [options]\n${list}\n`);
   process.exit(2);
 }

@@ -24,12 +24,15 @@ const request = (init: Parameters<typeof create<typeof MessageSchema>>[1]) =>
 
 const requests: Array<[string, Buffer]> = [
   ["benchmark request (1 text part)     ", request({ messageId: "bench-message-1", role: Role.USER, parts: [text("What is 2 + 2?")] })],
-  ["UUID context id and 3 text parts    ", request({
-    messageId: randomUUID(),
-    contextId: randomUUID(),
-    role: Role.USER,
-    parts: [text("What is 2 + 2?"), text("Please show your working."), text("Answer in one line.")],
-  })],
+  [
+    "UUID context id and 3 text parts    ",
+    request({
+      messageId: randomUUID(),
+      contextId: randomUUID(),
+      role: Role.USER,
+      parts: [text("What is 2 + 2?"), text("Please show your working."), text("Answer in one line.")],
+    }),
+  ],
 ];
 
 /** Best µs per decode over the rounds. */
@@ -54,5 +57,7 @@ for (const [label, bytes] of requests) {
     reflective = Math.min(reflective, time(viaFromBinary, bytes));
     fast = Math.min(fast, time(decodeSendMessageRequest, bytes));
   }
-  console.log(`${label} ${bytes.byteLength} bytes: fromBinary ${reflective.toFixed(2)} µs, decodeSendMessageRequest ${fast.toFixed(2)} µs, ${(reflective / fast).toFixed(1)}x faster`);
+  console.log(
+    `${label} ${bytes.byteLength} bytes: fromBinary ${reflective.toFixed(2)} µs, decodeSendMessageRequest ${fast.toFixed(2)} µs, ${(reflective / fast).toFixed(1)}x faster`,
+  );
 }

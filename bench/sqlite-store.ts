@@ -15,16 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { create } from "@bufbuild/protobuf";
-import {
-  ArtifactSchema,
-  MessageSchema,
-  PartSchema,
-  Role,
-  TaskSchema,
-  TaskState,
-  TaskStatusSchema,
-  type Task,
-} from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { ArtifactSchema, MessageSchema, PartSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Task } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { ListCursor, TaskChange, TaskQuery, TaskScope } from "../src/lifecycle/task-repository.js";
 import { openSqliteTaskRepository } from "../src/storage/sqlite/sqlite-task-repository.js";
 import { timestampFromMicros } from "../test/support/tasks.js";
@@ -115,7 +106,12 @@ async function measure(file: string, total: number): Promise<void> {
   const rssOpen = process.memoryUsage().rss;
 
   const base: TaskQuery = { pageSize: 50, includeArtifacts: false };
-  const deep: ListCursor = { statusMicros: T0 + Math.floor(total / 2) * 10, taskId: `task-${Math.floor(total / 2).toString().padStart(8, "0")}` };
+  const deep: ListCursor = {
+    statusMicros: T0 + Math.floor(total / 2) * 10,
+    taskId: `task-${Math.floor(total / 2)
+      .toString()
+      .padStart(8, "0")}`,
+  };
   const ctx = `ctx-${Math.floor(total / 2 / TASKS_PER_CONTEXT)}`;
   const runs = 300;
   const list = async (q: TaskQuery) => {

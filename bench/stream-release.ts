@@ -28,7 +28,12 @@ const CALLS_PER_ROUND = 2_500;
 const WARMUP = 5_000;
 
 const request = Buffer.from(
-  toBinary(SendMessageRequestSchema, create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "bench-message-1", role: Role.USER, parts: [{ content: { case: "text", value: "What is 2 + 2?" } }] }) })),
+  toBinary(
+    SendMessageRequestSchema,
+    create(SendMessageRequestSchema, {
+      message: create(MessageSchema, { messageId: "bench-message-1", role: Role.USER, parts: [{ content: { case: "text", value: "What is 2 + 2?" } }] }),
+    }),
+  ),
 );
 
 /** A completed task with one artifact, the shape and size of our server's answer in issue3. */
@@ -79,7 +84,8 @@ export async function runStreamRelease(): Promise<string> {
     for (const s of servers) await drive(s.server, s.lc, load, Math.ceil(WARMUP / 3));
     for (let round = 0; round < ROUNDS; round++) {
       log(`round ${round + 1}/${ROUNDS}`);
-      for (const s of round % 2 === 0 ? servers : [...servers].reverse()) s.phases.push(await measurePhase(s.server, s.lc, { ...load, calls: CALLS_PER_ROUND }));
+      for (const s of round % 2 === 0 ? servers : [...servers].reverse())
+        s.phases.push(await measurePhase(s.server, s.lc, { ...load, calls: CALLS_PER_ROUND }));
     }
   } finally {
     for (const s of servers) {

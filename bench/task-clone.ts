@@ -11,7 +11,17 @@
 import { randomUUID } from "node:crypto";
 import { clone, create, equals, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { ArtifactSchema, MessageSchema, PartSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Message, type Task } from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import {
+  ArtifactSchema,
+  MessageSchema,
+  PartSchema,
+  Role,
+  TaskSchema,
+  TaskState,
+  TaskStatusSchema,
+  type Message,
+  type Task,
+} from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneTask, cloneTaskStatus } from "../src/codec/task-clone.js";
 
 const perRound = Number(process.argv[2] ?? 50_000);
@@ -40,7 +50,12 @@ function time<T>(copy: (value: T) => T, values: T[], sink: T[]): number {
   return Number(process.hrtime.bigint() - start) / 1000 / perRound;
 }
 
-function compare<Desc extends DescMessage>(label: string, schema: Desc, values: MessageShape<Desc>[], cloneStatic: (value: MessageShape<Desc>) => MessageShape<Desc>): void {
+function compare<Desc extends DescMessage>(
+  label: string,
+  schema: Desc,
+  values: MessageShape<Desc>[],
+  cloneStatic: (value: MessageShape<Desc>) => MessageShape<Desc>,
+): void {
   for (const value of values) {
     if (!equals(schema, cloneStatic(value), clone(schema, value))) throw new Error(`${label}: static clone differs from clone()`);
   }
@@ -59,4 +74,9 @@ function compare<Desc extends DescMessage>(label: string, schema: Desc, values: 
 const tasks = Array.from({ length: 64 }, typicalTask);
 console.log(`${rounds} rounds of ${perRound} clones, best round`);
 compare("typical completed task  ", TaskSchema, tasks, cloneTask);
-compare("TaskStatus with message ", TaskStatusSchema, tasks.map((t) => t.status!), cloneTaskStatus);
+compare(
+  "TaskStatus with message ",
+  TaskStatusSchema,
+  tasks.map((t) => t.status!),
+  cloneTaskStatus,
+);

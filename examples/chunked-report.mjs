@@ -4,10 +4,11 @@
 import { dataPart } from "a2a-grpc-server";
 
 const PAUSE_MS = Number(process.env.REPORT_PAUSE_MS ?? 200);
-const pause = (ms, signal) => new Promise((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
-});
+const pause = (ms, signal) =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
 
 export default {
   card: {

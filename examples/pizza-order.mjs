@@ -10,7 +10,15 @@ export default {
   card: {
     name: "Pizza order",
     description: "Takes a pizza order, asking for what is missing.",
-    skills: [{ id: "order", name: "Order a pizza", description: "Size and toppings, over several turns.", tags: ["multi-turn"], examples: ["a large pizza", "mushrooms and olives"] }],
+    skills: [
+      {
+        id: "order",
+        name: "Order a pizza",
+        description: "Size and toppings, over several turns.",
+        tags: ["multi-turn"],
+        examples: ["a large pizza", "mushrooms and olives"],
+      },
+    ],
   },
 
   async execute(ctx) {

@@ -22,7 +22,8 @@ export default {
           if (verb !== "sum") throw new UnsupportedOperationError(`this agent only sums; start the text with "sum", not ${JSON.stringify(verb.slice(0, 20))}`);
           for (const word of rest) {
             const n = Number(word);
-            if (word === "" || !Number.isFinite(n)) throw new InvalidParamsError(`${JSON.stringify(word.slice(0, 20))} is not a number`, { field: `${field}.text` });
+            if (word === "" || !Number.isFinite(n))
+              throw new InvalidParamsError(`${JSON.stringify(word.slice(0, 20))} is not a number`, { field: `${field}.text` });
             numbers.push(n);
           }
           break;
@@ -40,7 +41,7 @@ export default {
           throw new ContentTypeNotSupportedError(part.mediaType || "a file", `${field}.${part.content.case}`, ACCEPTED);
       }
     }
-    if (numbers.length === 0) throw new InvalidParamsError("send at least one number, e.g. \"sum 1 2 3\"", { field: "message.parts" });
+    if (numbers.length === 0) throw new InvalidParamsError('send at least one number, e.g. "sum 1 2 3"', { field: "message.parts" });
     const sum = numbers.reduce((a, b) => a + b, 0);
     // The first update completes the task: SUBMITTED -> COMPLETED (ruling A-26).
     await ctx.complete([`${numbers.join(" + ")} = ${sum}`, dataPart({ numbers, sum })]);

@@ -47,8 +47,7 @@ async function checkSchema(where, doc) {
   }
 }
 
-const matches = (selector = {}, labels = {}) =>
-  Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+const matches = (selector = {}, labels = {}) => Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 function checkDeployment(where, d, siblings) {
   const spec = d.spec ?? {};
@@ -64,7 +63,8 @@ function checkDeployment(where, d, siblings) {
     const env = new Map((c.env ?? []).map((e) => [e.name, e.value]));
     if (c.securityContext?.readOnlyRootFilesystem !== true) fail(at, "securityContext.readOnlyRootFilesystem must be true");
     if (c.securityContext?.allowPrivilegeEscalation !== false) fail(at, "securityContext.allowPrivilegeEscalation must be false");
-    if (!c.resources?.requests?.cpu || !c.resources?.requests?.memory || !c.resources?.limits?.memory) fail(at, "resources need cpu and memory requests and a memory limit");
+    if (!c.resources?.requests?.cpu || !c.resources?.requests?.memory || !c.resources?.limits?.memory)
+      fail(at, "resources need cpu and memory requests and a memory limit");
     for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
       const p = c[probe];
       if (!p?.grpc) fail(at, `${probe} must be a gRPC probe (the health service)`);
@@ -75,7 +75,8 @@ function checkDeployment(where, d, siblings) {
     if (!env.has("A2A_AUTH")) fail(at, "A2A_AUTH must be set explicitly (the server refuses to listen beyond loopback without it)");
     const graceMs = Number(env.get("A2A_SHUTDOWN_GRACE_MS") ?? 10000);
     const needed = Math.ceil((graceMs + HOOK_MARGIN_MS) / 1000);
-    if ((pod.terminationGracePeriodSeconds ?? 30) < needed) fail(where, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} < A2A_SHUTDOWN_GRACE_MS + ${HOOK_MARGIN_MS} ms = ${needed} s`);
+    if ((pod.terminationGracePeriodSeconds ?? 30) < needed)
+      fail(where, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} < A2A_SHUTDOWN_GRACE_MS + ${HOOK_MARGIN_MS} ms = ${needed} s`);
     for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) fail(at, `volumeMount ${m.name} has no volume`);
     if (!(c.volumeMounts ?? []).some((m) => m.mountPath === "/tmp")) fail(at, "a writable /tmp (emptyDir) is needed with a read-only root filesystem");
     if (env.get("A2A_STORE") === "sqlite") {
@@ -93,7 +94,8 @@ function checkService(where, s, siblings) {
   const deployments = siblings.filter((d) => d.kind === "Deployment");
   if (!deployments.some((d) => matches(s.spec?.selector, d.spec?.template?.metadata?.labels))) fail(where, "selector matches no Deployment's pods beside it");
   const portNames = new Set(deployments.flatMap((d) => (d.spec?.template?.spec?.containers ?? []).flatMap((c) => (c.ports ?? []).map((p) => p.name))));
-  for (const p of s.spec?.ports ?? []) if (typeof p.targetPort === "string" && !portNames.has(p.targetPort)) fail(where, `targetPort ${p.targetPort} is no container port`);
+  for (const p of s.spec?.ports ?? [])
+    if (typeof p.targetPort === "string" && !portNames.has(p.targetPort)) fail(where, `targetPort ${p.targetPort} is no container port`);
 }
 
 const files = yamlFiles(dir);

@@ -21,7 +21,15 @@ import { measureTask } from "./codec/list-response-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
-import { createTelemetry, METRICS_PATH, startMetricsServer, type MetricsServer, type ServiceMetrics, type Telemetry, type TelemetryOptions } from "./observability/index.js";
+import {
+  createTelemetry,
+  METRICS_PATH,
+  startMetricsServer,
+  type MetricsServer,
+  type ServiceMetrics,
+  type Telemetry,
+  type TelemetryOptions,
+} from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
@@ -65,8 +73,12 @@ const PAGE_TOKEN_SECRET_KEY = "page_token_secret";
 
 export async function createApp(config: Config, logger: CoreLogger, overrides: AppOverrides = {}): Promise<A2AApp> {
   const agent = overrides.agent ?? (await loadAgent(config.agentModule ?? undefined));
-  const resume = config.streaming && config.streamResumeRetentionMs !== null ? { retentionMs: config.streamResumeRetentionMs, maxEvents: config.streamResumeEvents, maxBytes: config.streamResumeBytes } : undefined;
-  const onListenerError = (error: unknown, event: TaskEvent) => logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed");
+  const resume =
+    config.streaming && config.streamResumeRetentionMs !== null
+      ? { retentionMs: config.streamResumeRetentionMs, maxEvents: config.streamResumeEvents, maxBytes: config.streamResumeBytes }
+      : undefined;
+  const onListenerError = (error: unknown, event: TaskEvent) =>
+    logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed");
   const store: OpenedStore = overrides.repository
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
     : await openStore(config, logger, onListenerError, resume);
@@ -81,7 +93,9 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       pushNotifications: pushStore !== undefined,
       security: cardSecurity(config.auth),
     },
-    resume === undefined ? agent.card : { ...agent.card, extensions: [...(agent.card?.extensions ?? []), streamResumeDeclaration(resume.retentionMs, config.streamHeartbeatMs)] },
+    resume === undefined
+      ? agent.card
+      : { ...agent.card, extensions: [...(agent.card?.extensions ?? []), streamResumeDeclaration(resume.retentionMs, config.streamHeartbeatMs)] },
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
   const pageTokens = new PageTokenCodec(pageTokenSecret);
@@ -103,18 +117,22 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
     attachInlinePushConfig: pushConfigs && ((caller, taskId, inline) => pushConfigs.attachInline(caller, taskId, inline)),
     sizes: taskSizeLimits(config.maxMessageBytes),
-    runAdmission: config.limits.runsPerPrincipal > 0 || config.limits.runsTotal > 0 ? new RunLimiter(config.limits.runsPerPrincipal, config.limits.runsTotal) : undefined,
+    runAdmission:
+      config.limits.runsPerPrincipal > 0 || config.limits.runsTotal > 0 ? new RunLimiter(config.limits.runsPerPrincipal, config.limits.runsTotal) : undefined,
   });
   const recovered = await service.recoverInterruptedWork();
   if (recovered.failed + recovered.resumed > 0) logger.info(recovered, "settled tasks left running by the previous process");
   await push?.start(); // resumes the deliveries a previous process left pending
   // Replicas: a replica that dies leaves its tasks to whichever replica sees their lease run out first.
-  const orphanSweep = store.orphanSweepMs === undefined ? undefined : setInterval(() => {
-    service.recoverInterruptedWork().then(
-      (settled) => settled.failed + settled.resumed > 0 && logger.info(settled, "settled tasks of a replica that stopped renewing its leases"),
-      (error: unknown) => logger.warn({ err: error }, "could not look for tasks left by a stopped replica"),
-    );
-  }, store.orphanSweepMs);
+  const orphanSweep =
+    store.orphanSweepMs === undefined
+      ? undefined
+      : setInterval(() => {
+          service.recoverInterruptedWork().then(
+            (settled) => settled.failed + settled.resumed > 0 && logger.info(settled, "settled tasks of a replica that stopped renewing its leases"),
+            (error: unknown) => logger.warn({ err: error }, "could not look for tasks left by a stopped replica"),
+          );
+        }, store.orphanSweepMs);
   orphanSweep?.unref();
   const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
   sweeper?.start();

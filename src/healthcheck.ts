@@ -8,9 +8,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
-import {
-  Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus, type HealthCheckResponse,
-} from "../gen/es/grpc/health/v1/health_pb.js";
+import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus, type HealthCheckResponse } from "../gen/es/grpc/health/v1/health_pb.js";
 import { loadConfig, type Config } from "./config/index.js";
 import { formatHostPort, parseHostPort } from "./config/parse-values.js";
 import { createServiceDefinition } from "./protocol/grpc-adapter.js";
@@ -30,11 +28,7 @@ function probeCredentials(tls: Config["tls"]): grpc.ChannelCredentials {
   return grpc.credentials.createSsl(null, mtls ? tls.key : null, mtls ? tls.cert : null, { rejectUnauthorized: false });
 }
 
-type CheckMethod = (
-  request: unknown,
-  options: grpc.CallOptions,
-  callback: (error: grpc.ServiceError | null, response?: HealthCheckResponse) => void,
-) => void;
+type CheckMethod = (request: unknown, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, response?: HealthCheckResponse) => void) => void;
 
 async function probe(): Promise<string> {
   const config = loadConfig({ argv: process.argv.slice(2), env: process.env, probe: true });

@@ -3,7 +3,17 @@
  * An agent module needs only the types (`import type { Agent } from "a2a-grpc-server"`), and
  * may use the part builders and the A2A errors below.
  */
-export type { Agent, AgentContext, AgentCardContribution, ArtifactInput, Caller, MessageInput, PartInput, PartFields, PartContentInput } from "./lifecycle/agent.js";
+export type {
+  Agent,
+  AgentContext,
+  AgentCardContribution,
+  ArtifactInput,
+  Caller,
+  MessageInput,
+  PartInput,
+  PartFields,
+  PartContentInput,
+} from "./lifecycle/agent.js";
 // For agents: part builders, and the A2A errors an agent throws to refuse a call before it makes a task.
 export { textPart, dataPart, filePart, dataOf, type PartOptions, type FileSource } from "./agents/parts.js";
 export {

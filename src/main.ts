@@ -22,11 +22,17 @@ async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   if (argv[0] === "keygen") {
-    process.exitCode = runKeygen(argv.slice(1), (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+    process.exitCode = runKeygen(
+      argv.slice(1),
+      (t) => process.stdout.write(t),
+      (t) => process.stderr.write(t),
+    );
     return;
   }
   if (wantsHelp(argv)) {
-    process.stdout.write(`Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n\n${describeConfig()}\n`);
+    process.stdout.write(
+      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n\n${describeConfig()}\n`,
+    );
     return;
   }
   let config: Config;

@@ -9,7 +9,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** @type {import("../../src/lifecycle/agent.js").Agent} */
 const agent = {
-  card: { name: "push bench", description: "Publishes updates for the push benchmark", skills: [{ id: "push", name: "push", description: "Publishes", tags: ["bench"] }] },
+  card: {
+    name: "push bench",
+    description: "Publishes updates for the push benchmark",
+    skills: [{ id: "push", name: "push", description: "Publishes", tags: ["bench"] }],
+  },
   async execute(ctx) {
     const part = ctx.message.parts[0]?.content;
     const [, eventsText = "10", intervalText = "0"] = (part?.case === "text" ? part.value : "").split(" ");

@@ -24,7 +24,10 @@ const agent = {
     if (command === "steps") {
       for (let i = 0; i < Number(a) && !ctx.signal.aborted; i++) {
         await pause(Number(b), ctx.signal);
-        await ctx.artifact({ artifactId: "steps", parts: [`at=${performance.timeOrigin + performance.now()}`] }, { append: i > 0, lastChunk: i === Number(a) - 1 });
+        await ctx.artifact(
+          { artifactId: "steps", parts: [`at=${performance.timeOrigin + performance.now()}`] },
+          { append: i > 0, lastChunk: i === Number(a) - 1 },
+        );
       }
       return ctx.complete();
     }

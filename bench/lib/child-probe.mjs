@@ -22,7 +22,11 @@ function profile(msg) {
     session.connect();
     // Every allocation's stack, including objects the GC has already collected: where garbage comes from.
     // A2A_PROBE_SURVIVORS=1: only what outlived a scavenge (what gets promoted).
-    session.post("HeapProfiler.startSampling", { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.A2A_PROBE_SURVIVORS !== "1" }, (e) => (e ? fail(e) : reply({})));
+    session.post(
+      "HeapProfiler.startSampling",
+      { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.A2A_PROBE_SURVIVORS !== "1" },
+      (e) => (e ? fail(e) : reply({})),
+    );
     return;
   }
   if (msg.cmd === "heapSampleStop") {
@@ -40,9 +44,7 @@ function profile(msg) {
     session.post("Profiler.enable", (err) => {
       if (err) return fail(err);
       // 100 µs sampling: fine enough for calls that cost tens of µs.
-      session.post("Profiler.setSamplingInterval", { interval: 100 }, () =>
-        session.post("Profiler.start", (e) => (e ? fail(e) : reply({}))),
-      );
+      session.post("Profiler.setSamplingInterval", { interval: 100 }, () => session.post("Profiler.start", (e) => (e ? fail(e) : reply({}))));
     });
   } else {
     session.post("Profiler.stop", (err, result) => {

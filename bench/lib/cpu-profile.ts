@@ -32,7 +32,10 @@ function areaOf(url: string): { where: string; area: string } {
   if (url.startsWith("node:")) return { where: url, area: "node core" };
   const root = process.cwd().replace(/\\/g, "/");
   const path = url.replace(/^file:\/\//, "").replace(`${root}/`, "");
-  const area = path.split("/").slice(0, path.startsWith("dist/") ? 3 : 2).join("/");
+  const area = path
+    .split("/")
+    .slice(0, path.startsWith("dist/") ? 3 : 2)
+    .join("/");
   return { where: path, area };
 }
 
@@ -111,19 +114,28 @@ export function profileSummary(file: string, calls: number, top = 25): string {
   );
   const areaTable = markdownTable(
     ["self %", "µs/call", "area"],
-    [...areas].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([a, v]) => [pct(v), perCall(v), a]),
+    [...areas]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20)
+      .map(([a, v]) => [pct(v), perCall(v), a]),
   );
   // Where the time is spent *under*: the project's functions and protobuf's entry points.
   const entryPoints = new Set(["toBinary", "fromBinary", "clone", "create", "fromJson", "toJson"]);
-  const inclusive = inclusiveTimes(file, (t) => t.area.startsWith("dist/") || t.area.startsWith("src/") || (t.area === "@bufbuild/protobuf" && entryPoints.has(t.name)));
+  const inclusive = inclusiveTimes(
+    file,
+    (t) => t.area.startsWith("dist/") || t.area.startsWith("src/") || (t.area === "@bufbuild/protobuf" && entryPoints.has(t.name)),
+  );
   const inclusiveTable = markdownTable(
     ["incl. %", "µs/call", "function", "where"],
     inclusive.slice(0, top).map((f) => [pct(f.micros), perCall(f.micros), f.name, f.where]),
   );
   return [
     `Sampled main-thread time: ${perCall(total)} µs/call over ${calls.toLocaleString("en-US")} calls.`,
-    "Self time by area:", areaTable,
-    "Top functions by self time:", fnTable,
-    "Inclusive time (self + callees) of the project's functions and protobuf entry points:", inclusiveTable,
+    "Self time by area:",
+    areaTable,
+    "Top functions by self time:",
+    fnTable,
+    "Inclusive time (self + callees) of the project's functions and protobuf entry points:",
+    inclusiveTable,
   ].join("\n\n");
 }

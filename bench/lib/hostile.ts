@@ -11,13 +11,30 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import {
-  CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-  ListTaskPushNotificationConfigsRequest, ListTasksRequest, Role, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  Role,
+  SendMessageRequest,
+  SubscribeToTaskRequest,
+  TaskPushNotificationConfig,
 } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 
 export const RPCS = [
-  "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
-  "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "GetExtendedAgentCard",
+  "SendMessage",
+  "SendStreamingMessage",
+  "GetTask",
+  "ListTasks",
+  "CancelTask",
+  "SubscribeToTask",
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "GetExtendedAgentCard",
   "DeleteTaskPushNotificationConfig",
 ] as const;
 type Rpc = (typeof RPCS)[number];
@@ -75,7 +92,10 @@ export function seededRandom(seed: number): () => number {
 }
 
 class Cases {
-  constructor(private readonly random: () => number, private readonly taskIds: readonly string[]) {}
+  constructor(
+    private readonly random: () => number,
+    private readonly taskIds: readonly string[],
+  ) {}
   int(n: number): number {
     return Math.floor(this.random() * n);
   }
@@ -109,10 +129,14 @@ class Cases {
 
   part(): Record<string, unknown> {
     const kind = this.int(6);
-    const base = { filename: this.chance(0.2) ? this.string() : "", mediaType: this.pick(["", "text/plain", "application/json", "image/png", "x", this.string()]) };
+    const base = {
+      filename: this.chance(0.2) ? this.string() : "",
+      mediaType: this.pick(["", "text/plain", "application/json", "image/png", "x", this.string()]),
+    };
     if (kind === 0) return { ...base, content: undefined };
     if (kind === 1) return { ...base, content: { $case: "text", value: this.pick(["echo", "hi", this.string()]) } };
-    if (kind === 2) return { ...base, content: { $case: "url", value: this.pick(["https://example.com/a", "http://127.0.0.1/x", "not a url", this.string()]) } };
+    if (kind === 2)
+      return { ...base, content: { $case: "url", value: this.pick(["https://example.com/a", "http://127.0.0.1/x", "not a url", this.string()]) } };
     if (kind === 3) return { ...base, content: { $case: "raw", value: Buffer.alloc(this.pick([0, 1, 1000])) } };
     if (kind === 4) return { ...base, content: { $case: "data", value: this.deepValue(this.pick([1, 5, 50])) } };
     return { ...base, content: { $case: "text", value: "" } };
@@ -124,7 +148,8 @@ class Cases {
   }
   message(): Record<string, unknown> {
     const partCount = this.pick([0, 1, 1, 2, 50, 10_000]);
-    const parts = partCount === 10_000 ? Array.from({ length: partCount }, () => ({ content: undefined })) : Array.from({ length: partCount }, () => this.part());
+    const parts =
+      partCount === 10_000 ? Array.from({ length: partCount }, () => ({ content: undefined })) : Array.from({ length: partCount }, () => this.part());
     return {
       messageId: this.chance(0.8) ? `m-${this.int(1e9)}` : this.string(),
       contextId: this.chance(0.7) ? "" : this.string(),
@@ -142,37 +167,64 @@ class Cases {
     switch (rpc) {
       case "SendMessage":
       case "SendStreamingMessage":
-        return SendMessageRequest.encode(SendMessageRequest.fromPartial({
-          tenant,
-          message: this.chance(0.95) ? (this.message() as never) : undefined,
-          configuration: this.chance(0.5) ? {
-            acceptedOutputModes: this.chance(0.3) ? [this.string()] : [],
-            historyLength: this.chance(0.5) ? this.number() : undefined,
-            returnImmediately: this.chance(0.7),
-            taskPushNotificationConfig: this.chance(0.1) ? { url: this.string(), id: "", taskId: "", token: "", tenant: "" } : undefined,
-          } : undefined,
-        })).finish();
+        return SendMessageRequest.encode(
+          SendMessageRequest.fromPartial({
+            tenant,
+            message: this.chance(0.95) ? (this.message() as never) : undefined,
+            configuration: this.chance(0.5)
+              ? {
+                  acceptedOutputModes: this.chance(0.3) ? [this.string()] : [],
+                  historyLength: this.chance(0.5) ? this.number() : undefined,
+                  returnImmediately: this.chance(0.7),
+                  taskPushNotificationConfig: this.chance(0.1) ? { url: this.string(), id: "", taskId: "", token: "", tenant: "" } : undefined,
+                }
+              : undefined,
+          }),
+        ).finish();
       case "GetTask":
-        return GetTaskRequest.encode(GetTaskRequest.fromPartial({ tenant, id: this.id(), historyLength: this.chance(0.5) ? this.number() : undefined })).finish();
+        return GetTaskRequest.encode(
+          GetTaskRequest.fromPartial({ tenant, id: this.id(), historyLength: this.chance(0.5) ? this.number() : undefined }),
+        ).finish();
       case "ListTasks":
-        return ListTasksRequest.encode(ListTasksRequest.fromPartial({
-          tenant, contextId: this.chance(0.7) ? "" : this.string(), status: this.pick([0, 1, 3, 99]) as never, pageSize: this.chance(0.5) ? this.number() : undefined,
-          pageToken: this.chance(0.7) ? "" : this.string(), historyLength: this.chance(0.5) ? this.number() : undefined, includeArtifacts: this.chance(0.5),
-        })).finish();
+        return ListTasksRequest.encode(
+          ListTasksRequest.fromPartial({
+            tenant,
+            contextId: this.chance(0.7) ? "" : this.string(),
+            status: this.pick([0, 1, 3, 99]) as never,
+            pageSize: this.chance(0.5) ? this.number() : undefined,
+            pageToken: this.chance(0.7) ? "" : this.string(),
+            historyLength: this.chance(0.5) ? this.number() : undefined,
+            includeArtifacts: this.chance(0.5),
+          }),
+        ).finish();
       case "CancelTask":
         return CancelTaskRequest.encode(CancelTaskRequest.fromPartial({ tenant, id: this.id() })).finish();
       case "SubscribeToTask":
         return SubscribeToTaskRequest.encode(SubscribeToTaskRequest.fromPartial({ tenant, id: this.id() })).finish();
       case "CreateTaskPushNotificationConfig":
-        return TaskPushNotificationConfig.encode(TaskPushNotificationConfig.fromPartial({ tenant, id: this.string(), taskId: this.id(), url: this.pick(["https://example.com/hook", "http://127.0.0.1:1/x", this.string()]), token: this.string() })).finish();
+        return TaskPushNotificationConfig.encode(
+          TaskPushNotificationConfig.fromPartial({
+            tenant,
+            id: this.string(),
+            taskId: this.id(),
+            url: this.pick(["https://example.com/hook", "http://127.0.0.1:1/x", this.string()]),
+            token: this.string(),
+          }),
+        ).finish();
       case "GetTaskPushNotificationConfig":
-        return GetTaskPushNotificationConfigRequest.encode(GetTaskPushNotificationConfigRequest.fromPartial({ tenant, taskId: this.id(), id: this.string() })).finish();
+        return GetTaskPushNotificationConfigRequest.encode(
+          GetTaskPushNotificationConfigRequest.fromPartial({ tenant, taskId: this.id(), id: this.string() }),
+        ).finish();
       case "ListTaskPushNotificationConfigs":
-        return ListTaskPushNotificationConfigsRequest.encode(ListTaskPushNotificationConfigsRequest.fromPartial({ tenant, taskId: this.id(), pageSize: this.number(), pageToken: this.string() })).finish();
+        return ListTaskPushNotificationConfigsRequest.encode(
+          ListTaskPushNotificationConfigsRequest.fromPartial({ tenant, taskId: this.id(), pageSize: this.number(), pageToken: this.string() }),
+        ).finish();
       case "GetExtendedAgentCard":
         return GetExtendedAgentCardRequest.encode(GetExtendedAgentCardRequest.fromPartial({ tenant })).finish();
       case "DeleteTaskPushNotificationConfig":
-        return DeleteTaskPushNotificationConfigRequest.encode(DeleteTaskPushNotificationConfigRequest.fromPartial({ tenant, taskId: this.id(), id: this.string() })).finish();
+        return DeleteTaskPushNotificationConfigRequest.encode(
+          DeleteTaskPushNotificationConfigRequest.fromPartial({ tenant, taskId: this.id(), id: this.string() }),
+        ).finish();
     }
   }
   /** The body: a hostile request, random bytes, or a mutated request. */
@@ -205,7 +257,8 @@ class Cases {
     const cred = this.int(10);
     if (cred < 6) for (const [k, v] of Object.entries(credentials.valid)) md.set(k, v);
     else if (cred === 6 && credentials.refused.length > 0) for (const [k, v] of Object.entries(this.pick(credentials.refused))) md.set(k, v);
-    else if (cred === 7) md.set("authorization", this.pick(["Bearer", "Bearer ", "bearer a.b.c", "Basic x", `Bearer ${"a".repeat(20_000)}`, "Bearer eyJhbGciOiJub25lIn0.e30."]));
+    else if (cred === 7)
+      md.set("authorization", this.pick(["Bearer", "Bearer ", "bearer a.b.c", "Basic x", `Bearer ${"a".repeat(20_000)}`, "Bearer eyJhbGciOiJub25lIn0.e30."]));
     else if (cred === 8) {
       // Node's HTTP/2 client refuses two authorization entries itself; one entry holding two is what can arrive.
       md.set("authorization", "Bearer a.b.c, Bearer d.e.f");
@@ -255,7 +308,9 @@ function runCase(client: grpc.Client, rpc: Rpc, body: Buffer, md: grpc.Metadata,
       call.on("error", (e: grpc.ServiceError) => finish({ code: e.code, details: e.details }));
       call.on("end", () => finish({ code: grpc.status.OK }));
     } else {
-      client.makeUnaryRequest(path, identity, identity, body, md, { deadline }, (e) => finish(e ? { code: (e as grpc.ServiceError).code, details: (e as grpc.ServiceError).details } : { code: grpc.status.OK }));
+      client.makeUnaryRequest(path, identity, identity, body, md, { deadline }, (e) =>
+        finish(e ? { code: (e as grpc.ServiceError).code, details: (e as grpc.ServiceError).details } : { code: grpc.status.OK }),
+      );
     }
   });
 }
@@ -277,8 +332,10 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
   const inFlight = options.inFlight ?? 16;
   const deadlineMs = options.deadlineMs ?? 5000;
   const clientOptions = { "grpc.max_receive_message_length": 64 * 1024 * 1024, "grpc.max_metadata_size": 256 * 1024 };
-  const clients = Array.from({ length: options.connections ?? 4 }, (_, i) =>
-    new grpc.Client(options.target, grpc.credentials.createInsecure(), { ...clientOptions, "grpc.channel_id": i } as grpc.ChannelOptions));
+  const clients = Array.from(
+    { length: options.connections ?? 4 },
+    (_, i) => new grpc.Client(options.target, grpc.credentials.createInsecure(), { ...clientOptions, "grpc.channel_id": i } as grpc.ChannelOptions),
+  );
   const byCode: Record<string, number> = {};
   let hangs = 0;
   let wedged = 0;
@@ -314,7 +371,16 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
       await Promise.all(Array.from({ length: inFlight }, worker));
       next += batch;
       for (const client of clients) if (!(await probe(client, options.credentials))) wedged++;
-      options.onProgress?.(next, { cases: next, byCode: { ...byCode }, hangs, wedged, internal, transportResets, internalSamples: [...internalSamples], ms: performance.now() - started });
+      options.onProgress?.(next, {
+        cases: next,
+        byCode: { ...byCode },
+        hangs,
+        wedged,
+        internal,
+        transportResets,
+        internalSamples: [...internalSamples],
+        ms: performance.now() - started,
+      });
     }
   } finally {
     for (const client of clients) client.close();

@@ -27,9 +27,7 @@ export function loadClient(address: string, metadata: Record<string, string> = {
     metadata: md,
     call: (path, request) =>
       new Promise((resolve, reject) => {
-        client.makeUnaryRequest(path, identity, identity, request, md.clone(), (err, res) =>
-          err ? reject(err) : resolve(res!),
-        );
+        client.makeUnaryRequest(path, identity, identity, request, md.clone(), (err, res) => (err ? reject(err) : resolve(res!)));
       }),
     close: () => client.close(),
   };

@@ -82,13 +82,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
   const port = await freePort();
-  const execArgv = [
-    "--expose-gc",
-    ...(options.tsx ? ["--import", "tsx"] : []),
-    "--import",
-    PROBE,
-    ...(options.nodeFlags ?? []),
-  ];
+  const execArgv = ["--expose-gc", ...(options.tsx ? ["--import", "tsx"] : []), "--import", PROBE, ...(options.nodeFlags ?? [])];
   const spawnedAt = performance.now();
   const child: ChildProcess = fork(options.script, [...(options.args ?? [])], {
     execArgv,

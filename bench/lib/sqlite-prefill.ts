@@ -75,10 +75,13 @@ interface Row {
 
 /** Rows shaped like task 0's (as the repository wrote it), for tasks from..to-1. */
 function fillDirect(db: Database, from: number, to: number, t0Us: number): void {
-  const template = db.prepare("SELECT pk, scope_id, state, version, history_len, task, artifacts FROM tasks WHERE id = ?").get(taskLife(0, t0Us).task.id) as Row | undefined;
+  const template = db.prepare("SELECT pk, scope_id, state, version, history_len, task, artifacts FROM tasks WHERE id = ?").get(taskLife(0, t0Us).task.id) as
+    | Row
+    | undefined;
   if (!template) throw new Error("prefill: the first task must be written through the repository first (--from 0)");
-  const history = (db.prepare("SELECT seq, message FROM history WHERE task_pk = ? ORDER BY seq").all(template.pk) as { seq: number; message: Uint8Array }[])
-    .map((h) => ({ seq: h.seq, message: decodeMessage(h.message) }));
+  const history = (
+    db.prepare("SELECT seq, message FROM history WHERE task_pk = ? ORDER BY seq").all(template.pk) as { seq: number; message: Uint8Array }[]
+  ).map((h) => ({ seq: h.seq, message: decodeMessage(h.message) }));
   const core = decodeTaskCore(template.task);
   const insertTask = db.prepare(
     "INSERT INTO tasks (id, scope_id, context_id, state, status_micros, version, history_len, task, artifacts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -94,7 +97,17 @@ function fillDirect(db: Database, from: number, to: number, t0Us: number): void 
         core.contextId = task.contextId;
         core.status!.timestamp = timestampFromMicros(micros);
         if (core.status!.message) Object.assign(core.status!.message, { taskId: task.id, contextId: task.contextId, messageId: `a-${i}` });
-        const { lastInsertRowid } = insertTask.run(task.id, template.scope_id, task.contextId, template.state, micros, template.version, template.history_len, encodeTaskCore(core), template.artifacts);
+        const { lastInsertRowid } = insertTask.run(
+          task.id,
+          template.scope_id,
+          task.contextId,
+          template.state,
+          micros,
+          template.version,
+          template.history_len,
+          encodeTaskCore(core),
+          template.artifacts,
+        );
         for (const h of history) {
           Object.assign(h.message, { taskId: task.id, contextId: task.contextId, messageId: `${h.message.messageId.split("-")[0]}-${i}` });
           insertHistory.run(lastInsertRowid, h.seq, encodeMessage(h.message));

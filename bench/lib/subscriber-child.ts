@@ -54,9 +54,23 @@ export interface SubscriberReport {
 
 /** gRPC status code names, indexed by code. */
 const STATUS = [
-  "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-  "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE",
-  "DATA_LOSS", "UNAUTHENTICATED",
+  "OK",
+  "CANCELLED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "FAILED_PRECONDITION",
+  "ABORTED",
+  "OUT_OF_RANGE",
+  "UNIMPLEMENTED",
+  "INTERNAL",
+  "UNAVAILABLE",
+  "DATA_LOSS",
+  "UNAUTHENTICATED",
 ] as const;
 const OK = 0;
 const CANCELLED = 1;
@@ -143,12 +157,21 @@ function statusOf(headers: IncomingHttpHeaders): { code: number; message?: strin
 /** gRPC's mapping of an HTTP status without grpc-status (e.g. from a proxy). */
 function httpStatusCode(httpStatus: number): number {
   switch (httpStatus) {
-    case 400: return 13; // INTERNAL
-    case 401: return 16; // UNAUTHENTICATED
-    case 403: return 7; // PERMISSION_DENIED
-    case 404: return 12; // UNIMPLEMENTED
-    case 429: case 502: case 503: case 504: return UNAVAILABLE;
-    default: return UNKNOWN;
+    case 400:
+      return 13; // INTERNAL
+    case 401:
+      return 16; // UNAUTHENTICATED
+    case 403:
+      return 7; // PERMISSION_DENIED
+    case 404:
+      return 12; // UNIMPLEMENTED
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return UNAVAILABLE;
+    default:
+      return UNKNOWN;
   }
 }
 

@@ -29,12 +29,7 @@ export function formatRatio(v: number | undefined): string {
  * `value (r1 / r2)` with its ratio to each baseline (by `label`), the baseline's own cell
  * showing `1.00×`.
  */
-export function comparisonTable<R>(
-  rows: readonly R[],
-  label: (row: R) => string,
-  metrics: readonly Metric<R>[],
-  baselines: readonly R[] = [],
-): string {
+export function comparisonTable<R>(rows: readonly R[], label: (row: R) => string, metrics: readonly Metric<R>[], baselines: readonly R[] = []): string {
   const baseNames = baselines.map(label).join(" / ");
   const headers = ["", ...metrics.map((m) => (m.ratio && baselines.length ? `${m.header} (× ${baseNames})` : m.header))];
   const body = rows.map((row) => [

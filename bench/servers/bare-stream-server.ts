@@ -18,12 +18,27 @@ function chunkEvent(i: number, last: boolean): Buffer {
   const text = `#seq=${i};t=${(performance.timeOrigin + performance.now()).toFixed(3)};`;
   return encode(
     create(StreamResponseSchema, {
-      payload: { case: "artifactUpdate", value: { taskId: "bare-task", contextId: "bare-context", append: i > 0, lastChunk: last, artifact: { artifactId: "out", name: "out", parts: [{ content: { case: "text", value: text } }] } } },
+      payload: {
+        case: "artifactUpdate",
+        value: {
+          taskId: "bare-task",
+          contextId: "bare-context",
+          append: i > 0,
+          lastChunk: last,
+          artifact: { artifactId: "out", name: "out", parts: [{ content: { case: "text", value: text } }] },
+        },
+      },
     }),
   );
 }
-const snapshot = encode(create(StreamResponseSchema, { payload: { case: "task", value: { id: "bare-task", contextId: "bare-context", status: { state: TaskState.WORKING } } } }));
-const completed = encode(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "bare-task", contextId: "bare-context", status: { state: TaskState.COMPLETED } } } }));
+const snapshot = encode(
+  create(StreamResponseSchema, { payload: { case: "task", value: { id: "bare-task", contextId: "bare-context", status: { state: TaskState.WORKING } } } }),
+);
+const completed = encode(
+  create(StreamResponseSchema, {
+    payload: { case: "statusUpdate", value: { taskId: "bare-task", contextId: "bare-context", status: { state: TaskState.COMPLETED } } },
+  }),
+);
 
 /** Built before any call (up to BENCH_MAX_EVENTS), so a stream only writes bytes. */
 const built = Array.from({ length: Number(process.env.BENCH_MAX_EVENTS ?? 100_000) }, (_, i) => chunkEvent(i, false));

@@ -23,7 +23,18 @@ export function serveSdkPeer(executor: AgentExecutor, agent: { name: string; des
     securityRequirements: [],
     defaultInputModes: ["text/plain"],
     defaultOutputModes: ["text/plain"],
-    skills: [{ id: agent.skill.id, name: agent.skill.id, description: agent.skill.description, tags: ["bench"], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+    skills: [
+      {
+        id: agent.skill.id,
+        name: agent.skill.id,
+        description: agent.skill.description,
+        tags: ["bench"],
+        examples: [],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
+      },
+    ],
     signatures: [],
   };
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);

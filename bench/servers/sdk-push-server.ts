@@ -36,7 +36,13 @@ class PushExecutor implements AgentExecutor {
     if (!ctx.task) bus.publish(AgentEvent.task(submittedTask(ctx)));
     const withText = (state: TaskState, text: string) => {
       const update = statusUpdate(ctx, state);
-      return { ...update, status: { ...update.status, message: { messageId: `m-${text}`, contextId, taskId, role: 2, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] } } };
+      return {
+        ...update,
+        status: {
+          ...update.status,
+          message: { messageId: `m-${text}`, contextId, taskId, role: 2, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] },
+        },
+      };
     };
     for (let i = 0; i < events; i++) {
       if (i % 2 === 0) bus.publish(AgentEvent.statusUpdate(withText(TaskState.TASK_STATE_WORKING, `e${i}@${stamp()}`)));
@@ -75,7 +81,14 @@ const card: AgentCard = {
   signatures: [],
 };
 const pushStore = new InMemoryPushNotificationStore();
-const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new PushExecutor(), undefined, pushStore, new DefaultPushNotificationSender(pushStore, { timeout: 10_000 }));
+const handler = new DefaultRequestHandler(
+  card,
+  new InMemoryTaskStore(),
+  new PushExecutor(),
+  undefined,
+  pushStore,
+  new DefaultPushNotificationSender(pushStore, { timeout: 10_000 }),
+);
 const server = new Server();
 server.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
 server.bindAsync(address, ServerCredentials.createInsecure(), (err) => {

@@ -123,9 +123,7 @@ export function buildExtendedAgentCard(publicCard: AgentCard, contribution: Agen
  */
 export function getExtendedAgentCard(card: AgentCard, extended: AgentCard | undefined): AgentCard {
   if (card.capabilities?.extendedAgentCard !== true) {
-    throw new UnsupportedOperationError(
-      "GetExtendedAgentCard is not supported: the agent card does not declare capabilities.extended_agent_card",
-    );
+    throw new UnsupportedOperationError("GetExtendedAgentCard is not supported: the agent card does not declare capabilities.extended_agent_card");
   }
   if (extended === undefined) throw new ExtendedAgentCardNotConfiguredError();
   return extended;

@@ -33,7 +33,7 @@ export async function loadAgent(modulePath: string | undefined): Promise<Agent> 
 }
 
 async function agentFrom(loaded: Record<string, unknown>, name: string): Promise<Agent> {
-  const exportName = loaded.default !== undefined ? "default export" : "export \"agent\"";
+  const exportName = loaded.default !== undefined ? "default export" : 'export "agent"';
   const exported = loaded.default ?? loaded.agent;
   if (exported === undefined || exported === null) {
     throw new Error(`${name} has no default export (and no export named "agent"); export an Agent or a function returning one`);

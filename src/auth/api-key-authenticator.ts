@@ -44,7 +44,8 @@ export class ApiKeyAuthenticator implements Authenticator {
     const values = source.metadata.get(API_KEY_HEADER);
     if (values.length === 0) return undefined;
     const key = values[0];
-    if (values.length > 1 || typeof key !== "string") throw invalidCredential("api-key", `the call carries more than one ${API_KEY_HEADER} entry, or a binary one`, EXPECTED);
+    if (values.length > 1 || typeof key !== "string")
+      throw invalidCredential("api-key", `the call carries more than one ${API_KEY_HEADER} entry, or a binary one`, EXPECTED);
     if (key.length > MAX_KEY_LENGTH) throw invalidCredential("api-key", `the key is longer than ${MAX_KEY_LENGTH} characters`, EXPECTED);
     const identity = this.#identities.get(hashApiKey(key));
     if (identity === undefined) throw invalidCredential("api-key", "the key is not known", EXPECTED);

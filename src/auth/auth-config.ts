@@ -49,7 +49,9 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
   if (authText === undefined || authText.trim().toLowerCase() === "none") {
     const anonymous = authText === undefined ? "loopback" : "none";
     if (anonymous === "loopback" && !isLoopbackOnly(listen)) {
-      throw new ConfigError(`refusing to start: ${name("listen")} = ${listen} is reachable beyond loopback and no authentication is configured; set ${name("auth")} to jwt, api-key or mtls (see README "Authentication"), or A2A_AUTH=none to allow anonymous callers`);
+      throw new ConfigError(
+        `refusing to start: ${name("listen")} = ${listen} is reachable beyond loopback and no authentication is configured; set ${name("auth")} to jwt, api-key or mtls (see README "Authentication"), or A2A_AUTH=none to allow anonymous callers`,
+      );
     }
     return { schemes: [], anonymous, jwt: undefined, apiKeysFile: undefined, mtlsPrincipal, rpcScopes };
   }
@@ -60,10 +62,13 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
     schemes.push(word as AuthScheme);
   }
   if (schemes.includes("mtls") && !mtlsReady) {
-    throw new ConfigError(`invalid configuration: ${name("auth")} includes mtls but ${name("tlsClientCa")} is not set: client certificates need TLS with a client CA`);
+    throw new ConfigError(
+      `invalid configuration: ${name("auth")} includes mtls but ${name("tlsClientCa")} is not set: client certificates need TLS with a client CA`,
+    );
   }
   const apiKeysFile = raw("apiKeysFile");
-  if (schemes.includes("api-key") && apiKeysFile === undefined) throw new ConfigError(`invalid configuration: ${name("auth")} includes api-key but ${name("apiKeysFile")} is not set`);
+  if (schemes.includes("api-key") && apiKeysFile === undefined)
+    throw new ConfigError(`invalid configuration: ${name("auth")} includes api-key but ${name("apiKeysFile")} is not set`);
   return {
     schemes,
     anonymous: undefined,
@@ -82,15 +87,24 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
     const issuer = raw("jwtIssuer");
     const audience = raw("jwtAudience");
     if (issuer === undefined || audience === undefined) {
-      throw new ConfigError(`invalid configuration: ${name("auth")} includes jwt: set ${name("jwtIssuer")} and ${name("jwtAudience")} (tokens are checked against both)`);
+      throw new ConfigError(
+        `invalid configuration: ${name("auth")} includes jwt: set ${name("jwtIssuer")} and ${name("jwtAudience")} (tokens are checked against both)`,
+      );
     }
-    const algorithms = parseOr("jwtAlgorithms", (v) => {
-      const list = v.split(",").map((a) => a.trim()).filter((a) => a !== "");
-      const bad = list.find((a) => !ALLOWED_JWT_ALGORITHMS.includes(a));
-      if (bad !== undefined) throw new Error(`${bad} is not allowed; choose from ${ALLOWED_JWT_ALGORITHMS.join(", ")} (none and HMAC are never accepted)`);
-      if (list.length === 0) throw new Error("list at least one algorithm");
-      return list;
-    }, [...DEFAULT_JWT_ALGORITHMS]);
+    const algorithms = parseOr(
+      "jwtAlgorithms",
+      (v) => {
+        const list = v
+          .split(",")
+          .map((a) => a.trim())
+          .filter((a) => a !== "");
+        const bad = list.find((a) => !ALLOWED_JWT_ALGORITHMS.includes(a));
+        if (bad !== undefined) throw new Error(`${bad} is not allowed; choose from ${ALLOWED_JWT_ALGORITHMS.join(", ")} (none and HMAC are never accepted)`);
+        if (list.length === 0) throw new Error("list at least one algorithm");
+        return list;
+      },
+      [...DEFAULT_JWT_ALGORITHMS],
+    );
     let publicKeyPem: Buffer | undefined;
     if (keyFile !== undefined) {
       const path = resolve(cwd, keyFile);
@@ -99,8 +113,10 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
       } catch (e) {
         throw invalid("jwtPublicKeyFile", `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? "error"})`);
       }
-      if (/PRIVATE KEY/.test(publicKeyPem.toString("latin1"))) throw invalid("jwtPublicKeyFile", "the file holds a private key; give the public key or certificate only");
-      if (!/-----BEGIN (PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY)-----/.test(publicKeyPem.toString("latin1"))) throw invalid("jwtPublicKeyFile", "not a PEM public key or certificate");
+      if (/PRIVATE KEY/.test(publicKeyPem.toString("latin1")))
+        throw invalid("jwtPublicKeyFile", "the file holds a private key; give the public key or certificate only");
+      if (!/-----BEGIN (PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY)-----/.test(publicKeyPem.toString("latin1")))
+        throw invalid("jwtPublicKeyFile", "not a PEM public key or certificate");
     }
     const jwksUrl = jwks === undefined ? undefined : parseOr("jwtJwksUrl", parseJwksUrl, undefined);
     return {

@@ -53,18 +53,28 @@ export class CallerAuthenticator {
     if (granted !== undefined) {
       if (tenant === "" && granted.length > 0) scopeTenant = granted[0]!;
       else if (!granted.includes(tenant)) {
-        throw new AuthError("permission_denied", "TENANT_NOT_ALLOWED", `the credential of principal ${quote(identity.principal)} may not act in this tenant; send one of the tenants it grants${granted.length > 0 ? ` (${granted.slice(0, 8).join(", ")})` : " (it grants none)"}`, {
-          scheme: identity.scheme,
-        });
+        throw new AuthError(
+          "permission_denied",
+          "TENANT_NOT_ALLOWED",
+          `the credential of principal ${quote(identity.principal)} may not act in this tenant; send one of the tenants it grants${granted.length > 0 ? ` (${granted.slice(0, 8).join(", ")})` : " (it grants none)"}`,
+          {
+            scheme: identity.scheme,
+          },
+        );
       }
     }
     const required = this.#scopes.forMethod(method);
     for (const scope of required) {
       if (!identity.scopes.includes(scope)) {
-        throw new AuthError("permission_denied", "SCOPE_MISSING", `${method} needs the scope(s) ${required.join(", ")}; the credential of principal ${quote(identity.principal)} lacks ${scope}`, {
-          scheme: identity.scheme,
-          required_scopes: required.join(" "),
-        });
+        throw new AuthError(
+          "permission_denied",
+          "SCOPE_MISSING",
+          `${method} needs the scope(s) ${required.join(", ")}; the credential of principal ${quote(identity.principal)} lacks ${scope}`,
+          {
+            scheme: identity.scheme,
+            required_scopes: required.join(" "),
+          },
+        );
       }
     }
     return { tenant: scopeTenant, principal: identity.principal, scheme: identity.scheme, scopes: identity.scopes, claims: identity.claims };

@@ -110,13 +110,14 @@ export class JwtAuthenticator implements Authenticator {
 
   #identity(payload: JWTPayload): Identity {
     const sub = payload.sub!;
-    if (sub.length > 256 || /[\u0000-\u001f\u007f]/.test(sub)) throw invalidCredential("jwt", "the sub claim is longer than 256 characters or holds control characters", EXPECTED);
+    if (sub.length > 256 || /[\u0000-\u001f\u007f]/.test(sub))
+      throw invalidCredential("jwt", "the sub claim is longer than 256 characters or holds control characters", EXPECTED);
     const tenantsClaim = this.settings.tenantsClaim;
     return {
       scheme: "jwt",
       principal: sub,
       // A token without the claim may act in the default (empty) tenant only.
-      tenants: tenantsClaim === undefined ? undefined : stringList(payload[tenantsClaim], "tenants", tenantsClaim) ?? [""],
+      tenants: tenantsClaim === undefined ? undefined : (stringList(payload[tenantsClaim], "tenants", tenantsClaim) ?? [""]),
       scopes: stringList(payload[this.settings.scopesClaim], "scopes", this.settings.scopesClaim) ?? [],
       claims: Object.freeze({ ...payload }),
     };
@@ -127,16 +128,29 @@ export class JwtAuthenticator implements Authenticator {
     if (error instanceof AuthError) return error;
     if (error instanceof errors.JWTExpired) return invalidCredential("jwt", "the token has expired", `${EXPECTED} with an exp in the future`);
     if (error instanceof errors.JWTClaimValidationFailed) {
-      const expected: Record<string, string> = { iss: `iss "${s.issuer}"`, aud: `aud "${s.audience}"`, nbf: "an nbf in the past", sub: "a sub claim", exp: "an exp claim" };
+      const expected: Record<string, string> = {
+        iss: `iss "${s.issuer}"`,
+        aud: `aud "${s.audience}"`,
+        nbf: "an nbf in the past",
+        sub: "a sub claim",
+        exp: "an exp claim",
+      };
       return invalidCredential("jwt", `the ${error.claim} claim is missing or not accepted`, expected[error.claim] ?? `${EXPECTED} with valid claims`);
     }
-    if (error instanceof errors.JOSEAlgNotAllowed) return invalidCredential("jwt", "the token's algorithm is not allowed", `a token signed with one of ${s.algorithms.join(", ")}`);
-    if (error instanceof errors.JWSSignatureVerificationFailed) return invalidCredential("jwt", "the signature does not verify", "a token signed by the configured issuer's key");
+    if (error instanceof errors.JOSEAlgNotAllowed)
+      return invalidCredential("jwt", "the token's algorithm is not allowed", `a token signed with one of ${s.algorithms.join(", ")}`);
+    if (error instanceof errors.JWSSignatureVerificationFailed)
+      return invalidCredential("jwt", "the signature does not verify", "a token signed by the configured issuer's key");
     if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
       return invalidCredential("jwt", "no signing key of the issuer matches the token", "a token signed by a key in the configured JWKS");
     }
     if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || isFetchFailure(error)) {
-      return new AuthError("unavailable", "SIGNING_KEYS_UNAVAILABLE", "the server could not fetch the issuer's signing keys to check the token; try again later", { scheme: "jwt" });
+      return new AuthError(
+        "unavailable",
+        "SIGNING_KEYS_UNAVAILABLE",
+        "the server could not fetch the issuer's signing keys to check the token; try again later",
+        { scheme: "jwt" },
+      );
     }
     return invalidCredential("jwt", "the token is malformed", `${EXPECTED} (a signed compact JWS)`);
   }
@@ -147,7 +161,8 @@ export function bearerToken(metadata: grpc.Metadata): string | undefined {
   const values = metadata.get("authorization");
   if (values.length === 0) return undefined;
   const value = values[0];
-  if (values.length > 1 || typeof value !== "string") throw invalidCredential("jwt", "the call carries more than one authorization entry, or a binary one", EXPECTED);
+  if (values.length > 1 || typeof value !== "string")
+    throw invalidCredential("jwt", "the call carries more than one authorization entry, or a binary one", EXPECTED);
   if (value.length > MAX_TOKEN_LENGTH + 7) throw invalidCredential("jwt", `the authorization entry is longer than ${MAX_TOKEN_LENGTH} characters`, EXPECTED);
   const match = /^bearer +([A-Za-z0-9_.~+/=-]+) *$/i.exec(value);
   if (!match) throw invalidCredential("jwt", "the authorization entry is not a Bearer token", EXPECTED);
@@ -170,7 +185,11 @@ function stringList(value: unknown, what: string, claim: string): string[] | und
   if (value === undefined) return undefined;
   if (typeof value === "string") return value.split(" ").filter((s) => s !== "");
   if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as string[];
-  throw invalidCredential("jwt", `the ${claim} claim (${what}) is neither a string nor a list of strings`, `${claim} as a space-separated string or an array of strings`);
+  throw invalidCredential(
+    "jwt",
+    `the ${claim} claim (${what}) is neither a string nor a list of strings`,
+    `${claim} as a space-separated string or an array of strings`,
+  );
 }
 
 /** Node's fetch rejects with a TypeError "fetch failed" (by name: it may come from another realm). */

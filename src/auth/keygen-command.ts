@@ -11,7 +11,12 @@ export const KEYGEN_USAGE = "Usage: a2a-grpc-server keygen --principal=NAME [--t
 export function runKeygen(argv: readonly string[], out: (text: string) => void, err: (text: string) => void): number {
   let values: { principal?: string; tenants?: string; scopes?: string };
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { principal: { type: "string" }, tenants: { type: "string" }, scopes: { type: "string" } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { principal: { type: "string" }, tenants: { type: "string" }, scopes: { type: "string" } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (e) {
     err(`${(e as Error).message}\n${KEYGEN_USAGE}\n`);
     return 2;
@@ -26,6 +31,8 @@ export function runKeygen(argv: readonly string[], out: (text: string) => void, 
   }
   const key = newApiKey();
   out(`${key}\n${apiKeyLine(key, { principal: values.principal, tenants, scopes })}\n`);
-  err("line 1: the key, for the client (x-api-key metadata); it is not stored anywhere\nline 2: append it to the A2A_API_KEYS_FILE file, then send the server SIGHUP\n");
+  err(
+    "line 1: the key, for the client (x-api-key metadata); it is not stored anywhere\nline 2: append it to the A2A_API_KEYS_FILE file, then send the server SIGHUP\n",
+  );
   return 0;
 }

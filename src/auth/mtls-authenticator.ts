@@ -23,7 +23,11 @@ export class MtlsAuthenticator implements Authenticator {
     if (cert === undefined || cert === null || Object.keys(cert).length === 0) return undefined;
     const principal = this.source === "subject" ? subjectCn(cert) : firstSan(cert);
     if (principal === undefined || principal === "" || principal.length > 256) {
-      throw invalidCredential("mtls", `the client certificate has no usable ${this.source === "subject" ? "subject CN" : "URI, DNS or email SAN"}`, `a client certificate whose ${this.source === "subject" ? "subject CN" : "SAN"} names the principal`);
+      throw invalidCredential(
+        "mtls",
+        `the client certificate has no usable ${this.source === "subject" ? "subject CN" : "URI, DNS or email SAN"}`,
+        `a client certificate whose ${this.source === "subject" ? "subject CN" : "SAN"} names the principal`,
+      );
     }
     let identity = this.#identities.get(principal);
     if (identity === undefined) {

@@ -12,7 +12,10 @@ export class RpcScopes {
   /** Parses the setting's text; `methods` are the RPC names that may be named. Throws an Error saying what is wrong. */
   static parse(text: string, methods: readonly string[]): RpcScopes {
     const byMethod = new Map<string, string[]>();
-    for (const entry of text.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+    for (const entry of text
+      .split(",")
+      .map((e) => e.trim())
+      .filter((e) => e !== "")) {
       const eq = entry.indexOf("=");
       const method = entry.slice(0, eq).trim();
       const scope = entry.slice(eq + 1).trim();

@@ -27,16 +27,28 @@ export function cardSecurity(auth: AuthConfig): CardSecurity {
       securitySchemes[SCHEME_NAMES.jwt] = {
         scheme: {
           case: "httpAuthSecurityScheme",
-          value: { scheme: "Bearer", bearerFormat: "JWT", description: `A JWT in the authorization metadata, issued by ${jwt.issuer} for audience ${jwt.audience}, signed with ${jwt.algorithms.join(", ")}.${scopes}` },
+          value: {
+            scheme: "Bearer",
+            bearerFormat: "JWT",
+            description: `A JWT in the authorization metadata, issued by ${jwt.issuer} for audience ${jwt.audience}, signed with ${jwt.algorithms.join(", ")}.${scopes}`,
+          },
         },
       };
     } else if (scheme === "api-key") {
       securitySchemes[SCHEME_NAMES["api-key"]] = {
-        scheme: { case: "apiKeySecurityScheme", value: { location: "header", name: API_KEY_HEADER, description: `An API key in the ${API_KEY_HEADER} metadata.${scopes}` } },
+        scheme: {
+          case: "apiKeySecurityScheme",
+          value: { location: "header", name: API_KEY_HEADER, description: `An API key in the ${API_KEY_HEADER} metadata.${scopes}` },
+        },
       };
     } else {
       securitySchemes[SCHEME_NAMES.mtls] = {
-        scheme: { case: "mtlsSecurityScheme", value: { description: `A TLS client certificate; its ${auth.mtlsPrincipal === "san" ? "first URI, DNS or email SAN" : "subject CN"} names the caller.${scopes}` } },
+        scheme: {
+          case: "mtlsSecurityScheme",
+          value: {
+            description: `A TLS client certificate; its ${auth.mtlsPrincipal === "san" ? "first URI, DNS or email SAN" : "subject CN"} names the caller.${scopes}`,
+          },
+        },
       };
     }
   }

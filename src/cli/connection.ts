@@ -41,7 +41,8 @@ export function parseServer(value: string): { address: string; tls: boolean } {
   let tls = false;
   if (m) {
     const scheme = m[1]!.toLowerCase();
-    if (!["grpc", "grpcs", "http", "https"].includes(scheme)) throw new UsageError(`server "${value}": unknown scheme ${scheme}:// (use host:port, grpc:// or grpcs://)`);
+    if (!["grpc", "grpcs", "http", "https"].includes(scheme))
+      throw new UsageError(`server "${value}": unknown scheme ${scheme}:// (use host:port, grpc:// or grpcs://)`);
     tls = scheme === "grpcs" || scheme === "https";
     rest = m[2]!.replace(/\/.*$/, "");
   }

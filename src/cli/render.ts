@@ -30,7 +30,10 @@ export function stateName(state: TaskState): string {
 
 /** Parses a state given on the command line: "working", "TASK_STATE_WORKING", "input-required". */
 export function parseState(value: string): TaskState | undefined {
-  const key = value.toUpperCase().replace(/-/g, "_").replace(/^TASK_STATE_/, "") as keyof typeof TaskState;
+  const key = value
+    .toUpperCase()
+    .replace(/-/g, "_")
+    .replace(/^TASK_STATE_/, "") as keyof typeof TaskState;
   const state = TaskState[key];
   return typeof state === "number" && state !== TaskState.UNSPECIFIED ? state : undefined;
 }
@@ -41,7 +44,10 @@ export function styledState(out: Output, state: TaskState): string {
 
 export function formatTime(ts: Timestamp | undefined): string {
   if (!ts) return "";
-  return timestampDate(ts).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  return timestampDate(ts)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** One part as text: text as is, data as JSON, files by name, size and type. */
@@ -77,7 +83,10 @@ export function messageText(message: Message | undefined): string {
 }
 
 function indent(text: string, by = "  "): string {
-  return text.split("\n").map((l) => by + l).join("\n");
+  return text
+    .split("\n")
+    .map((l) => by + l)
+    .join("\n");
 }
 
 export function renderMessage(out: Output, message: Message): void {
@@ -139,13 +148,20 @@ export function renderCard(out: Output, card: CardJson): void {
   if (card.description) out.line(card.description);
   if (card.provider?.organization) out.line(out.style("dim", `by ${card.provider.organization}${card.provider.url ? ` (${card.provider.url})` : ""}`));
   for (const itf of card.supportedInterfaces ?? []) {
-    out.line(`${out.style("bold", "interface")}: ${itf.protocolBinding} ${itf.url} (A2A ${itf.protocolVersion ?? "?"}${itf.tenant ? `, tenant ${itf.tenant}` : ""})`);
+    out.line(
+      `${out.style("bold", "interface")}: ${itf.protocolBinding} ${itf.url} (A2A ${itf.protocolVersion ?? "?"}${itf.tenant ? `, tenant ${itf.tenant}` : ""})`,
+    );
   }
   const caps = card.capabilities ?? {};
   const flag = (on: boolean | undefined) => (on ? out.style("green", "yes") : out.style("dim", "no"));
-  out.line(`${out.style("bold", "capabilities")}: streaming ${flag(caps.streaming)}, push notifications ${flag(caps.pushNotifications)}, extended card ${flag(caps.extendedAgentCard)}`);
+  out.line(
+    `${out.style("bold", "capabilities")}: streaming ${flag(caps.streaming)}, push notifications ${flag(caps.pushNotifications)}, extended card ${flag(caps.extendedAgentCard)}`,
+  );
   for (const ext of caps.extensions ?? []) out.line(`  extension ${ext.uri}${ext.required ? " (required)" : ""}`);
-  if (card.defaultInputModes?.length) out.line(`${out.style("bold", "input")}: ${card.defaultInputModes.join(", ")}   ${out.style("bold", "output")}: ${(card.defaultOutputModes ?? []).join(", ")}`);
+  if (card.defaultInputModes?.length)
+    out.line(
+      `${out.style("bold", "input")}: ${card.defaultInputModes.join(", ")}   ${out.style("bold", "output")}: ${(card.defaultOutputModes ?? []).join(", ")}`,
+    );
   if (card.skills?.length) out.line(out.style("bold", "skills"));
   for (const skill of card.skills ?? []) {
     out.line(`  ${out.style("cyan", skill.id ?? "")}  ${skill.name && skill.name !== skill.id ? `${skill.name}: ` : ""}${skill.description ?? ""}`);

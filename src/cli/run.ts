@@ -137,7 +137,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const command = COMMANDS.find((c) => c.name === name);
     const rest = at >= 0 ? [...argv.slice(0, at), ...argv.slice(at + 1)] : [...argv];
     const { values, positionals } = parse(rest, { ...GLOBAL_OPTIONS, ...command?.options });
-    out = new Output({ stdout: io.stdout, stderr: io.stderr, env: io.env, json: values.json ? true : values.human ? false : undefined, noColor: Boolean(values["no-color"]) });
+    out = new Output({
+      stdout: io.stdout,
+      stderr: io.stderr,
+      env: io.env,
+      json: values.json ? true : values.human ? false : undefined,
+      noColor: Boolean(values["no-color"]),
+    });
 
     if (values.version) {
       io.stdout.write(`a2a ${packageVersion()}\n`);
@@ -164,7 +170,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       connection,
       async connect() {
         const target = await resolveTarget(connection);
-        client = new A2AClient({ address: target.address, credentials: channelCredentials(target, connection), metadata: callMetadata(connection), timeoutMs: connection.timeoutMs });
+        client = new A2AClient({
+          address: target.address,
+          credentials: channelCredentials(target, connection),
+          metadata: callMetadata(connection),
+          timeoutMs: connection.timeoutMs,
+        });
         await client.connect(connection.timeoutMs ?? 10_000);
         return { client, tenant: target.tenant };
       },
@@ -198,7 +209,16 @@ function reportError(out: Output, e: unknown): number {
 
 function failureJson(f: RpcFailure) {
   const kind = f.exitCode === ExitCode.a2aError ? "a2a" : f.exitCode === ExitCode.connection ? "connection" : "status";
-  return { kind, code: f.status, message: f.message, reason: f.reason, domain: f.domain, metadata: f.metadata, fieldViolations: f.fieldViolations, details: f.details };
+  return {
+    kind,
+    code: f.status,
+    message: f.message,
+    reason: f.reason,
+    domain: f.domain,
+    metadata: f.metadata,
+    fieldViolations: f.fieldViolations,
+    details: f.details,
+  };
 }
 
 function describeFailure(out: Output, f: RpcFailure): string {

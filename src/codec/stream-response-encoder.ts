@@ -67,7 +67,8 @@ export function approximateSize(response: StreamResponse): number {
   if (payload.case !== "artifactUpdate") return streamResponseBytes(response).byteLength;
   const { artifact } = payload.value;
   if (artifact === undefined || artifact.metadata !== undefined || payload.value.metadata !== undefined) return streamResponseBytes(response).byteLength;
-  let size = 16 + payload.value.taskId.length + payload.value.contextId.length + artifact.artifactId.length + artifact.name.length + artifact.description.length;
+  let size =
+    16 + payload.value.taskId.length + payload.value.contextId.length + artifact.artifactId.length + artifact.name.length + artifact.description.length;
   for (const part of artifact.parts) {
     const content = part.content;
     if (content.case === "text" || content.case === "url") size += 8 + content.value.length;

@@ -47,11 +47,7 @@ export const CLONED_FIELDS: Readonly<Record<string, readonly string[]>> = {
     "5 history repeated lf.a2a.v1.Message",
     "6 metadata google.protobuf.Struct",
   ],
-  "lf.a2a.v1.TaskStatus": [
-    "1 state enum lf.a2a.v1.TaskState",
-    "2 message lf.a2a.v1.Message",
-    "3 timestamp google.protobuf.Timestamp",
-  ],
+  "lf.a2a.v1.TaskStatus": ["1 state enum lf.a2a.v1.TaskState", "2 message lf.a2a.v1.Message", "3 timestamp google.protobuf.Timestamp"],
   "lf.a2a.v1.Message": [
     "1 messageId string",
     "2 contextId string",
@@ -122,10 +118,7 @@ export function cloneTaskStatus(s: TaskStatus): TaskStatus {
   const timestamp = s.timestamp;
   let out: TaskStatus;
   if (timestamp === undefined) {
-    out =
-      message === undefined
-        ? { $typeName: "lf.a2a.v1.TaskStatus", state }
-        : { $typeName: "lf.a2a.v1.TaskStatus", state, message: cloneMessage(message) };
+    out = message === undefined ? { $typeName: "lf.a2a.v1.TaskStatus", state } : { $typeName: "lf.a2a.v1.TaskStatus", state, message: cloneMessage(message) };
   } else {
     out =
       message === undefined

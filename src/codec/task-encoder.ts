@@ -36,11 +36,7 @@ export const ENCODED_FIELDS: Readonly<Record<string, readonly string[]>> = {
     "5 history repeated lf.a2a.v1.Message",
     "6 metadata google.protobuf.Struct",
   ],
-  "lf.a2a.v1.TaskStatus": [
-    "1 state enum lf.a2a.v1.TaskState",
-    "2 message lf.a2a.v1.Message",
-    "3 timestamp google.protobuf.Timestamp",
-  ],
+  "lf.a2a.v1.TaskStatus": ["1 state enum lf.a2a.v1.TaskState", "2 message lf.a2a.v1.Message", "3 timestamp google.protobuf.Timestamp"],
   "lf.a2a.v1.Message": [
     "1 messageId string",
     "2 contextId string",

@@ -6,9 +6,7 @@ import type { Config, PushSettings, TlsConfig } from "./config.js";
 import { loadAuthConfig } from "../auth/auth-config.js";
 import { loadLimitsConfig } from "../limits/limits-config.js";
 import { ConfigError } from "./config-error.js";
-import {
-  formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger,
-} from "./parse-values.js";
+import { formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "./parse-values.js";
 import { SETTINGS, settingName, type Setting, type SettingKey } from "./settings.js";
 import { parseNetwork } from "../push/destination-guard.js";
 import { parseSigningSecret } from "../push/signature.js";
@@ -70,7 +68,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const tls = loadTls(raw, cwd);
   const store = get("store", (v) => parseChoice(v, ["sqlite", "memory", "postgres"] as const), "sqlite");
   if (store === "postgres" && raw("databaseUrl") === undefined) {
-    throw new ConfigError(`invalid configuration: ${settingName(SETTINGS.store)} = "postgres" needs ${settingName(SETTINGS.databaseUrl)} (postgres://user:password@host:5432/database)`);
+    throw new ConfigError(
+      `invalid configuration: ${settingName(SETTINGS.store)} = "postgres" needs ${settingName(SETTINGS.databaseUrl)} (postgres://user:password@host:5432/database)`,
+    );
   }
 
   return {
@@ -114,11 +114,16 @@ export function loadConfig(sources: ConfigSources = {}): Config {
 type Getter = <T>(key: SettingKey, parse: (v: string) => T, fallback: string) => T;
 
 function loadPush(get: Getter): PushSettings {
-  const ms = (min: number, max = 2 ** 31 - 1) => (v: string) => parseInteger(v, { min, max });
+  const ms =
+    (min: number, max = 2 ** 31 - 1) =>
+    (v: string) =>
+      parseInteger(v, { min, max });
   const backoffMs = get("pushBackoffMs", ms(1), "1000");
   const maxBackoffMs = get("pushMaxBackoffMs", ms(1), "300000");
   if (maxBackoffMs < backoffMs) {
-    throw new ConfigError(`invalid configuration: ${settingName(SETTINGS.pushMaxBackoffMs)} (${maxBackoffMs}) is below ${settingName(SETTINGS.pushBackoffMs)} (${backoffMs})`);
+    throw new ConfigError(
+      `invalid configuration: ${settingName(SETTINGS.pushMaxBackoffMs)} (${maxBackoffMs}) is below ${settingName(SETTINGS.pushBackoffMs)} (${backoffMs})`,
+    );
   }
   return {
     allowHosts: get("pushAllowHosts", parseHostList, " "),
@@ -127,11 +132,15 @@ function loadPush(get: Getter): PushSettings {
     maxAttempts: get("pushMaxAttempts", ms(1, 1000), "10"),
     backoffMs,
     maxBackoffMs,
-    maxAgeMs: get("pushMaxAge", (v) => {
-      const d = parseDurationOrOff(v);
-      if (d === null) throw new Error("expected a duration like 24h or 30m");
-      return d;
-    }, "24h"),
+    maxAgeMs: get(
+      "pushMaxAge",
+      (v) => {
+        const d = parseDurationOrOff(v);
+        if (d === null) throw new Error("expected a duration like 24h or 30m");
+        return d;
+      },
+      "24h",
+    ),
     concurrency: get("pushConcurrency", ms(1, 10_000), "32"),
     maxConfigsPerTask: get("pushMaxConfigsPerTask", ms(1, 1000), "10"),
     signingKey: get("pushSigningSecret", (v) => (v.trim() === "" ? null : parseSigningSecret(v)), " "),
@@ -140,9 +149,13 @@ function loadPush(get: Getter): PushSettings {
 
 /** `a.example, 127.0.0.1, 10.0.0.0/8`: host names, IPs and CIDRs. */
 function parseHostList(value: string): string[] {
-  const entries = value.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  const entries = value
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
   for (const entry of entries) {
-    if (entry.includes("/") && parseNetwork(entry) === undefined) throw new Error(`${JSON.stringify(entry)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`);
+    if (entry.includes("/") && parseNetwork(entry) === undefined)
+      throw new Error(`${JSON.stringify(entry)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`);
     if (!entry.includes("/") && parseNetwork(entry) === undefined && !/^[a-z0-9.-]+$/i.test(entry)) {
       throw new Error(`${JSON.stringify(entry)} is neither a host name, an IP address nor a CIDR range`);
     }
@@ -158,7 +171,11 @@ function invalid(s: Setting, value: string, why: string): ConfigError {
 
 /** Flags by long name. Boolean flags may stand alone (`--allow-missing-version`). */
 function parseFlags(argv: readonly string[]): Record<string, string | undefined> {
-  const booleans = new Set(Object.values(SETTINGS).filter((s) => "boolean" in s).map((s) => `--${s.flag}`));
+  const booleans = new Set(
+    Object.values(SETTINGS)
+      .filter((s) => "boolean" in s)
+      .map((s) => `--${s.flag}`),
+  );
   const args = argv.map((a) => (booleans.has(a) ? `${a}=true` : a));
   const options = Object.fromEntries(Object.values(SETTINGS).map((s) => [s.flag, { type: "string" as const }]));
   try {
@@ -233,18 +250,30 @@ function loadTls(raw: (key: SettingKey) => string | undefined, cwd: string): Tls
     }
   };
   const [cert, x509] = load("tlsCert", certPath, (pem) => {
-    try { return new X509Certificate(pem); } catch { throw new Error("not a PEM certificate"); }
+    try {
+      return new X509Certificate(pem);
+    } catch {
+      throw new Error("not a PEM certificate");
+    }
   });
   const [key, privateKey] = load("tlsKey", keyPath, (pem) => {
-    try { return createPrivateKey(pem); } catch { throw new Error("not an unencrypted PEM private key"); }
+    try {
+      return createPrivateKey(pem);
+    } catch {
+      throw new Error("not an unencrypted PEM private key");
+    }
   });
   if (!x509.checkPrivateKey(privateKey)) {
     throw new ConfigError(`invalid configuration: ${name("tlsKey")} does not belong to the certificate in ${name("tlsCert")}`);
   }
   const [clientCa] = caPath
     ? load("tlsClientCa", caPath, (pem) => {
-      try { return new X509Certificate(pem); } catch { throw new Error("not a PEM CA certificate"); }
-    })
+        try {
+          return new X509Certificate(pem);
+        } catch {
+          throw new Error("not a PEM CA certificate");
+        }
+      })
     : [null];
   return {
     certFile: resolve(cwd, certPath),

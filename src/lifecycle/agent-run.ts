@@ -220,9 +220,11 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     // Not async: once the task exists, a status update costs no promise besides the write's own.
     try {
       // Built first: a message that cannot be sent is refused before it could create the task.
-      const parts = content === undefined ? undefined : typeof content === "string" ? [textPartLiteral(content)] : partsFromInput(content, statusPartsName(state));
+      const parts =
+        content === undefined ? undefined : typeof content === "string" ? [textPartLiteral(content)] : partsFromInput(content, statusPartsName(state));
       const fresh = content === undefined || typeof content === "string" || allText(content);
-      const write = (writer: TaskWriter) => this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, parts, writer.taskId), fresh }, true), state);
+      const write = (writer: TaskWriter) =>
+        this.refusalsLogged(writer.write({ kind: "status", status: this.statusOf(state, parts, writer.taskId), fresh }, true), state);
       return this.withWriter(write);
     } catch (error) {
       return this.refusedAtOnce(error, state); // a malformed message is a rejection, as from an async function
@@ -233,7 +235,10 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   private refusedAtOnce(error: unknown, event: "artifact" | TaskState): Promise<void> {
     if (error instanceof AgentMisuseError) {
       const what = event === "artifact" ? event : stateName(event);
-      this.host.logger.warn({ err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what }, "refused an agent event that cannot be sent");
+      this.host.logger.warn(
+        { err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what },
+        "refused an agent event that cannot be sent",
+      );
     }
     return Promise.reject(error);
   }
@@ -247,7 +252,10 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
     // Why catch() and not an async try/await: one promise fewer per agent event.
     return write.catch((error: unknown) => {
       const what = event === "artifact" ? event : stateName(event);
-      this.host.logger.warn({ err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what }, "refused an agent event that breaks the task rules");
+      this.host.logger.warn(
+        { err: error, task_id: this.writer?.taskId, context_id: this.contextId, event: what },
+        "refused an agent event that breaks the task rules",
+      );
       throw error;
     });
   }
@@ -349,4 +357,3 @@ function allText(parts: readonly PartInput[]): boolean {
   for (const part of parts) if (typeof part !== "string") return false;
   return true;
 }
-

@@ -49,8 +49,9 @@ export interface Caller extends TaskScope {
   readonly claims?: Readonly<Record<string, unknown>>;
 }
 
-export type AgentCardContribution = Partial<Pick<AgentCard,
-  "name" | "description" | "version" | "skills" | "defaultInputModes" | "defaultOutputModes" | "provider" | "documentationUrl" | "iconUrl">> & {
+export type AgentCardContribution = Partial<
+  Pick<AgentCard, "name" | "description" | "version" | "skills" | "defaultInputModes" | "defaultOutputModes" | "provider" | "documentationUrl" | "iconUrl">
+> & {
   /** Extensions this agent understands; `required: true` ones must be requested by clients. */
   readonly extensions?: AgentExtension[];
   /** The extended card (R-XCARD); served only when set. */

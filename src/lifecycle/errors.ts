@@ -12,7 +12,10 @@ export abstract class A2AError extends Error {
   /** UPPER_SNAKE_CASE reason for google.rpc.ErrorInfo (the error name minus "Error"). */
   abstract readonly reason: string;
   abstract readonly kind: "not_found" | "failed_precondition" | "invalid_argument" | "internal";
-  constructor(message: string, readonly metadata: ErrorMetadata = {}) {
+  constructor(
+    message: string,
+    readonly metadata: ErrorMetadata = {},
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -118,7 +121,10 @@ export interface FieldViolation {
 /** Request validation failed: INVALID_ARGUMENT with a google.rpc.BadRequest. Not an A2A error, so no ErrorInfo. */
 export class InvalidRequestError extends Error {
   /** `omitted`: further violations found but not kept (a request can hold thousands). */
-  constructor(readonly violations: readonly FieldViolation[], readonly omitted = 0) {
+  constructor(
+    readonly violations: readonly FieldViolation[],
+    readonly omitted = 0,
+  ) {
     super(violations.map((v) => `${v.field}: ${v.description}`).join("; ") + (omitted > 0 ? `; and ${omitted} more` : ""));
     this.name = "InvalidRequestError";
   }

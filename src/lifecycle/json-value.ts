@@ -16,7 +16,10 @@ export const MAX_JSON_DEPTH = 100;
 
 export class UnrepresentableJsonError extends AgentMisuseError {
   override name = "UnrepresentableJsonError";
-  constructor(readonly path: string, problem: string) {
+  constructor(
+    readonly path: string,
+    problem: string,
+  ) {
     super(`${path}: ${problem}`);
   }
 }

@@ -39,7 +39,14 @@ export function agentMessageLiteral(messageId: string, contextId: string, taskId
   return { $typeName: "lf.a2a.v1.Message", messageId, contextId, taskId, role: Role.AGENT, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
-export function artifactLiteral(fields: { artifactId: string; name: string; description: string; parts: Part[]; metadata: JsonObject | undefined; extensions: string[] }): Artifact {
+export function artifactLiteral(fields: {
+  artifactId: string;
+  name: string;
+  description: string;
+  parts: Part[];
+  metadata: JsonObject | undefined;
+  extensions: string[];
+}): Artifact {
   return { $typeName: "lf.a2a.v1.Artifact", ...fields };
 }
 

@@ -16,7 +16,11 @@ export class PageTokenCodec {
   }
 
   decode(token: string, filters: string): ListCursor {
-    const refuse = () => InvalidRequestError.field("page_token", "was not issued by this server for this query; send the next_page_token of the previous page with the same filters, or leave it empty for the first page");
+    const refuse = () =>
+      InvalidRequestError.field(
+        "page_token",
+        "was not issued by this server for this query; send the next_page_token of the previous page with the same filters, or leave it empty for the first page",
+      );
     const [body, signature, extra] = token.split(".");
     if (!body || !signature || extra !== undefined) throw refuse();
     const expected = Buffer.from(this.sign(body, filters));

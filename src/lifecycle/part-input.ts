@@ -43,12 +43,19 @@ export function partsFromInput(inputs: readonly PartInput[], path: string): Part
 /** Why `path` and `index` apart: the name of a part ("…parts[1]") is built only for an error, not for every part sent. */
 function toPart(input: PartInput, path: string, index: number): Part {
   if (typeof input === "string") return textPartLiteral(input);
-  if (typeof input !== "object" || input === null) throw new AgentMisuseError(`${at(path, index)}: a part is a string or an object with content, not ${input === null ? "null" : typeof input}`);
+  if (typeof input !== "object" || input === null)
+    throw new AgentMisuseError(`${at(path, index)}: a part is a string or an object with content, not ${input === null ? "null" : typeof input}`);
   const { filename, mediaType, metadata } = input;
   if (filename !== undefined && typeof filename !== "string") throw new AgentMisuseError(`${at(path, index)}.filename: must be a string`);
   if (mediaType !== undefined && typeof mediaType !== "string") throw new AgentMisuseError(`${at(path, index)}.mediaType: must be a string`);
   if (metadata !== undefined) checkJsonObject(metadata, `${at(path, index)}.metadata`);
-  return { $typeName: "lf.a2a.v1.Part", content: contentOf(input.content as PartContentInput | undefined, path, index), metadata, filename: filename ?? "", mediaType: mediaType ?? "" };
+  return {
+    $typeName: "lf.a2a.v1.Part",
+    content: contentOf(input.content as PartContentInput | undefined, path, index),
+    metadata,
+    filename: filename ?? "",
+    mediaType: mediaType ?? "",
+  };
 }
 
 function at(path: string, index: number): string {
@@ -67,7 +74,9 @@ function contentOf(content: PartContentInput | undefined, path: string, index: n
     case "data":
       return { case: "data", value: isValueMessage(content.value) ? content.value : jsonToValue(content.value, `${at(path, index)}.data`) };
     default:
-      throw new AgentMisuseError(`${at(path, index)}: content must be { case: "text" | "raw" | "url" | "data", value }; use textPart(), dataPart() or filePart()`);
+      throw new AgentMisuseError(
+        `${at(path, index)}: content must be { case: "text" | "raw" | "url" | "data", value }; use textPart(), dataPart() or filePart()`,
+      );
   }
 }
 

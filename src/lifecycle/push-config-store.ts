@@ -36,7 +36,10 @@ export interface PutConfigOptions {
 
 /** A task has as many push configs as the operator allows (A2A_PUSH_MAX_CONFIGS_PER_TASK). */
 export class PushConfigLimitError extends Error {
-  constructor(readonly taskId: string, readonly limit: number) {
+  constructor(
+    readonly taskId: string,
+    readonly limit: number,
+  ) {
     super(`task ${taskId} has ${limit} push configs already, the most this server keeps per task: delete one first, or send the id of one to replace it`);
     this.name = "PushConfigLimitError";
   }

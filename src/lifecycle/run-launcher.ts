@@ -167,14 +167,23 @@ export class RunLauncher implements RunHost {
     const attach = this.options.attachInlinePushConfig;
     if (inline !== undefined && attach !== undefined) {
       run.onCreate.push((writer) =>
-        attach(rc.caller, writer.taskId, inline)?.catch((error: unknown) => this.logger.error({ err: error, task_id: writer.taskId }, "could not store the inline push config")),
+        attach(rc.caller, writer.taskId, inline)?.catch((error: unknown) =>
+          this.logger.error({ err: error, task_id: writer.taskId }, "could not store the inline push config"),
+        ),
       );
     }
     return run;
   }
 
   /** A follow-up on an existing task (R-SEND-10..12, R-CTX-4, R-CTX-5). */
-  private async continueTask(rc: RequestContext, request: SendMessageRequest, message: Message, referenceTasks: Task[], beforeAgent?: BeforeAgent, release?: () => void): Promise<AgentRun> {
+  private async continueTask(
+    rc: RequestContext,
+    request: SendMessageRequest,
+    message: Message,
+    referenceTasks: Task[],
+    beforeAgent?: BeforeAgent,
+    release?: () => void,
+  ): Promise<AgentRun> {
     const taskId = message.taskId;
     if (this.registry.runOf(taskId) !== undefined) {
       await requireTask(this.repository, rc.caller, taskId, 0); // unknown to this caller stays NOT_FOUND
@@ -183,12 +192,17 @@ export class RunLauncher implements RunHost {
     const stored = await requireTask(this.repository, rc.caller, taskId, undefined);
     const task = stored.task;
     if (message.contextId !== "" && message.contextId !== task.contextId) {
-      throw InvalidRequestError.field("message.context_id", `does not match the context of task ${taskId} (${task.contextId}); leave it empty or send the task's context id`);
+      throw InvalidRequestError.field(
+        "message.context_id",
+        `does not match the context of task ${taskId} (${task.contextId}); leave it empty or send the task's context id`,
+      );
     }
     refuseTerminal(task, "send a message to");
     const state = task.status!.state;
     if (isSettled(state) && this.registry.runOf(taskId) === undefined && !(await this.registry.claim(rc.caller, taskId))) {
-      throw new UnsupportedOperationError(`task ${taskId} is being worked on by another instance; send a follow-up when it asks for input`, { task_id: taskId });
+      throw new UnsupportedOperationError(`task ${taskId} is being worked on by another instance; send a follow-up when it asks for input`, {
+        task_id: taskId,
+      });
     }
     if (!isSettled(state) || this.registry.runOf(taskId) !== undefined) {
       throw new UnsupportedOperationError(`task ${taskId} is ${stateName(state)}; send a follow-up when it asks for input`, { task_id: taskId });

@@ -11,7 +11,14 @@ import { isTerminal, stateName } from "./task-state.js";
  * no longer covers is STREAM_CURSOR_EXPIRED; a finished task whose last event the client
  * already holds has nothing to resume (as a plain subscribe of it is refused).
  */
-export async function resumeStream(hub: TaskEventHub, repository: TaskRepository, scope: TaskScope, taskId: string, afterVersion: number, sink: StreamSink): Promise<{ close(): void }> {
+export async function resumeStream(
+  hub: TaskEventHub,
+  repository: TaskRepository,
+  scope: TaskScope,
+  taskId: string,
+  afterVersion: number,
+  sink: StreamSink,
+): Promise<{ close(): void }> {
   const log = repository.eventLog;
   if (log === undefined) throw new UnsupportedOperationError("this server keeps no events for resuming streams; subscribe without a cursor");
   const feed = new TaskFeed(hub, sink, undefined);
@@ -20,7 +27,10 @@ export async function resumeStream(hub: TaskEventHub, repository: TaskRepository
   if (found.kind === "expired") throw new ResumeCursorExpiredError(taskId);
   if (found.events.length === 0 && isTerminal(found.state)) {
     feed.close();
-    throw new UnsupportedOperationError(`task ${taskId} is ${stateName(found.state)} and the cursor is its last event: nothing follows it`, { task_id: taskId, state: stateName(found.state) });
+    throw new UnsupportedOperationError(`task ${taskId} is ${stateName(found.state)} and the cursor is its last event: nothing follows it`, {
+      task_id: taskId,
+      state: stateName(found.state),
+    });
   }
   return { close: () => feed.close() };
 }

@@ -15,7 +15,9 @@ export function applyChange(task: Task, change: TaskChange): void {
     case "status": {
       const to = change.status.state;
       if (!canTransition(from, to)) {
-        const why = isTerminal(from) ? `${stateName(from)} is terminal; the task never changes again` : `${stateName(from)} -> ${stateName(to)} is not a legal transition`;
+        const why = isTerminal(from)
+          ? `${stateName(from)} is terminal; the task never changes again`
+          : `${stateName(from)} -> ${stateName(to)} is not a legal transition`;
         throw new IllegalTransitionError(task.id, from, to, why);
       }
       task.status = change.status;

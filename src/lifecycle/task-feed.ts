@@ -146,7 +146,6 @@ export class TaskFeed {
     this.sink.next(create(StreamResponseSchema, { payload: { case: "task", value: withHistoryLength(task, this.historyLength) } }), version);
   }
 
-
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
@@ -175,7 +174,10 @@ function responseOf(event: UpdateEvent, shared: boolean): StreamResponse {
     response =
       event.kind === "status"
         ? streamResponseLiteral({ case: "statusUpdate", value: statusUpdateLiteral(event.taskId, event.contextId, event.status) })
-        : streamResponseLiteral({ case: "artifactUpdate", value: artifactUpdateLiteral(event.taskId, event.contextId, event.artifact, event.append, event.lastChunk) });
+        : streamResponseLiteral({
+            case: "artifactUpdate",
+            value: artifactUpdateLiteral(event.taskId, event.contextId, event.artifact, event.append, event.lastChunk),
+          });
     if (shared) responses.set(event, response);
   }
   lastEvent = event;

@@ -18,10 +18,13 @@ export async function requireTask(repository: TaskRepository, scope: Caller, tas
 export function refuseTerminal(task: Task, action: string): void {
   const state = task.status!.state;
   if (isTerminal(state)) {
-    throw new UnsupportedOperationError(`task ${task.id} is ${stateName(state)}: a finished task never changes; cannot ${action} it. Start a new task in the same context instead.`, {
-      task_id: task.id,
-      state: stateName(state),
-    });
+    throw new UnsupportedOperationError(
+      `task ${task.id} is ${stateName(state)}: a finished task never changes; cannot ${action} it. Start a new task in the same context instead.`,
+      {
+        task_id: task.id,
+        state: stateName(state),
+      },
+    );
   }
 }
 
@@ -30,6 +33,12 @@ export function serverStatus(clock: StatusClock, state: TaskState, text: string 
   const message =
     text === undefined
       ? undefined
-      : create(MessageSchema, { messageId: newId(), contextId: task.contextId, taskId: task.id, role: Role.AGENT, parts: [{ content: { case: "text", value: text } }] });
+      : create(MessageSchema, {
+          messageId: newId(),
+          contextId: task.contextId,
+          taskId: task.id,
+          role: Role.AGENT,
+          parts: [{ content: { case: "text", value: text } }],
+        });
   return create(TaskStatusSchema, { state, timestamp: clock.now(), message });
 }

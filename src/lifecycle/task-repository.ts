@@ -138,21 +138,33 @@ export interface ImmediateTaskRepository {
 export type CommitCallback = (error: unknown) => void;
 
 export class VersionConflictError extends Error {
-  constructor(readonly taskId: string, readonly expected: number, readonly actual: number) {
+  constructor(
+    readonly taskId: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
     super(`task ${taskId} is at version ${actual}, not ${expected}`);
     this.name = "VersionConflictError";
   }
 }
 
 export class IllegalTransitionError extends Error {
-  constructor(readonly taskId: string, readonly from: TaskState, readonly to: TaskState | undefined, detail: string) {
+  constructor(
+    readonly taskId: string,
+    readonly from: TaskState,
+    readonly to: TaskState | undefined,
+    detail: string,
+  ) {
     super(`task ${taskId}: ${detail}`);
     this.name = "IllegalTransitionError";
   }
 }
 
 export class InvalidChangeError extends Error {
-  constructor(readonly taskId: string, detail: string) {
+  constructor(
+    readonly taskId: string,
+    detail: string,
+  ) {
     super(`task ${taskId}: ${detail}`);
     this.name = "InvalidChangeError";
   }

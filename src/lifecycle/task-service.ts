@@ -226,8 +226,19 @@ export class TaskService {
       }
       await this.#registry
         .writerFor(scope, task)
-        .write({ kind: "status", status: serverStatus(this.clock, TaskState.FAILED, "the server restarted while this task was running; send the request again to start a new task", task.task) })
-        .then(() => failed++, (error) => this.options.logger.warn({ err: error, task_id: task.task.id }, "could not settle a task left running by a restart"));
+        .write({
+          kind: "status",
+          status: serverStatus(
+            this.clock,
+            TaskState.FAILED,
+            "the server restarted while this task was running; send the request again to start a new task",
+            task.task,
+          ),
+        })
+        .then(
+          () => failed++,
+          (error) => this.options.logger.warn({ err: error, task_id: task.task.id }, "could not settle a task left running by a restart"),
+        );
     }
     return { resumed, failed };
   }

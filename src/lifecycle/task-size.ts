@@ -15,16 +15,28 @@ export interface TaskSizeLimits {
 
 /** An agent write would make its task larger than the task size limit: refused, nothing applied. */
 export class TaskTooLargeError extends Error {
-  constructor(readonly taskId: string, readonly limitBytes: number, readonly wouldBeBytes: number) {
-    super(`task ${taskId} would grow to about ${wouldBeBytes} bytes, over the task size limit of ${limitBytes} bytes (derived from A2A_MAX_MESSAGE_BYTES); the write was refused and the task is unchanged`);
+  constructor(
+    readonly taskId: string,
+    readonly limitBytes: number,
+    readonly wouldBeBytes: number,
+  ) {
+    super(
+      `task ${taskId} would grow to about ${wouldBeBytes} bytes, over the task size limit of ${limitBytes} bytes (derived from A2A_MAX_MESSAGE_BYTES); the write was refused and the task is unchanged`,
+    );
     this.name = "TaskTooLargeError";
   }
 }
 
 /** A single task is larger than a reply may be on its own (stored before a lower limit was set). */
 export class ReplyTooLargeError extends Error {
-  constructor(readonly taskId: string, readonly bytes: number, readonly limitBytes: number) {
-    super(`task ${taskId} is ${bytes} bytes, more than the maximum message size of ${limitBytes} bytes; list with include_artifacts=false or a small history_length, or raise A2A_MAX_MESSAGE_BYTES`);
+  constructor(
+    readonly taskId: string,
+    readonly bytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(
+      `task ${taskId} is ${bytes} bytes, more than the maximum message size of ${limitBytes} bytes; list with include_artifacts=false or a small history_length, or raise A2A_MAX_MESSAGE_BYTES`,
+    );
     this.name = "ReplyTooLargeError";
   }
 }
@@ -46,7 +58,10 @@ export class TaskSizeEstimate {
   /** Each artifact's share, so that replacing one counts only the difference. */
   readonly #artifactBytes = new Map<string, number>();
 
-  constructor(private readonly limits: TaskSizeLimits, task: Task) {
+  constructor(
+    private readonly limits: TaskSizeLimits,
+    task: Task,
+  ) {
     this.#bytes = limits.measureTask(task);
     for (const artifact of task.artifacts) this.#artifactBytes.set(artifact.artifactId, pieceBytes(limits.measureTask, { artifacts: [artifact] }));
     this.#statusBytes = task.status === undefined ? 0 : pieceBytes(limits.measureTask, { status: task.status });

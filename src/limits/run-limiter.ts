@@ -16,7 +16,11 @@ export class RunLimiter implements RunAdmission {
     const taken = this.#runs.acquire(principal);
     if (taken === "total") throw new LimitExceededError("SERVER_BUSY", "the server is running as many agent runs as it allows; retry later", 1000);
     if (taken === "principal") {
-      throw new LimitExceededError("TOO_MANY_RUNS", `principal ${JSON.stringify(principal.slice(0, 64))} has as many agent runs going as it may; wait for one to finish`, 1000);
+      throw new LimitExceededError(
+        "TOO_MANY_RUNS",
+        `principal ${JSON.stringify(principal.slice(0, 64))} has as many agent runs going as it may; wait for one to finish`,
+        1000,
+      );
     }
     let released = false;
     return () => {

@@ -1,6 +1,12 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import {
-  CHANNELS, type PushDelivery, type RunObservation, type StoreCommit, type StreamEnded, type StreamEvent, type TaskSettled,
+  CHANNELS,
+  type PushDelivery,
+  type RunObservation,
+  type StoreCommit,
+  type StreamEnded,
+  type StreamEvent,
+  type TaskSettled,
 } from "../lifecycle/diagnostics.js";
 import type { A2AMetrics } from "./metrics-catalogue.js";
 
@@ -17,27 +23,39 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
     [CHANNELS.taskCreated, () => tallies.tasksCreated++],
     [CHANNELS.taskSettled, (m) => tallies.tasksSettled[(m as TaskSettled).state]!++],
     [CHANNELS.runStart, () => tallies.runsStarted++],
-    [CHANNELS.runEnd, (m) => {
-      const run = m as RunObservation;
-      tallies.runsEnded++;
-      (run.failed ? runError : runOk).observe((run.durationMs ?? 0) / 1000);
-    }],
-    [CHANNELS.storeCommit, (m) => {
-      const commit = m as StoreCommit;
-      const labels = { store: commit.store };
-      metrics.storeCommitDuration.observe(labels, commit.durationMs / 1000);
-      metrics.storeCommitWrites.observe(labels, commit.writes);
-      if (commit.failed) metrics.storeCommitsFailed.inc(labels);
-    }],
-    [CHANNELS.pushDelivery, (m) => {
-      const delivery = m as PushDelivery;
-      metrics.pushDeliveries.inc({ outcome: delivery.outcome });
-      metrics.pushDeliveryDuration.observe({}, delivery.durationMs / 1000);
-    }],
-    [CHANNELS.streamEvent, (m) => {
-      tallies.streamEventsWritten++;
-      if ((m as StreamEvent).merged) tallies.streamEventsMerged++;
-    }],
+    [
+      CHANNELS.runEnd,
+      (m) => {
+        const run = m as RunObservation;
+        tallies.runsEnded++;
+        (run.failed ? runError : runOk).observe((run.durationMs ?? 0) / 1000);
+      },
+    ],
+    [
+      CHANNELS.storeCommit,
+      (m) => {
+        const commit = m as StoreCommit;
+        const labels = { store: commit.store };
+        metrics.storeCommitDuration.observe(labels, commit.durationMs / 1000);
+        metrics.storeCommitWrites.observe(labels, commit.writes);
+        if (commit.failed) metrics.storeCommitsFailed.inc(labels);
+      },
+    ],
+    [
+      CHANNELS.pushDelivery,
+      (m) => {
+        const delivery = m as PushDelivery;
+        metrics.pushDeliveries.inc({ outcome: delivery.outcome });
+        metrics.pushDeliveryDuration.observe({}, delivery.durationMs / 1000);
+      },
+    ],
+    [
+      CHANNELS.streamEvent,
+      (m) => {
+        tallies.streamEventsWritten++;
+        if ((m as StreamEvent).merged) tallies.streamEventsMerged++;
+      },
+    ],
     [CHANNELS.streamEnded, (m) => metrics.streamsEnded.inc({ reason: (m as StreamEnded).reason })],
   ];
   for (const [name, handler] of handlers) subscribe(name, handler);

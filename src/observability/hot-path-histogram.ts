@@ -15,7 +15,10 @@ export class HistogramSeries {
   sum = 0;
   count = 0;
 
-  constructor(private readonly bounds: readonly number[], readonly labels: Readonly<Record<string, string>>) {
+  constructor(
+    private readonly bounds: readonly number[],
+    readonly labels: Readonly<Record<string, string>>,
+  ) {
     this.counts = new Float64Array(bounds.length + 1);
   }
 

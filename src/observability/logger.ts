@@ -15,9 +15,16 @@ export interface LoggerOptions {
  * object must not leak them either (R-SEC-6).
  */
 export const REDACTED_PATHS = [
-  "authorization", "*.authorization", "*.*.authorization",
-  "cookie", "*.cookie", "*.*.cookie",
-  "token", "*.token", "credentials", "*.credentials",
+  "authorization",
+  "*.authorization",
+  "*.*.authorization",
+  "cookie",
+  "*.cookie",
+  "*.*.cookie",
+  "token",
+  "*.token",
+  "credentials",
+  "*.credentials",
 ];
 
 /**

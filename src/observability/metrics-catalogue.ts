@@ -27,8 +27,12 @@ const PUSH_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** Label values known in advance, so each series exists (at zero) from the first scrape. */
 const SETTLED_STATE_NUMBERS: ReadonlyArray<readonly [string, TaskState]> = [
-  ["completed", TaskState.COMPLETED], ["failed", TaskState.FAILED], ["canceled", TaskState.CANCELED], ["rejected", TaskState.REJECTED],
-  ["input_required", TaskState.INPUT_REQUIRED], ["auth_required", TaskState.AUTH_REQUIRED],
+  ["completed", TaskState.COMPLETED],
+  ["failed", TaskState.FAILED],
+  ["canceled", TaskState.CANCELED],
+  ["rejected", TaskState.REJECTED],
+  ["input_required", TaskState.INPUT_REQUIRED],
+  ["auth_required", TaskState.AUTH_REQUIRED],
 ];
 export const PUSH_OUTCOMES = ["delivered", "retrying", "gave-up", "removed", "refused"] as const;
 export const STREAM_END_REASONS = ["budget", "client-gone", "done"] as const;

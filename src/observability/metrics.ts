@@ -37,7 +37,8 @@ export class ServiceMetrics {
   #pushStats: ServiceMetricsOptions["pushStats"];
 
   constructor(options: ServiceMetricsOptions = {}) {
-    const openStreams = options.openStreams ?? (() => STREAMING_METHODS.reduce((sum, method) => sum + (this.#calls.get("lf.a2a.v1.A2AService")?.get(method)?.active ?? 0), 0));
+    const openStreams =
+      options.openStreams ?? (() => STREAMING_METHODS.reduce((sum, method) => sum + (this.#calls.get("lf.a2a.v1.A2AService")?.get(method)?.active ?? 0), 0));
     this.metrics = createMetrics({ activeCalls: () => this.#activeByMethod(), openStreams, pushStats: () => this.#pushStats?.() });
     this.#pushStats = options.pushStats;
     this.route = metricsRoute(this.metrics.registry);
@@ -59,7 +60,8 @@ export class ServiceMetrics {
     ended: (call, calls) => {
       calls.active--;
       const code = call.code;
-      const series = calls.byCode[code] ??
+      const series =
+        calls.byCode[code] ??
         (calls.byCode[code] = this.metrics.callDuration.series({ rpc_service: calls.service, rpc_method: calls.method, rpc_grpc_status_code: String(code) }));
       series.observe(call.durationMs / 1000);
     },

@@ -28,9 +28,10 @@ export interface TelemetryOptions {
 
 export async function createTelemetry(options: TelemetryOptions): Promise<Telemetry> {
   const metrics = options.metrics ? new ServiceMetrics(options.metricsSources) : undefined;
-  const tracing = options.spanProcessors !== undefined || tracingRequested(options.env)
-    ? await Tracing.start({ env: options.env, spanProcessors: options.spanProcessors })
-    : undefined;
+  const tracing =
+    options.spanProcessors !== undefined || tracingRequested(options.env)
+      ? await Tracing.start({ env: options.env, spanProcessors: options.spanProcessors })
+      : undefined;
   const observers: Array<CallObserver<any>> = [];
   if (tracing !== undefined) observers.push(tracing.observer);
   if (metrics !== undefined) observers.push(metrics.observer);

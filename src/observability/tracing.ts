@@ -1,8 +1,16 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type * as grpc from "@grpc/grpc-js";
 import {
-  context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Context, type Span, type TextMapGetter, type Tracer,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type Tracer,
 } from "@opentelemetry/api";
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
@@ -20,7 +28,10 @@ const A2A_SERVICE = A2AService.typeName;
  * OTEL_TRACES_EXPORTER is otlp; a server that sends spans nowhere unless told is the safer default.)
  */
 export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? "").split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "" && s !== "none");
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "" && s !== "none");
   return exporters.length > 0 && (env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase() !== "true";
 }
 
@@ -174,14 +185,16 @@ export class Tracing {
 
   #storeCommitted(commit: StoreCommit): void {
     const end = nowMs();
-    const span = this.#tracer.startSpan(
-      `${commit.store} commit`,
-      {
-        kind: SpanKind.CLIENT,
-        startTime: end - commit.durationMs,
-        attributes: { "db.system.name": commit.store, "db.operation.name": "COMMIT", "a2a.store.batch.writes": commit.writes, "a2a.store.batch.tasks": commit.tasks },
+    const span = this.#tracer.startSpan(`${commit.store} commit`, {
+      kind: SpanKind.CLIENT,
+      startTime: end - commit.durationMs,
+      attributes: {
+        "db.system.name": commit.store,
+        "db.operation.name": "COMMIT",
+        "a2a.store.batch.writes": commit.writes,
+        "a2a.store.batch.tasks": commit.tasks,
       },
-    );
+    });
     if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
     span.end(end);
   }

@@ -1,9 +1,19 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type {
-  AgentCard, AgentExtension, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
-  GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
-  StreamResponse, SubscribeToTaskRequest, TaskPushNotificationConfig,
+  AgentCard,
+  AgentExtension,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { getExtendedAgentCard } from "../agents/agent-card.js";
 import type { CallerAuthenticator } from "../auth/caller-authenticator.js";
@@ -79,7 +89,12 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
     call.setPrincipal(caller.principal);
     if (rate !== undefined) {
       const waitMs = rate.take(caller.principal);
-      if (waitMs > 0) throw new LimitExceededError("RATE_LIMITED", `principal ${JSON.stringify(caller.principal.slice(0, 64))} is over its request rate; retry in ${waitMs} ms`, waitMs);
+      if (waitMs > 0)
+        throw new LimitExceededError(
+          "RATE_LIMITED",
+          `principal ${JSON.stringify(caller.principal.slice(0, 64))} is over its request rate; retry in ${waitMs} ms`,
+          waitMs,
+        );
     }
     return new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata));
   };
@@ -113,7 +128,11 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       if (streams === undefined) return body(rc, request, call, out);
       const principal = rc.caller.principal;
       if (streams.acquire(principal) !== "ok") {
-        throw new LimitExceededError("TOO_MANY_STREAMS", `principal ${JSON.stringify(principal.slice(0, 64))} has too many open streams; close one, or retry later`, 1000);
+        throw new LimitExceededError(
+          "TOO_MANY_STREAMS",
+          `principal ${JSON.stringify(principal.slice(0, 64))} has too many open streams; close one, or retry later`,
+          1000,
+        );
       }
       try {
         await body(rc, request, call, out);
@@ -132,7 +151,8 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
     return options.streamResume;
   };
   const requireStreaming = () => {
-    if (!streaming) throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
+    if (!streaming)
+      throw new UnsupportedOperationError("streaming is not supported by this agent (capabilities.streaming is off); use SendMessage and GetTask");
   };
   const pushConfigs = options.pushConfigs;
   const requirePush = (): PushConfigService => {
@@ -255,7 +275,11 @@ class EdgeRequestContext implements RequestContext {
   /** Made when first asked for: most calls activate no extension, and a Set costs ~150 bytes. */
   #activated: Set<string> | undefined;
 
-  constructor(private readonly call: CallContext, readonly caller: Caller, readonly requestedExtensions: readonly string[]) {}
+  constructor(
+    private readonly call: CallContext,
+    readonly caller: Caller,
+    readonly requestedExtensions: readonly string[],
+  ) {}
 
   get activatedExtensions(): Set<string> {
     return (this.#activated ??= new Set());

@@ -13,15 +13,17 @@ import { randomUUID } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { anyPack, type Any } from "@bufbuild/protobuf/wkt";
 import { StatusSchema } from "../../gen/es/google/rpc/status_pb.js";
-import {
-  BadRequestSchema,
-  ErrorInfoSchema,
-  RequestInfoSchema,
-  RetryInfoSchema,
-} from "../../gen/es/google/rpc/error_details_pb.js";
+import { BadRequestSchema, ErrorInfoSchema, RequestInfoSchema, RetryInfoSchema } from "../../gen/es/google/rpc/error_details_pb.js";
 import { AuthError, AUTH_ERROR_DOMAIN } from "../auth/auth-error.js";
 import { ReplyTooLargeError, TaskTooLargeError } from "../lifecycle/task-size.js";
-import { A2AError, ContentTypeNotSupportedError, InvalidParamsError, InvalidRequestError, LimitExceededError, type FieldViolation } from "../lifecycle/errors.js";
+import {
+  A2AError,
+  ContentTypeNotSupportedError,
+  InvalidParamsError,
+  InvalidRequestError,
+  LimitExceededError,
+  type FieldViolation,
+} from "../lifecycle/errors.js";
 import { boundMetadata, boundText, boundViolations, MAX_STATUS_MESSAGE_BYTES } from "./status-bounds.js";
 
 /** ErrorInfo.domain of every A2A-specific error (§10.6). */
@@ -85,7 +87,9 @@ export function toGrpcStatus(error: unknown, log: ErrorLogger): GrpcErrorStatus 
   // A-34: a reply or a task over the size limits; the message names the limit, ErrorInfo says which.
   if (error instanceof TaskTooLargeError || error instanceof ReplyTooLargeError) {
     const reason = error instanceof TaskTooLargeError ? "TASK_TOO_LARGE" : "REPLY_TOO_LARGE";
-    return build(grpc.status.RESOURCE_EXHAUSTED, error.message, [errorInfo(reason, LIMITS_ERROR_DOMAIN, { task_id: error.taskId, limit_bytes: String(error.limitBytes) })]);
+    return build(grpc.status.RESOURCE_EXHAUSTED, error.message, [
+      errorInfo(reason, LIMITS_ERROR_DOMAIN, { task_id: error.taskId, limit_bytes: String(error.limitBytes) }),
+    ]);
   }
   if (error instanceof InvalidRequestError) {
     return build(grpc.status.INVALID_ARGUMENT, error.message, [badRequest(error.violations, error.omitted)]);
@@ -110,9 +114,7 @@ function fromA2AError(error: A2AError): GrpcErrorStatus {
 function internal(error: unknown, log: ErrorLogger): GrpcErrorStatus {
   const id = randomUUID();
   log(id, error);
-  return build(grpc.status.INTERNAL, `internal error (correlation id ${id})`, [
-    anyPack(RequestInfoSchema, create(RequestInfoSchema, { requestId: id })),
-  ]);
+  return build(grpc.status.INTERNAL, `internal error (correlation id ${id})`, [anyPack(RequestInfoSchema, create(RequestInfoSchema, { requestId: id }))]);
 }
 
 function badRequest(violations: readonly FieldViolation[], omitted = 0): Any {

@@ -1,7 +1,18 @@
 import * as grpc from "@grpc/grpc-js";
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import { ListTasksResponseSchema, SendMessageRequestSchema, SendMessageResponseSchema, StreamResponseSchema, TaskSchema, type A2AService, type ListTasksResponse, type SendMessageResponse, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import {
+  ListTasksResponseSchema,
+  SendMessageRequestSchema,
+  SendMessageResponseSchema,
+  StreamResponseSchema,
+  TaskSchema,
+  type A2AService,
+  type ListTasksResponse,
+  type SendMessageResponse,
+  type StreamResponse,
+  type Task,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeMessagePayload, encodeTask, encodeTaskPayload } from "../codec/task-encoder.js";
 import { encodeListTasksResponse } from "../codec/list-response-encoder.js";
 import { streamResponseBytes } from "../codec/stream-response-encoder.js";
@@ -70,21 +81,19 @@ export interface StreamWriter<O> {
 /** Resolve = the stream ends with OK; throw = the stream ends with toStatus(error). */
 export type ServerStreamHandler<I, O> = (request: I, call: CallContext, out: StreamWriter<O>) => Promise<void>;
 
-type HandlerFor<M> =
-  M extends { methodKind: "unary"; input: infer I extends DescMessage; output: infer O extends DescMessage }
-    ? UnaryHandler<MessageShape<I>, MessageShape<O>>
-    : M extends { methodKind: "server_streaming"; input: infer I extends DescMessage; output: infer O extends DescMessage }
-      ? ServerStreamHandler<MessageShape<I>, MessageShape<O>>
-      : never;
+type HandlerFor<M> = M extends { methodKind: "unary"; input: infer I extends DescMessage; output: infer O extends DescMessage }
+  ? UnaryHandler<MessageShape<I>, MessageShape<O>>
+  : M extends { methodKind: "server_streaming"; input: infer I extends DescMessage; output: infer O extends DescMessage }
+    ? ServerStreamHandler<MessageShape<I>, MessageShape<O>>
+    : never;
 
 /**
  * Handlers for every method of a generated service, keyed by the RPC name as in the proto
  * (SendMessage, ...). The generated shape is keyed by local name (sendMessage), which for
  * these names is the RPC name with a lower-case first letter.
  */
-export type ServiceHandlers<S> = S extends GenService<infer M extends GenServiceMethods>
-  ? { [K in keyof M & string as Capitalize<K>]: HandlerFor<M[K]> }
-  : never;
+export type ServiceHandlers<S> =
+  S extends GenService<infer M extends GenServiceMethods> ? { [K in keyof M & string as Capitalize<K>]: HandlerFor<M[K]> } : never;
 
 /** The 11 RPCs of lf.a2a.v1.A2AService. A server may implement any subset; the rest answer UNIMPLEMENTED. */
 export type A2AServiceHandlers = ServiceHandlers<typeof A2AService>;
@@ -215,9 +224,8 @@ function requestDecoder(schema: DescMessage): (bytes: Buffer) => unknown {
 export function createServiceImplementation(service: DescService, runtime: AdapterRuntime): grpc.UntypedServiceImplementation {
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const method of service.methods) {
-    implementation[method.name] = method.methodKind === "server_streaming"
-      ? serverStreamingCall(service, method, runtime)
-      : unaryCall(service, method, runtime);
+    implementation[method.name] =
+      method.methodKind === "server_streaming" ? serverStreamingCall(service, method, runtime) : unaryCall(service, method, runtime);
   }
   return implementation;
 }
@@ -344,24 +352,26 @@ function serverStreamingCall(service: DescService, method: DescMethod, runtime: 
     });
     const handler = runtime.handlers[method.name] as ServerStreamHandler<unknown, unknown>;
     const running = observers.wrapsRun ? observed.run(() => handler(request, ctx, writer)) : handler(request, ctx, writer);
-    running.then(
-      () => {
-        if (!writer.close()) return;
-        ctx.flushHeaders();
-        observed.end(grpc.status.OK, undefined);
-        call.end();
-      },
-      (error: unknown) => {
-        const status = statusOf(error, ctx, runtime);
-        if (!writer.close()) return;
-        ctx.flushHeaders();
-        observed.end(status.code, status.details);
-        call.emit("error", asServiceError(status));
-      },
-    ).finally(() => {
-      unregister();
-      ctx.end();
-    });
+    running
+      .then(
+        () => {
+          if (!writer.close()) return;
+          ctx.flushHeaders();
+          observed.end(grpc.status.OK, undefined);
+          call.end();
+        },
+        (error: unknown) => {
+          const status = statusOf(error, ctx, runtime);
+          if (!writer.close()) return;
+          ctx.flushHeaders();
+          observed.end(status.code, status.details);
+          call.emit("error", asServiceError(status));
+        },
+      )
+      .finally(() => {
+        unregister();
+        ctx.end();
+      });
   };
 }
 
@@ -386,7 +396,12 @@ class GrpcCallContext implements CallContext, LinkedCall {
   #endListeners: Array<(reason: Error) => void> | undefined;
 
   /** `observed`: the call's record for the observers, ended as unanswered when grpc-js reports the call cancelled. */
-  constructor(readonly method: string, readonly call: AnyServerCall, readonly observed: ObservedCall, streaming: boolean) {
+  constructor(
+    readonly method: string,
+    readonly call: AnyServerCall,
+    readonly observed: ObservedCall,
+    streaming: boolean,
+  ) {
     this.metadata = call.metadata;
     // Shared listeners find this context through a link end() cuts (call-retention.ts).
     linkCall(call, this, streaming);
@@ -482,7 +497,10 @@ class GrpcStreamWriter<O> implements StreamWriter<O> {
   readonly #drainWaiters = new Set<() => void>();
 
   /** Told of 'drain' and 'cancelled' by its context (no listeners of its own: see call-retention.ts). */
-  constructor(private readonly call: grpc.ServerWritableStream<unknown, O>, private readonly ctx: GrpcCallContext) {
+  constructor(
+    private readonly call: grpc.ServerWritableStream<unknown, O>,
+    private readonly ctx: GrpcCallContext,
+  ) {
     ctx.writer = this as GrpcStreamWriter<unknown>;
   }
 

@@ -6,8 +6,13 @@ import { formatHostPort, parseHostPort } from "../config/parse-values.js";
 import { createCallLog } from "./call-log.js";
 import { CallObservers, createObservingInterceptor, servicePaths, type CallObserver } from "./call-observer.js";
 import {
-  createServiceDefinition, createServiceImplementation, defaultToStatus, SHUTTING_DOWN,
-  type A2AServiceHandlers, type AdapterRuntime, type ToStatus,
+  createServiceDefinition,
+  createServiceImplementation,
+  defaultToStatus,
+  SHUTTING_DOWN,
+  type A2AServiceHandlers,
+  type AdapterRuntime,
+  type ToStatus,
 } from "./grpc-adapter.js";
 import { HealthService } from "./health.js";
 import { createReflectionService } from "./reflection.js";
@@ -106,10 +111,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const health = new HealthService([A2AService.typeName], options.handlers ? "SERVING" : "NOT_SERVING");
   // Health Watch and reflection streams are tracked too, so that shutdown can end them.
   health.addToServer(trackingServer(server, streams));
-  createReflectionService([
-    { typeName: A2AService.typeName, file: file_lf_a2a_v1_a2a },
-    { typeName: HEALTH_SERVICE_NAME, file: file_grpc_health_v1_health },
-  ], [file_google_rpc_error_details, file_google_rpc_status]).addToServer(trackingServer(server, streams));
+  createReflectionService(
+    [
+      { typeName: A2AService.typeName, file: file_lf_a2a_v1_a2a },
+      { typeName: HEALTH_SERVICE_NAME, file: file_grpc_health_v1_health },
+    ],
+    [file_google_rpc_error_details, file_google_rpc_status],
+  ).addToServer(trackingServer(server, streams));
 
   const { host } = parseHostPort(options.listen);
   const port = await bind(server, options.listen, credentials(options.tls));
@@ -165,7 +173,5 @@ function credentials(tls: ServerTls | null | undefined): grpc.ServerCredentials 
 }
 
 function bind(server: grpc.Server, address: string, creds: grpc.ServerCredentials): Promise<number> {
-  return new Promise((resolve, reject) =>
-    server.bindAsync(address, creds, (error, port) => (error ? reject(error) : resolve(port))),
-  );
+  return new Promise((resolve, reject) => server.bindAsync(address, creds, (error, port) => (error ? reject(error) : resolve(port))));
 }

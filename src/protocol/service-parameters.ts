@@ -89,10 +89,7 @@ export function checkRequiredExtensions(requested: readonly string[], declared: 
 }
 
 /** The requested extensions this agent declares: the candidates it may activate for the call. */
-export function declaredRequestedExtensions(
-  requested: readonly string[],
-  declared: readonly AgentExtension[],
-): string[] {
+export function declaredRequestedExtensions(requested: readonly string[], declared: readonly AgentExtension[]): string[] {
   const known = new Set(declared.map((ext) => ext.uri));
   return requested.filter((uri) => known.has(uri));
 }

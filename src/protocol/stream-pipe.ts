@@ -12,8 +12,7 @@ import { formatActivatedExtensions } from "./service-parameters.js";
 export function slowClientError(limit: string): GrpcStatusError {
   return new GrpcStatusError(
     grpc.status.RESOURCE_EXHAUSTED,
-    `the client fell too far behind the task (${limit}) and was disconnected; ` +
-      "call SubscribeToTask to get a fresh snapshot and the events after it",
+    `the client fell too far behind the task (${limit}) and was disconnected; ` + "call SubscribeToTask to get a fresh snapshot and the events after it",
   );
 }
 
@@ -177,7 +176,9 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
 /** The task and status a response carries, if it carries a status (what a heartbeat repeats). */
 function statusOf(response: StreamResponse): { taskId: string; contextId: string; status: TaskStatus } | undefined {
   const { payload } = response;
-  if (payload.case === "task" && payload.value.status !== undefined) return { taskId: payload.value.id, contextId: payload.value.contextId, status: payload.value.status };
-  if (payload.case === "statusUpdate" && payload.value.status !== undefined) return { taskId: payload.value.taskId, contextId: payload.value.contextId, status: payload.value.status };
+  if (payload.case === "task" && payload.value.status !== undefined)
+    return { taskId: payload.value.id, contextId: payload.value.contextId, status: payload.value.status };
+  if (payload.case === "statusUpdate" && payload.value.status !== undefined)
+    return { taskId: payload.value.taskId, contextId: payload.value.contextId, status: payload.value.status };
   return undefined;
 }

@@ -44,13 +44,35 @@ const MAX_URL_LENGTH = 2048;
  * matches IPv4 addresses against it (mapped addresses are refused in checkAddress instead).
  */
 const BLOCKED_V4: ReadonlyArray<[string, number]> = [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.88.99.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
 ];
 const BLOCKED_V6: ReadonlyArray<[string, number]> = [
-  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23],
-  ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
+  ["::", 128],
+  ["::1", 128],
+  ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["100::", 64],
+  ["2001::", 23],
+  ["2001:db8::", 32],
+  ["2002::", 16],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["fec0::", 10],
+  ["ff00::", 8],
 ];
 
 export class DestinationGuard {
@@ -122,7 +144,10 @@ export class DestinationGuard {
     if (this.allowedNames.has(host)) return addresses;
     for (const { address, family } of addresses) {
       const why = this.checkAddress(address, family);
-      if (why !== undefined) throw new DestinationRefusedError(`the webhook host ${host} resolves to ${address}, which ${why.replace(/^must not point/, "is not allowed: it points")}`);
+      if (why !== undefined)
+        throw new DestinationRefusedError(
+          `the webhook host ${host} resolves to ${address}, which ${why.replace(/^must not point/, "is not allowed: it points")}`,
+        );
     }
     return addresses;
   }
@@ -143,7 +168,10 @@ export class DestinationGuard {
 
 /** `10.0.0.0/8`, `::1`, `127.0.0.1` as a network; undefined for a host name. */
 export function parseNetwork(entry: string): { address: string; prefix: number; family: 4 | 6 } | undefined {
-  const [address = "", prefixText, extra] = entry.trim().replace(/^\[(.*)\]$/, "$1").split("/");
+  const [address = "", prefixText, extra] = entry
+    .trim()
+    .replace(/^\[(.*)\]$/, "$1")
+    .split("/");
   const family = isIP(address);
   if (family === 0 || extra !== undefined) return undefined;
   const max = family === 6 ? 128 : 32;
@@ -158,7 +186,11 @@ function urlHost(url: URL): string {
 }
 
 function normalHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.$/, "");
 }
 
 /** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:hhhh:hhhh). */

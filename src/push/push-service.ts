@@ -255,7 +255,10 @@ export class PushService {
         return;
       case "remove":
         // 410 Gone: the receiver wants no more; the config and what it was owed go.
-        this.options.logger.warn({ task_id: entry.taskId, config_id: entry.configId, last_status: status }, "push: the receiver answered 410 Gone; its config is removed");
+        this.options.logger.warn(
+          { task_id: entry.taskId, config_id: entry.configId, last_status: status },
+          "push: the receiver answered 410 Gone; its config is removed",
+        );
         this.publish("removed", attempt, durationMs);
         await this.options.configs.delete(entry.scope, entry.taskId, entry.configId);
         this.pending = await this.options.outbox.count(); // the config's other entries went with it
@@ -275,7 +278,9 @@ export class PushService {
     lane.lastStatus = lastStatus;
     const delay = nextAttemptDelay(this.options.retry, lane.failed, this.now() - lane.head.createdMs, retryAfterMs, this.options.random);
     if (delay === undefined) {
-      void this.giveUp(lane, lastStatus, "gave-up", durationMs).catch((error: unknown) => this.options.logger.error({ err: error }, "push: giving up a delivery failed"));
+      void this.giveUp(lane, lastStatus, "gave-up", durationMs).catch((error: unknown) =>
+        this.options.logger.error({ err: error }, "push: giving up a delivery failed"),
+      );
       return;
     }
     this.publish("retrying", lane.failed, durationMs);

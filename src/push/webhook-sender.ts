@@ -92,7 +92,11 @@ export class WebhookSender {
   private readonly lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     this.options.guard.vet(hostname).then(
       (addresses) => {
-        if (options.all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+        if (options.all)
+          callback(
+            null,
+            addresses.map((a) => ({ address: a.address, family: a.family })),
+          );
         else callback(null, addresses[0]!.address, addresses[0]!.family);
       },
       (error: unknown) => callback(error as NodeJS.ErrnoException, "", 0),

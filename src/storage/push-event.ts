@@ -10,7 +10,10 @@ import type { TaskChange } from "../lifecycle/task-repository.js";
 export function pushEventOf(taskId: string, contextId: string, change: TaskChange): Uint8Array | undefined {
   switch (change.kind) {
     case "status":
-      return toBinary(StreamResponseSchema, create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId, contextId, status: change.status } } }));
+      return toBinary(
+        StreamResponseSchema,
+        create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId, contextId, status: change.status } } }),
+      );
     case "artifact":
       return toBinary(
         StreamResponseSchema,

@@ -4,5 +4,22 @@
  */
 export { StreamBacklog, type BacklogItem } from "./stream-backlog.js";
 export { BacklogBudget, type BacklogLimits } from "./backlog-budget.js";
-export { eventWritten, openStreamCount, streamEnded, streamEndedChannel, streamEventChannel, streamOpened, type StreamEndReason } from "./stream-diagnostics.js";
-export { RESUME_CURSOR_HEADER, STREAM_RESUME_EXTENSION, decodeCursor, encodeCursor, heartbeat, isHeartbeat, streamResumeDeclaration, withCursor } from "./stream-resume.js";
+export {
+  eventWritten,
+  openStreamCount,
+  streamEnded,
+  streamEndedChannel,
+  streamEventChannel,
+  streamOpened,
+  type StreamEndReason,
+} from "./stream-diagnostics.js";
+export {
+  RESUME_CURSOR_HEADER,
+  STREAM_RESUME_EXTENSION,
+  decodeCursor,
+  encodeCursor,
+  heartbeat,
+  isHeartbeat,
+  streamResumeDeclaration,
+  withCursor,
+} from "./stream-resume.js";

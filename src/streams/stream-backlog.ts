@@ -147,7 +147,7 @@ export class StreamBacklog {
 function appendTo(entry: Entry, update: TaskArtifactUpdateEvent): void {
   let merge = entry.merge;
   if (merge === undefined) {
-    const base = (entry.response!.payload.value as TaskArtifactUpdateEvent);
+    const base = entry.response!.payload.value as TaskArtifactUpdateEvent;
     const artifact = base.artifact!;
     merge = entry.merge = {
       base,

@@ -1,9 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { create } from "@bufbuild/protobuf";
-import {
-  MessageSchema, Role, TaskSchema, TaskState, TaskStatusSchema,
-  type Message, type Task,
-} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { MessageSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Message, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentContext, ArtifactInput, MessageInput } from "../../src/lifecycle/agent.js";
 import { canTransition, INITIAL_STATE, isSettled } from "../../src/lifecycle/task-state.js";
 import demoAgent, { createDemoAgent, FAIL_MESSAGE, TRIP_QUESTION } from "../../src/agents/demo/demo-agent.js";
@@ -15,8 +12,12 @@ type Call =
   | { kind: "working" | "complete" | "fail" | "reject" | "requireInput" | "requireAuth"; text: string };
 
 const STATE_OF = {
-  working: TaskState.WORKING, complete: TaskState.COMPLETED, fail: TaskState.FAILED, reject: TaskState.REJECTED,
-  requireInput: TaskState.INPUT_REQUIRED, requireAuth: TaskState.AUTH_REQUIRED,
+  working: TaskState.WORKING,
+  complete: TaskState.COMPLETED,
+  fail: TaskState.FAILED,
+  reject: TaskState.REJECTED,
+  requireInput: TaskState.INPUT_REQUIRED,
+  requireAuth: TaskState.AUTH_REQUIRED,
 } as const;
 
 function textOf(content: MessageInput | undefined): string {
@@ -27,9 +28,10 @@ function textOf(content: MessageInput | undefined): string {
 
 let seq = 0;
 function userMessage(text: string | undefined, extra: Partial<Pick<Message, "taskId" | "referenceTaskIds">> = {}): Message {
-  const parts = text === undefined
-    ? [{ content: { case: "url" as const, value: "https://example.invalid/file.png" }, mediaType: "image/png" }]
-    : [{ content: { case: "text" as const, value: text } }];
+  const parts =
+    text === undefined
+      ? [{ content: { case: "url" as const, value: "https://example.invalid/file.png" }, mediaType: "image/png" }]
+      : [{ content: { case: "text" as const, value: text } }];
   return create(MessageSchema, { messageId: `m-${++seq}`, contextId: "ctx-1", role: Role.USER, parts, ...extra });
 }
 
@@ -69,7 +71,9 @@ function fakeContext(message: Message, opts: { task?: Task; referenceTasks?: Tas
     requestMetadata: undefined,
     signal: opts.signal ?? new AbortController().signal,
     activateExtension: () => {},
-    get taskId() { return state === undefined ? undefined : opts.task?.id ?? "t-new"; },
+    get taskId() {
+      return state === undefined ? undefined : (opts.task?.id ?? "t-new");
+    },
     async reply(content) {
       if (state !== undefined || calls.length > 0) throw new Error("reply after a task update or a second reply");
       record({ kind: "reply", text: textOf(content) });
@@ -143,7 +147,11 @@ describe("demo agent: story", () => {
   it("R-STREAM-6: chunks are spaced by the configured delay, not sent all at the end", async () => {
     const agent = createDemoAgent({ stepDelayMs: 20 });
     const times: number[] = [];
-    const { ctx } = fakeContext(userMessage("chunks"), { onCall: (c) => { if (c.kind === "artifact") times.push(performance.now()); } });
+    const { ctx } = fakeContext(userMessage("chunks"), {
+      onCall: (c) => {
+        if (c.kind === "artifact") times.push(performance.now());
+      },
+    });
     await agent.execute(ctx);
     expect(times).toHaveLength(4);
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(15);
@@ -225,7 +233,9 @@ describe("demo agent: long task and cancellation", () => {
     const controller = new AbortController();
     const { ctx, calls, state } = fakeContext(userMessage("long 60"), {
       signal: controller.signal,
-      onCall: (c) => { if (c.text === "step 3/60") controller.abort(); },
+      onCall: (c) => {
+        if (c.text === "step 3/60") controller.abort();
+      },
     });
     await fast.execute(ctx);
     expect(calls.at(-1)!.text).toBe("step 3/60");
@@ -238,7 +248,9 @@ describe("demo agent: long task and cancellation", () => {
     const controller = new AbortController();
     const { ctx, calls } = fakeContext(userMessage("long"), {
       signal: controller.signal,
-      onCall: (c) => { if (c.kind === "working") queueMicrotask(() => controller.abort()); },
+      onCall: (c) => {
+        if (c.kind === "working") queueMicrotask(() => controller.abort());
+      },
     });
     const started = performance.now();
     await agent.execute(ctx);
@@ -251,10 +263,15 @@ describe("demo agent: long task and cancellation", () => {
     const { ctx } = fakeContext(userMessage("long 5"));
     const racing: AgentContext = Object.create(ctx, {
       signal: { value: controller.signal },
-      working: { value: async (m?: MessageInput) => {
-        if (textOf(m) === "step 2/5") { controller.abort(); throw new Error("task is already canceled"); }
-        return ctx.working(m);
-      } },
+      working: {
+        value: async (m?: MessageInput) => {
+          if (textOf(m) === "step 2/5") {
+            controller.abort();
+            throw new Error("task is already canceled");
+          }
+          return ctx.working(m);
+        },
+      },
     });
     await expect(fast.execute(racing)).resolves.toBeUndefined();
   });

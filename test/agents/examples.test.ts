@@ -34,10 +34,30 @@ describe("examples/chunked-report.mjs", () => {
   test("R-STREAM-3, R-ART-2: a stream carries the task, WORKING, the chunks in order (append, lastChunk), then COMPLETED", async () => {
     const reader = new StreamReader(s.client.sendStreamingMessage(sendRequest(userMessage("report 4")), s.metadata()));
     expect((await reader.ended).code).toBe(grpc.status.OK);
-    expect(reader.cases()).toEqual(["task", "statusUpdate", "artifactUpdate", "artifactUpdate", "artifactUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"]);
+    expect(reader.cases()).toEqual([
+      "task",
+      "statusUpdate",
+      "artifactUpdate",
+      "artifactUpdate",
+      "artifactUpdate",
+      "artifactUpdate",
+      "artifactUpdate",
+      "statusUpdate",
+    ]);
     const chunks = reader.events.flatMap((e) => (e.payload?.$case === "artifactUpdate" ? [e.payload.value] : []));
-    expect(chunks.map((c) => [c.append, c.lastChunk])).toEqual([[false, false], [true, false], [true, false], [true, false], [true, true]]);
-    expect(chunks.slice(0, 4).map((c) => textOf({ parts: c.artifact!.parts } as never))).toEqual(["line 1 of 4\n", "line 2 of 4\n", "line 3 of 4\n", "line 4 of 4\n"]);
+    expect(chunks.map((c) => [c.append, c.lastChunk])).toEqual([
+      [false, false],
+      [true, false],
+      [true, false],
+      [true, false],
+      [true, true],
+    ]);
+    expect(chunks.slice(0, 4).map((c) => textOf({ parts: c.artifact!.parts } as never))).toEqual([
+      "line 1 of 4\n",
+      "line 2 of 4\n",
+      "line 3 of 4\n",
+      "line 4 of 4\n",
+    ]);
     expect(chunks[4]!.artifact!.parts[0]!.content).toEqual({ $case: "data", value: { lines: 4, finishedAt: expect.any(String) } });
     const last = reader.events.at(-1)!.payload;
     expect(last?.$case === "statusUpdate" && last.value.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -108,10 +128,12 @@ describe("examples/strict-calculator.mjs", () => {
   });
 
   test("A-27: numbers sent as a data part are read as JSON", async () => {
-    const message = userMessage("sum", { parts: [
-      { content: { $case: "text", value: "sum" }, filename: "", mediaType: "" },
-      { content: { $case: "data", value: { numbers: [10, -4] } }, filename: "", mediaType: "application/json" },
-    ] });
+    const message = userMessage("sum", {
+      parts: [
+        { content: { $case: "text", value: "sum" }, filename: "", mediaType: "" },
+        { content: { $case: "data", value: { numbers: [10, -4] } }, filename: "", mediaType: "application/json" },
+      ],
+    });
     const task = await sendForTask(s, message);
     expect(task.status!.message!.parts[1]!.content).toEqual({ $case: "data", value: { numbers: [10, -4], sum: 6 } });
   });
@@ -120,8 +142,20 @@ describe("examples/strict-calculator.mjs", () => {
     ["a word that is not a number", userMessage("sum 1 two"), grpc.status.INVALID_ARGUMENT, "INVALID_PARAMS", "message.parts[0].text"],
     ["no numbers", userMessage("sum"), grpc.status.INVALID_ARGUMENT, "INVALID_PARAMS", "message.parts"],
     ["another operation", userMessage("multiply 2 3"), grpc.status.FAILED_PRECONDITION, "UNSUPPORTED_OPERATION", undefined],
-    ["a file", userMessage("sum 1", { parts: [{ content: { $case: "raw", value: Buffer.from("1,2") }, filename: "n.csv", mediaType: "text/csv" }] }), grpc.status.INVALID_ARGUMENT, "CONTENT_TYPE_NOT_SUPPORTED", "message.parts[0].raw"],
-    ["a malformed data part", userMessage("sum", { parts: [{ content: { $case: "data", value: { numbers: ["1"] } }, filename: "", mediaType: "" }] }), grpc.status.INVALID_ARGUMENT, "INVALID_PARAMS", "message.parts[0].data"],
+    [
+      "a file",
+      userMessage("sum 1", { parts: [{ content: { $case: "raw", value: Buffer.from("1,2") }, filename: "n.csv", mediaType: "text/csv" }] }),
+      grpc.status.INVALID_ARGUMENT,
+      "CONTENT_TYPE_NOT_SUPPORTED",
+      "message.parts[0].raw",
+    ],
+    [
+      "a malformed data part",
+      userMessage("sum", { parts: [{ content: { $case: "data", value: { numbers: ["1"] } }, filename: "", mediaType: "" }] }),
+      grpc.status.INVALID_ARGUMENT,
+      "INVALID_PARAMS",
+      "message.parts[0].data",
+    ],
   ] as const)("refuses %s before any task, with its status and ErrorInfo", async (_name, message, code, reason, field) => {
     const before = await total();
     const { error } = await rpc(s).send(sendRequest(message));

@@ -60,35 +60,39 @@ describe("README: Try the demo agent", () => {
   });
 
   // Without jq the README's commands cannot run; it is a tool the README asks the user to install.
-  (hasJq ? test : test.skip)("the commands run as pasted and show what the table and their comments say", async () => {
-    const script = ["set -eo pipefail", ...shellBlocks()].join("\n").replaceAll("127.0.0.1:50051", s.target);
-    const { code, stdout, stderr } = await run(script);
-    expect({ code, stderr: stderr.trim() === "" ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+  (hasJq ? test : test.skip)(
+    "the commands run as pasted and show what the table and their comments say",
+    async () => {
+      const script = ["set -eo pipefail", ...shellBlocks()].join("\n").replaceAll("127.0.0.1:50051", s.target);
+      const { code, stdout, stderr } = await run(script);
+      expect({ code, stderr: stderr.trim() === "" ? "" : stderr }).toEqual({ code: 0, stderr: "" });
 
-    // hello: a bare Message with the keywords
-    expect(stdout).toContain('"message": {');
-    expect(stdout).toContain('You said: \\"hello\\". Start a message with one of these keywords');
-    // story: the stream starts with the task in SUBMITTED, then WORKING, 4 chunks, COMPLETED
-    const story = stdout.slice(stdout.indexOf('"task": {'), stdout.indexOf("The story is complete."));
-    const states = [...story.matchAll(/"state": "(TASK_STATE_\w+)"/g)].map((m) => m[1]);
-    expect(states).toEqual(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
-    expect(story.match(/"artifactUpdate"/g)).toHaveLength(4);
-    expect(story.match(/"lastChunk": true/g)).toHaveLength(1);
-    // fail: the status text carries the service's prefix
-    expect(stdout).toContain("the agent failed: the demo was asked to fail\n");
-    // trip: INPUT_REQUIRED, then the follow-up on the captured task id completes with the itinerary
-    expect(stdout).toContain("TASK_STATE_INPUT_REQUIRED\n");
-    expect(stdout).toContain("Itinerary to Lisbon");
-    // long: the subscription saw steps, GetTask WORKING, CancelTask CANCELED, and the subscription ended (wait returned)
-    // (GetTask and CancelTask print bare states; the background subscription's jq prints quoted lines
-    // when it ends, which may land between them.)
-    expect(stdout).toMatch(/^TASK_STATE_WORKING\n(?:"[^\n]*"\n)*TASK_STATE_CANCELED$/m);
-    expect(stdout).toMatch(/^"TASK_STATE_WORKING"\n(?:"step \d+\/30"\n)+"TASK_STATE_CANCELED"$/m); // the snapshot, steps, the cancel
-    expect(stdout).not.toMatch(/"step 30\/30"/);
-    // ListTasks of the trip's context: its one task, COMPLETED
-    const listed = stdout.slice(stdout.lastIndexOf('"tasks": ['));
-    expect(listed.match(/"state": "TASK_STATE_COMPLETED"/g)).toHaveLength(1);
-  }, 120_000);
+      // hello: a bare Message with the keywords
+      expect(stdout).toContain('"message": {');
+      expect(stdout).toContain('You said: \\"hello\\". Start a message with one of these keywords');
+      // story: the stream starts with the task in SUBMITTED, then WORKING, 4 chunks, COMPLETED
+      const story = stdout.slice(stdout.indexOf('"task": {'), stdout.indexOf("The story is complete."));
+      const states = [...story.matchAll(/"state": "(TASK_STATE_\w+)"/g)].map((m) => m[1]);
+      expect(states).toEqual(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+      expect(story.match(/"artifactUpdate"/g)).toHaveLength(4);
+      expect(story.match(/"lastChunk": true/g)).toHaveLength(1);
+      // fail: the status text carries the service's prefix
+      expect(stdout).toContain("the agent failed: the demo was asked to fail\n");
+      // trip: INPUT_REQUIRED, then the follow-up on the captured task id completes with the itinerary
+      expect(stdout).toContain("TASK_STATE_INPUT_REQUIRED\n");
+      expect(stdout).toContain("Itinerary to Lisbon");
+      // long: the subscription saw steps, GetTask WORKING, CancelTask CANCELED, and the subscription ended (wait returned)
+      // (GetTask and CancelTask print bare states; the background subscription's jq prints quoted lines
+      // when it ends, which may land between them.)
+      expect(stdout).toMatch(/^TASK_STATE_WORKING\n(?:"[^\n]*"\n)*TASK_STATE_CANCELED$/m);
+      expect(stdout).toMatch(/^"TASK_STATE_WORKING"\n(?:"step \d+\/30"\n)+"TASK_STATE_CANCELED"$/m); // the snapshot, steps, the cancel
+      expect(stdout).not.toMatch(/"step 30\/30"/);
+      // ListTasks of the trip's context: its one task, COMPLETED
+      const listed = stdout.slice(stdout.lastIndexOf('"tasks": ['));
+      expect(listed.match(/"state": "TASK_STATE_COMPLETED"/g)).toHaveLength(1);
+    },
+    120_000,
+  );
 
   test("the table's reject and auth rows, as the server behaves", async () => {
     const rejected = await sendForTask(s, userMessage("reject"));

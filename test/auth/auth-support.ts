@@ -24,7 +24,10 @@ export interface TestIssuer {
   readonly privateKey: CryptoKey;
   readonly publicKey: CryptoKey;
   /** A signed token: sub, iss, aud, exp in 10 minutes unless `claims` / `options` say otherwise. */
-  token(claims?: JWTPayload, options?: { expiresIn?: string | number; alg?: string; key?: CryptoKey; kid?: string; issuer?: string; audience?: string }): Promise<string>;
+  token(
+    claims?: JWTPayload,
+    options?: { expiresIn?: string | number; alg?: string; key?: CryptoKey; kid?: string; issuer?: string; audience?: string },
+  ): Promise<string>;
   /** The env of a server that accepts this issuer's tokens through its PEM key. */
   env(extra?: Record<string, string>): Record<string, string>;
   remove(): void;
@@ -62,7 +65,9 @@ export async function makeIssuer(alg = "ES256"): Promise<TestIssuer> {
 }
 
 /** A JWKS of the given issuers' public keys on http://127.0.0.1:<port>/jwks.json; counts fetches. */
-export async function startJwksServer(issuers: TestIssuer[]): Promise<{ url: string; fetches: () => number; setIssuers(next: TestIssuer[]): void; close(): Promise<void> }> {
+export async function startJwksServer(
+  issuers: TestIssuer[],
+): Promise<{ url: string; fetches: () => number; setIssuers(next: TestIssuer[]): void; close(): Promise<void> }> {
   let current = issuers;
   let fetches = 0;
   const server: Server = createServer(async (req, res) => {

@@ -132,7 +132,10 @@ describe("JWKS (A-30)", () => {
     const first = await makeIssuer("ES256");
     const second = await makeIssuer("EdDSA");
     const jwks = await startJwksServer([first]);
-    const r = await startA2AServer({ agent: callerAgent, env: { A2A_AUTH: "jwt", A2A_JWT_JWKS_URL: jwks.url, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE } });
+    const r = await startA2AServer({
+      agent: callerAgent,
+      env: { A2A_AUTH: "jwt", A2A_JWT_JWKS_URL: jwks.url, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE },
+    });
     try {
       for (const sub of ["a", "b", "c"]) expect((await rpc(r).send(sendRequest(userMessage("hi")), bearer(await first.token({ sub })))).error).toBeUndefined();
       expect(jwks.fetches()).toBe(1);
@@ -140,7 +143,10 @@ describe("JWKS (A-30)", () => {
       expectAuthError(unknown.error, grpc.status.UNAUTHENTICATED, "CREDENTIALS_INVALID", /no signing key/);
       jwks.setIssuers([first, second]);
       // jose refetches for an unknown kid after its 30 s cooldown; a new server (cold cache) sees the new key at once.
-      const r2 = await startA2AServer({ agent: callerAgent, env: { A2A_AUTH: "jwt", A2A_JWT_JWKS_URL: jwks.url, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE } });
+      const r2 = await startA2AServer({
+        agent: callerAgent,
+        env: { A2A_AUTH: "jwt", A2A_JWT_JWKS_URL: jwks.url, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE },
+      });
       expect((await rpc(r2).send(sendRequest(userMessage("hi")), bearer(await second.token()))).error).toBeUndefined();
       await r2.close();
     } finally {
@@ -155,7 +161,10 @@ describe("JWKS (A-30)", () => {
     const dead = await startJwksServer([]);
     const url = dead.url;
     await dead.close(); // nothing listens there any more (loopback)
-    const r = await startA2AServer({ agent: callerAgent, env: { A2A_AUTH: "jwt", A2A_JWT_JWKS_URL: url, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE, A2A_JWT_JWKS_TIMEOUT_MS: "500" } });
+    const r = await startA2AServer({
+      agent: callerAgent,
+      env: { A2A_AUTH: "jwt", A2A_JWT_JWKS_URL: url, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE, A2A_JWT_JWKS_TIMEOUT_MS: "500" },
+    });
     const { error } = await rpc(r).send(sendRequest(userMessage("hi")), bearer(await issuer.token()));
     expectAuthError(error, grpc.status.UNAVAILABLE, "SIGNING_KEYS_UNAVAILABLE", /signing keys/);
     await r.close();

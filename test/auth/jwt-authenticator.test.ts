@@ -10,8 +10,15 @@ afterAll(() => issuer.remove());
 
 function jwt(now: () => number, cacheEntries?: number): JwtAuthenticator {
   return new JwtAuthenticator({
-    publicKeyPem: readFileSync(issuer.publicKeyFile), issuer: ISSUER, audience: AUDIENCE, algorithms: ["ES256"], clockSkewSeconds: 30,
-    scopesClaim: "scope", jwksTimeoutMs: 1000, now, cacheEntries,
+    publicKeyPem: readFileSync(issuer.publicKeyFile),
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    algorithms: ["ES256"],
+    clockSkewSeconds: 30,
+    scopesClaim: "scope",
+    jwksTimeoutMs: 1000,
+    now,
+    cacheEntries,
   });
 }
 const source = (token: string) => {

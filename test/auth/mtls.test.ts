@@ -20,8 +20,16 @@ beforeAll(async () => {
   const { logger } = captureLogger("warn");
   const config = loadConfig({
     argv: [],
-    env: { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051",
-      A2A_TLS_CERT: pki.serverCert, A2A_TLS_KEY: pki.serverKey, A2A_TLS_CLIENT_CA: pki.caCert, A2A_AUTH: "mtls" },
+    env: {
+      A2A_LISTEN: "127.0.0.1:0",
+      A2A_STORE: "memory",
+      A2A_CARD_LISTEN: "off",
+      A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051",
+      A2A_TLS_CERT: pki.serverCert,
+      A2A_TLS_KEY: pki.serverKey,
+      A2A_TLS_CLIENT_CA: pki.caCert,
+      A2A_AUTH: "mtls",
+    },
   });
   server = await startServer({ listen: config.listen, tls: config.tls, logger });
   const agent = scriptedAgent(async (ctx) => {

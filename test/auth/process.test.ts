@@ -12,8 +12,12 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { NODE_OPTIONS: _dropped, ...parentEnv } = process.env;
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "src/main.ts", ...args], { cwd: ROOT, env: { ...parentEnv, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/main.ts", ...args],
+      { cwd: ROOT, env: { ...parentEnv, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
+    );
   });
 }
 

@@ -24,7 +24,10 @@ const hold = new Map<string, { promise: Promise<void>; open: (v: void) => void }
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "a2a-keys-"));
   const file = join(dir, "keys");
-  writeFileSync(file, `${apiKeyLine(keys.alice, { principal: "alice", tenants: undefined, scopes: [] })}\n${apiKeyLine(keys.bob, { principal: "bob", tenants: undefined, scopes: [] })}\n`);
+  writeFileSync(
+    file,
+    `${apiKeyLine(keys.alice, { principal: "alice", tenants: undefined, scopes: [] })}\n${apiKeyLine(keys.bob, { principal: "bob", tenants: undefined, scopes: [] })}\n`,
+  );
   // "ask": INPUT_REQUIRED (a task that takes follow-ups); "hold <n>": WORKING until the test opens gate n;
   // "refs": completes naming the reference tasks it was given.
   const agent = scriptedAgent(async (ctx) => {
@@ -54,7 +57,10 @@ async function taskOfOwner(owner: keyof typeof keys): Promise<string> {
   return taskOf(response!).id;
 }
 
-const pairs = [["alice", "bob"], ["bob", "alice"]] as const;
+const pairs = [
+  ["alice", "bob"],
+  ["bob", "alice"],
+] as const;
 
 describe.each(pairs)("A-31: %s's task seen by %s", (owner, other) => {
   let id: string;
@@ -89,7 +95,9 @@ describe.each(pairs)("A-31: %s's task seen by %s", (owner, other) => {
     expect(theirs.events).toEqual([]);
     expectA2AError(theirs.error, grpc.status.NOT_FOUND, "TASK_NOT_FOUND");
     const mine = subscribe(s.client, id, as(owner));
-    await new Promise<void>((resolve) => { const t = setInterval(() => mine.events.length > 0 && (clearInterval(t), resolve()), 5); });
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => mine.events.length > 0 && (clearInterval(t), resolve()), 5);
+    });
     expect(mine.events[0]!.payload?.$case).toBe("task");
     mine.cancel();
   });
@@ -108,7 +116,9 @@ describe.each(pairs)("A-31: %s's task seen by %s", (owner, other) => {
   test("A-31: a stream the owner has open is not disturbed by the other's calls, and delivers to the end", async () => {
     const word = `hold ${owner}`;
     const stream = streamSend(s.client, sendRequest(userMessage(word)), as(owner));
-    await new Promise<void>((resolve) => { const t = setInterval(() => hold.has(word) && stream.events.length > 0 && (clearInterval(t), resolve()), 5); });
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => hold.has(word) && stream.events.length > 0 && (clearInterval(t), resolve()), 5);
+    });
     const running = stream.events[0]!.payload!.$case === "task" ? (stream.events[0]!.payload as { value: { id: string } }).value.id : "";
     expectA2AError((await rpc(s).cancel({ id: running }, as(other))).error, grpc.status.NOT_FOUND, "TASK_NOT_FOUND");
     expectA2AError((await subscribe(s.client, running, as(other)).result).error, grpc.status.NOT_FOUND, "TASK_NOT_FOUND");
@@ -123,13 +133,19 @@ describe.each(pairs)("A-31: %s's task seen by %s", (owner, other) => {
 describe("A-31: push notification config RPCs", () => {
   type Unary<Req> = (r: Req, md: grpc.Metadata, cb: (e: grpc.ServiceError | null, res?: unknown) => void) => unknown;
   const call = <Req>(method: Unary<Req>, req: Req, md: grpc.Metadata) =>
-    new Promise<{ error: grpc.ServiceError | null; response: any }>((resolve) => method.call(s.client, req, md, (error, response) => resolve({ error, response })));
+    new Promise<{ error: grpc.ServiceError | null; response: any }>((resolve) =>
+      method.call(s.client, req, md, (error, response) => resolve({ error, response })),
+    );
   const hook = "http://127.0.0.1:9/hook";
 
   test.each(pairs)("A-31: %s's push configs are TASK_NOT_FOUND to %s, on every push config RPC", async (owner, other) => {
     const id = await taskOfOwner(owner);
     const c = s.client;
-    const created = await call(c.createTaskPushNotificationConfig, { tenant: "", taskId: id, id: "cfg", url: hook, token: "", authentication: undefined }, as(owner));
+    const created = await call(
+      c.createTaskPushNotificationConfig,
+      { tenant: "", taskId: id, id: "cfg", url: hook, token: "", authentication: undefined },
+      as(owner),
+    );
     expect(created.error).toBeNull();
     expect(created.response.id).toBe("cfg");
     const results = await Promise.all([

@@ -42,9 +42,7 @@ describe("agent card over HTTP", () => {
 
   test("R-CARD-2, A-21: the GRPC interface url is host:port with protocol version 1.0 and the tenant", async () => {
     const json = (await (await fetch(cardUrl())).json()) as Record<string, any>;
-    expect(json.supportedInterfaces).toEqual([
-      { url: "127.0.0.1:50051", protocolBinding: "GRPC", protocolVersion: "1.0", tenant: "acme" },
-    ]);
+    expect(json.supportedInterfaces).toEqual([{ url: "127.0.0.1:50051", protocolBinding: "GRPC", protocolVersion: "1.0", tenant: "acme" }]);
   });
 
   test("R-CARD-5: Cache-Control with max-age, a strong ETag, Last-Modified; HEAD has the headers and no body", async () => {
@@ -66,9 +64,12 @@ describe("agent card over HTTP", () => {
     const other = await startAgentCardServer({
       host: "127.0.0.1",
       port: 0,
-      card: buildAgentCard({ publicGrpcAddress: "127.0.0.1:50052", streaming: true, pushNotifications: false }, {
-        skills: card.skills,
-      }),
+      card: buildAgentCard(
+        { publicGrpcAddress: "127.0.0.1:50052", streaming: true, pushNotifications: false },
+        {
+          skills: card.skills,
+        },
+      ),
     });
     try {
       const [a, b] = await Promise.all([fetch(cardUrl()), fetch(`http://127.0.0.1:${other.port}${AGENT_CARD_PATH}`)]);
@@ -138,9 +139,7 @@ describe("agent card over HTTP", () => {
   test("R-CARD-1: the official SDK's DefaultAgentCardResolver reads the card from the server", async () => {
     const resolved = await new DefaultAgentCardResolver().resolve(base);
     expect(resolved.name).toBe("HTTP test agent");
-    expect(resolved.supportedInterfaces).toEqual([
-      { url: "127.0.0.1:50051", protocolBinding: "GRPC", protocolVersion: "1.0", tenant: "acme" },
-    ]);
+    expect(resolved.supportedInterfaces).toEqual([{ url: "127.0.0.1:50051", protocolBinding: "GRPC", protocolVersion: "1.0", tenant: "acme" }]);
     expect(resolved.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
     expect(resolved.skills.map((s) => s.id)).toEqual(["echo"]);
   });

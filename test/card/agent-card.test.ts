@@ -1,12 +1,7 @@
 import { clone, create, toJson } from "@bufbuild/protobuf";
 import { AgentCardSchema, AgentSkillSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentCardContribution } from "../../src/lifecycle/agent.js";
-import {
-  buildAgentCard,
-  buildExtendedAgentCard,
-  getExtendedAgentCard,
-  type AgentCardSettings,
-} from "../../src/agents/agent-card.js";
+import { buildAgentCard, buildExtendedAgentCard, getExtendedAgentCard, type AgentCardSettings } from "../../src/agents/agent-card.js";
 import { ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../../src/lifecycle/errors.js";
 
 const settings: AgentCardSettings = { publicGrpcAddress: "agent.example.com:443", streaming: true, pushNotifications: false };
@@ -38,12 +33,8 @@ describe("agent card", () => {
   );
 
   test("A-21: IPv4 and bracketed IPv6 host:port are accepted", () => {
-    expect(buildAgentCard({ ...settings, publicGrpcAddress: "127.0.0.1:50051" }, contribution).supportedInterfaces[0].url).toBe(
-      "127.0.0.1:50051",
-    );
-    expect(buildAgentCard({ ...settings, publicGrpcAddress: "[::1]:50051" }, contribution).supportedInterfaces[0].url).toBe(
-      "[::1]:50051",
-    );
+    expect(buildAgentCard({ ...settings, publicGrpcAddress: "127.0.0.1:50051" }, contribution).supportedInterfaces[0].url).toBe("127.0.0.1:50051");
+    expect(buildAgentCard({ ...settings, publicGrpcAddress: "[::1]:50051" }, contribution).supportedInterfaces[0].url).toBe("[::1]:50051");
   });
 
   test("R-CAP-5, R-CARD-4: capability flags are explicitly present, true or false, in the ProtoJSON", () => {
@@ -119,9 +110,7 @@ describe("agent card", () => {
   });
 
   test("R-CARD-3: a provider needs url and organization", () => {
-    expect(() => buildAgentCard(settings, { ...contribution, provider: { organization: "Acme" } as never })).toThrow(
-      /provider\.url is required/,
-    );
+    expect(() => buildAgentCard(settings, { ...contribution, provider: { organization: "Acme" } as never })).toThrow(/provider\.url is required/);
   });
 
   test("R-CARD-3: the built-in demo agent's contribution makes a valid card", async () => {

@@ -44,7 +44,10 @@ export async function a2a(argv: string[], options: CliRunOptions = {}): Promise<
       return () => handlers.delete(handler);
     },
   };
-  options.onStart?.(() => [...handlers].forEach((h) => h()), () => stdout.chunks.join(""));
+  options.onStart?.(
+    () => [...handlers].forEach((h) => h()),
+    () => stdout.chunks.join(""),
+  );
   const code = await runCli(argv, io);
   const out = stdout.chunks.join("");
   return {
@@ -52,7 +55,12 @@ export async function a2a(argv: string[], options: CliRunOptions = {}): Promise<
     stdout: out,
     stderr: stderr.chunks.join(""),
     json: () => JSON.parse(out),
-    lines: () => out.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)),
+    lines: () =>
+      out
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
   };
 }
 

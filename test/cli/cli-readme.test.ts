@@ -15,7 +15,9 @@ let bin: string;
 beforeAll(async () => {
   s = await startA2AServer({ env: { A2A_CARD_LISTEN: "127.0.0.1:0" }, advertiseBoundAddress: true });
   bin = mkdtempSync(join(tmpdir(), "a2a-bin-"));
-  const quoted = cliCommand([]).map((a) => `'${a}'`).join(" ");
+  const quoted = cliCommand([])
+    .map((a) => `'${a}'`)
+    .join(" ");
   writeFileSync(join(bin, "a2a"), `#!/bin/sh\nexec ${quoted} "$@"\n`);
   chmodSync(join(bin, "a2a"), 0o755);
 });
@@ -36,11 +38,16 @@ test("the README's Command-line client block runs, every command exiting 0", asy
   const script = readmeBlock("Command-line client");
   expect(script).toContain("a2a send story --stream");
   const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-    execFile("bash", ["-euo", "pipefail", "-c", script], {
-      cwd: ROOT,
-      timeout: 90_000,
-      env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME, A2A_SERVER: s.target, A2A_CARD_URL: `http://127.0.0.1:${s.app.cardPort}` },
-    }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr })),
+    execFile(
+      "bash",
+      ["-euo", "pipefail", "-c", script],
+      {
+        cwd: ROOT,
+        timeout: 90_000,
+        env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME, A2A_SERVER: s.target, A2A_CARD_URL: `http://127.0.0.1:${s.app.cardPort}` },
+      },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    ),
   );
   if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stderr}\n${result.stdout.slice(-2000)}`);
   // What the commands printed (JSON: stdout is not a terminal here).

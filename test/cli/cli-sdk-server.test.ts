@@ -55,7 +55,22 @@ describe("a2a CLI against the @a2a-js/sdk gRPC server", () => {
 
   test("push add, get, list, rm", async () => {
     const task = (await run("send", "hello")).json().task;
-    const added = (await run("push", "add", task.id, "http://127.0.0.1:9/hook", "--id", "cfg-1", "--notify-token", "t0k", "--auth-scheme", "Bearer", "--auth-credentials", "secret")).json();
+    const added = (
+      await run(
+        "push",
+        "add",
+        task.id,
+        "http://127.0.0.1:9/hook",
+        "--id",
+        "cfg-1",
+        "--notify-token",
+        "t0k",
+        "--auth-scheme",
+        "Bearer",
+        "--auth-credentials",
+        "secret",
+      )
+    ).json();
     expect(added).toMatchObject({ id: "cfg-1", taskId: task.id, url: "http://127.0.0.1:9/hook", token: "t0k", authentication: { scheme: "Bearer" } });
     expect((await run("push", "get", task.id, "cfg-1")).json().url).toBe("http://127.0.0.1:9/hook");
     const human = await a2a(["push", "list", task.id, ...server, "--human"]);

@@ -162,7 +162,11 @@ describe("a2a list", () => {
   });
 
   test("client-side checks exit 2: an unknown state, a limit out of range, a bad date", async () => {
-    for (const args of [["--state", "sleeping"], ["--limit", "0"], ["--since", "yesterday"]]) {
+    for (const args of [
+      ["--state", "sleeping"],
+      ["--limit", "0"],
+      ["--since", "yesterday"],
+    ]) {
       expect((await a2a(["list", ...args, ...server])).code).toBe(2);
     }
   });
@@ -230,7 +234,12 @@ describe("errors and exit codes", () => {
     const off = await startA2AServer({ env: { A2A_PUSH_NOTIFICATIONS: "false" } });
     try {
       const task = (await a2a(["send", "story", "--server", off.target, "--json"])).json().task;
-      for (const args of [["add", task.id, "http://127.0.0.1:9/hook"], ["get", task.id, "c1"], ["list", task.id], ["rm", task.id, "c1"]]) {
+      for (const args of [
+        ["add", task.id, "http://127.0.0.1:9/hook"],
+        ["get", task.id, "c1"],
+        ["list", task.id],
+        ["rm", task.id, "c1"],
+      ]) {
         const r = await a2a(["push", ...args, "--server", off.target]);
         expect(r.code).toBe(3);
         expect(JSON.parse(r.stderr).error.reason).toBe("PUSH_NOTIFICATION_NOT_SUPPORTED");

@@ -27,7 +27,9 @@ afterAll(async () => {
 
 /** Starts `a2a ARGS` in a new 110x30 pane; the pane stays after the command, showing its exit code. */
 function startInTerminal(session: string, args: string[]): void {
-  const command = cliCommand([...args, "--server", s.target]).map(quote).join(" ");
+  const command = cliCommand([...args, "--server", s.target])
+    .map(quote)
+    .join(" ");
   tmux("new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-e", "NO_COLOR=", `${command}; echo "exit code $?"; sleep 60`);
 }
 

@@ -5,7 +5,11 @@ import { encodeListTasksResponse, measureTask } from "../../src/codec/list-respo
 import { at, hex, message, taskWith, textPart } from "./support.js";
 
 const tasks = () => [
-  taskWith({ id: "a", status: { state: TaskState.COMPLETED, timestamp: at(1_700_000_000n, 5000) }, history: [message({ parts: [textPart("hé".repeat(300))] })] }),
+  taskWith({
+    id: "a",
+    status: { state: TaskState.COMPLETED, timestamp: at(1_700_000_000n, 5000) },
+    history: [message({ parts: [textPart("hé".repeat(300))] })],
+  }),
   taskWith({ id: "b", artifacts: [create(ArtifactSchema, { artifactId: "x", parts: [textPart("y".repeat(200))] })] }),
 ];
 

@@ -6,7 +6,17 @@
  */
 import { create, type JsonObject, type JsonValue, type UnknownField } from "@bufbuild/protobuf";
 import { ListValueSchema, NullValue, StructSchema, ValueSchema, type Timestamp, type Value } from "@bufbuild/protobuf/wkt";
-import { ArtifactSchema, MessageSchema, PartSchema, TaskSchema, TaskStatusSchema, type Artifact, type Message, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import {
+  ArtifactSchema,
+  MessageSchema,
+  PartSchema,
+  TaskSchema,
+  TaskStatusSchema,
+  type Artifact,
+  type Message,
+  type Part,
+  type Task,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 
 // Globals are slow to reach inside jest's VM context; the generator calls these millions of times.
 const { imul, floor } = Math;

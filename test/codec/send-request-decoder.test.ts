@@ -19,8 +19,7 @@ afterEach(() => configureTextEncoding(standardTextEncoding));
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 const fromHex = (text: string) => new Uint8Array(Buffer.from(text.replace(/\s+/g, ""), "hex"));
-const encode = (init: MessageInitShape<typeof SendMessageRequestSchema>) =>
-  toBinary(SendMessageRequestSchema, create(SendMessageRequestSchema, init));
+const encode = (init: MessageInitShape<typeof SendMessageRequestSchema>) => toBinary(SendMessageRequestSchema, create(SendMessageRequestSchema, init));
 const concat = (...chunks: Uint8Array[]) => new Uint8Array(Buffer.concat(chunks));
 
 type Outcome = { threw: true } | { threw: false; value: SendMessageRequest };
@@ -96,19 +95,25 @@ const handPicked: Array<[string, Uint8Array]> = [
   ],
   ["non-ASCII and emoji text", encode({ tenant: "ténant", message: userMessage({ parts: [text("héllo 日本語 🎉 👍🏽"), text("\u0000\u007f\u0080")] }) })],
   ["long ASCII and long non-ASCII strings", encode({ message: userMessage({ parts: [text("a".repeat(300)), text("é".repeat(200))] }) })],
-  ["a part with no content, and empty text/url/raw", encode({
-    message: userMessage({
-      parts: [
-        create(PartSchema, { filename: "only-a-name" }),
-        text(""),
-        create(PartSchema, { content: { case: "url", value: "" } }),
-        create(PartSchema, { content: { case: "raw", value: new Uint8Array(0) } }),
-      ],
+  [
+    "a part with no content, and empty text/url/raw",
+    encode({
+      message: userMessage({
+        parts: [
+          create(PartSchema, { filename: "only-a-name" }),
+          text(""),
+          create(PartSchema, { content: { case: "url", value: "" } }),
+          create(PartSchema, { content: { case: "raw", value: new Uint8Array(0) } }),
+        ],
+      }),
     }),
-  })],
-  ["raw bytes long enough for a two-byte length", encode({
-    message: userMessage({ parts: [create(PartSchema, { content: { case: "raw", value: new Uint8Array(1000).map((_, i) => i * 7) } })] }),
-  })],
+  ],
+  [
+    "raw bytes long enough for a two-byte length",
+    encode({
+      message: userMessage({ parts: [create(PartSchema, { content: { case: "raw", value: new Uint8Array(1000).map((_, i) => i * 7) } })] }),
+    }),
+  ],
   ["many parts", encode({ message: userMessage({ parts: Array.from({ length: 20 }, (_, i) => text(`part ${i}`)) }) })],
   ["negative history_length (a ten-byte varint)", encode({ message: userMessage(), configuration: { historyLength: -1 } })],
   ["history_length at int32's edges", encode({ message: userMessage(), configuration: { historyLength: -2147483648 } })],
@@ -151,7 +156,11 @@ describe("decodeSendMessageRequest: a static decoder for lf.a2a.v1.SendMessageRe
         const bytes = encode(requestWith(desc, field));
         expect(bytes.length).toBeGreaterThan(0);
         if (statusOf(desc, field) === "decoded") expectSameAsFromBinary(bytes);
-        else expect({ field: `${desc.typeName}.${field.name}`, got: decodeSendMessageRequest(bytes) }).toEqual({ field: `${desc.typeName}.${field.name}`, got: undefined });
+        else
+          expect({ field: `${desc.typeName}.${field.name}`, got: decodeSendMessageRequest(bytes) }).toEqual({
+            field: `${desc.typeName}.${field.name}`,
+            got: undefined,
+          });
       }
     }
   });
@@ -210,17 +219,30 @@ describe("decodeSendMessageRequest: a static decoder for lf.a2a.v1.SendMessageRe
     ["empty request metadata", encode({ message: userMessage(), metadata: {} })],
     ["message metadata", encode({ message: userMessage({ metadata: { k: 1 } }) })],
     ["part metadata", encode({ message: userMessage({ parts: [text("x", { metadata: { a: true } })] }) })],
-    ["a data part", encode({ message: userMessage({ parts: [create(PartSchema, { content: { case: "data", value: create(ValueSchema, { kind: { case: "stringValue", value: "x" } }) } })] }) })],
-    ["a push notification config", encode({
-      message: userMessage(),
-      configuration: { taskPushNotificationConfig: create(TaskPushNotificationConfigSchema, { url: "https://example.com/hook" }) },
-    })],
+    [
+      "a data part",
+      encode({
+        message: userMessage({
+          parts: [create(PartSchema, { content: { case: "data", value: create(ValueSchema, { kind: { case: "stringValue", value: "x" } }) } })],
+        }),
+      }),
+    ],
+    [
+      "a push notification config",
+      encode({
+        message: userMessage(),
+        configuration: { taskPushNotificationConfig: create(TaskPushNotificationConfigSchema, { url: "https://example.com/hook" }) },
+      }),
+    ],
     ["an unknown field in the request", concat(encode({ message: userMessage() }), fromHex("2801"))],
     ["an unknown field with a two-byte tag", concat(encode({ message: userMessage() }), fromHex("f80701"))],
     // create() drops $unknown from an init object; toBinary writes it when set on a message.
     ["an unknown field in the message", encode({ message: withUnknown(userMessage(), 9, WireType.Varint, 1) })],
     ["an unknown field in a part", encode({ message: userMessage({ parts: [withUnknown(create(PartSchema), 8, WireType.LengthDelimited, 1, 65)] }) })],
-    ["an unknown field in the configuration", encode({ message: userMessage(), configuration: withUnknown(create(SendMessageConfigurationSchema), 5, WireType.Varint, 1) })],
+    [
+      "an unknown field in the configuration",
+      encode({ message: userMessage(), configuration: withUnknown(create(SendMessageConfigurationSchema), 5, WireType.Varint, 1) }),
+    ],
     ["a group wire type (start/end) on a known field", fromHex("0b0c")],
     ["a group on an unknown field", fromHex("2b2c")],
     ["a string field sent as a varint", fromHex("0801")],
@@ -335,7 +357,10 @@ function describeField(field: DescField): string {
 }
 
 function statusOf(desc: DescMessage, field: DescField): string | undefined {
-  return KNOWN_FIELDS[desc.typeName]?.find((line) => line.startsWith(`${describeField(field)} `))?.split(" ").pop();
+  return KNOWN_FIELDS[desc.typeName]
+    ?.find((line) => line.startsWith(`${describeField(field)} `))
+    ?.split(" ")
+    .pop();
 }
 
 /** A request where exactly this field is set to a non-zero value, in the message that holds it. */

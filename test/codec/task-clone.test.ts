@@ -1,14 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import {
-  clone,
-  create,
-  equals,
-  toBinary,
-  type DescMessage,
-  type JsonObject,
-  type JsonValue,
-  type UnknownField,
-} from "@bufbuild/protobuf";
+import { clone, create, equals, toBinary, type DescMessage, type JsonObject, type JsonValue, type UnknownField } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { ListValueSchema, NullValue, StructSchema, TimestampSchema, ValueSchema, type Timestamp, type Value } from "@bufbuild/protobuf/wkt";
 import {
@@ -81,7 +72,6 @@ function reachable(root: unknown): Set<object> {
   visit(root);
   return seen;
 }
-
 
 describe("cloneTask & co: static deep copies equal to protobuf-es's clone()", () => {
   it("R-GEN-1: knows every field of every message reachable from Task (fails when the proto gains one)", () => {
@@ -202,7 +192,7 @@ describe("cloneTask & co: static deep copies equal to protobuf-es's clone()", ()
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
   });
 
-  it("R-GEN-1: an own \"__proto__\" key in a Part.data Struct message behaves as in clone()", () => {
+  it('R-GEN-1: an own "__proto__" key in a Part.data Struct message behaves as in clone()', () => {
     const fields = JSON.parse('{"__proto__": 1, "k": 2}') as Record<string, unknown>;
     fields["__proto__"] = value({ case: "stringValue", value: "proto" });
     fields["k"] = value({ case: "boolValue", value: true });
@@ -239,7 +229,14 @@ describe("cloneTask & co: static deep copies equal to protobuf-es's clone()", ()
   });
 
   it("R-GEN-1: timestamps: zero, negative, beyond 32 bits, -0 nanos, seconds given as number or string", () => {
-    for (const [seconds, nanos] of [[0n, 1], [1735689600n, 999999999], [-1n, 0], [2n ** 40n, -1], [-(2n ** 63n), 0], [2n ** 63n - 1n, -0]] as const) {
+    for (const [seconds, nanos] of [
+      [0n, 1],
+      [1735689600n, 999999999],
+      [-1n, 0],
+      [2n ** 40n, -1],
+      [-(2n ** 63n), 0],
+      [2n ** 63n - 1n, -0],
+    ] as const) {
       expectSameClone(create(TaskStatusSchema, { state: TaskState.COMPLETED, timestamp: at(seconds, nanos) }));
     }
     for (const seconds of [0, 5, -7, "0", "1735689600", "-9223372036854775808"]) {

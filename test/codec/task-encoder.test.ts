@@ -99,7 +99,16 @@ describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobu
   });
 
   it("R-GEN-1: non-ASCII, emoji and strings at the edges of the short-string path", () => {
-    for (const text of ["héllo", "日本語のテキスト", "🎉 done 👍🏽", "a".repeat(127), "a".repeat(128), "a".repeat(126) + "é", "é".repeat(64), "\u0000\u007f\u0080"]) {
+    for (const text of [
+      "héllo",
+      "日本語のテキスト",
+      "🎉 done 👍🏽",
+      "a".repeat(127),
+      "a".repeat(128),
+      "a".repeat(126) + "é",
+      "é".repeat(64),
+      "\u0000\u007f\u0080",
+    ]) {
       expectSameBytes(taskWith({ id: text, history: [message({ parts: [textPart(text)], extensions: [text, ""] })] }));
     }
   });
@@ -175,7 +184,15 @@ describe("encodeTask: a static encoder for lf.a2a.v1.Task, byte for byte protobu
   });
 
   it("R-GEN-1: timestamps: zero, negative, beyond 32 bits, negative nanos", () => {
-    for (const [seconds, nanos] of [[0n, 1], [1735689600n, 999999999], [-1n, 0], [2n ** 40n, -1], [-(2n ** 63n), 0], [2n ** 63n - 1n, 0], [0x80000000n, 5]] as const) {
+    for (const [seconds, nanos] of [
+      [0n, 1],
+      [1735689600n, 999999999],
+      [-1n, 0],
+      [2n ** 40n, -1],
+      [-(2n ** 63n), 0],
+      [2n ** 63n - 1n, 0],
+      [0x80000000n, 5],
+    ] as const) {
       expectSameBytes(taskWith({ status: create(TaskStatusSchema, { state: TaskState.COMPLETED, timestamp: at(seconds, nanos) }) }));
     }
   });
@@ -269,7 +286,12 @@ class EncoderTasks extends RandomTasks {
   protected unknownField(): UnknownField {
     return this.chance(0.5)
       ? unknown(this.pick([9, 15, 16, 100, 2 ** 29 - 1]), this.int(128))
-      : lenUnknown(this.pick([10, 20, 3000]), this.string().slice(0, 100).replace(/[^\x20-\x7e]/g, ""));
+      : lenUnknown(
+          this.pick([10, 20, 3000]),
+          this.string()
+            .slice(0, 100)
+            .replace(/[^\x20-\x7e]/g, ""),
+        );
   }
 
   protected key(): string {
@@ -310,9 +332,20 @@ describe("encodeStreamResponse: the stream's update events by the static encoder
     for (let i = 0; i < 200; i++) {
       const task = random.task();
       const metadata = i % 3 === 0 ? { cursor: `c${i}`, n: i } : undefined;
-      responses.push(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata } } }));
+      responses.push(
+        create(StreamResponseSchema, {
+          payload: { case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata } },
+        }),
+      );
       for (const artifact of task.artifacts) {
-        const value = create(TaskArtifactUpdateEventSchema, { taskId: task.id, contextId: task.contextId, artifact, append: i % 2 === 0, lastChunk: i % 5 === 0, metadata });
+        const value = create(TaskArtifactUpdateEventSchema, {
+          taskId: task.id,
+          contextId: task.contextId,
+          artifact,
+          append: i % 2 === 0,
+          lastChunk: i % 5 === 0,
+          metadata,
+        });
         if (i % 7 === 0) value.$unknown = [lenUnknown(15, "xyz")];
         responses.push(create(StreamResponseSchema, { payload: { case: "artifactUpdate", value } }));
       }

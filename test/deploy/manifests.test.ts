@@ -44,14 +44,44 @@ test("the manifests in deploy/kubernetes are valid", async () => {
 });
 
 test.each([
-  ["a probe port that is not a number (schema)", "sqlite/deployment.yaml", (t: string) => t.replace("port: 50051\n              service", 'port: "grpc-port"\n              service'), /schema: .*port must be integer/],
-  ["an enum value Kubernetes does not have (schema)", "sqlite/service.yaml", (t: string) => t.replace("type: ClusterIP", "type: Cluster"), /schema: .*type must be equal to one of the allowed values/],
-  ["a termination grace shorter than the server's shutdown", "postgres/deployment.yaml", (t: string) => t.replace("terminationGracePeriodSeconds: 15", "terminationGracePeriodSeconds: 10"), /terminationGracePeriodSeconds 10 < /],
+  [
+    "a probe port that is not a number (schema)",
+    "sqlite/deployment.yaml",
+    (t: string) => t.replace("port: 50051\n              service", 'port: "grpc-port"\n              service'),
+    /schema: .*port must be integer/,
+  ],
+  [
+    "an enum value Kubernetes does not have (schema)",
+    "sqlite/service.yaml",
+    (t: string) => t.replace("type: ClusterIP", "type: Cluster"),
+    /schema: .*type must be equal to one of the allowed values/,
+  ],
+  [
+    "a termination grace shorter than the server's shutdown",
+    "postgres/deployment.yaml",
+    (t: string) => t.replace("terminationGracePeriodSeconds: 15", "terminationGracePeriodSeconds: 10"),
+    /terminationGracePeriodSeconds 10 < /,
+  ],
   ["two replicas on one SQLite volume", "sqlite/deployment.yaml", (t: string) => t.replace("replicas: 1", "replicas: 2"), /one replica only/],
   ["no explicit A2A_AUTH", "postgres/deployment.yaml", (t: string) => t.replace(/ +- name: A2A_AUTH\n +value: none\n/, ""), /A2A_AUTH must be set/],
-  ["a writable root filesystem", "sqlite/deployment.yaml", (t: string) => t.replace("readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false"), /readOnlyRootFilesystem must be true/],
-  ["a Service that selects nothing", "postgres/service.yaml", (t: string) => t.replace("app.kubernetes.io/name: a2a-grpc-server\n  ports", "app.kubernetes.io/name: other\n  ports"), /selector matches no Deployment/],
-  ["a claim that is not defined", "sqlite/pvc.yaml", (t: string) => t.replace("name: a2a-grpc-server-data", "name: other-data"), /claim a2a-grpc-server-data is not defined/],
+  [
+    "a writable root filesystem",
+    "sqlite/deployment.yaml",
+    (t: string) => t.replace("readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false"),
+    /readOnlyRootFilesystem must be true/,
+  ],
+  [
+    "a Service that selects nothing",
+    "postgres/service.yaml",
+    (t: string) => t.replace("app.kubernetes.io/name: a2a-grpc-server\n  ports", "app.kubernetes.io/name: other\n  ports"),
+    /selector matches no Deployment/,
+  ],
+  [
+    "a claim that is not defined",
+    "sqlite/pvc.yaml",
+    (t: string) => t.replace("name: a2a-grpc-server-data", "name: other-data"),
+    /claim a2a-grpc-server-data is not defined/,
+  ],
 ])("the check fails on %s", async (_what, file, edit, message) => {
   const dir = broken(file, edit);
   dirs.push(dir);

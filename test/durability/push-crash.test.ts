@@ -34,7 +34,12 @@ test("A-29: SIGKILL with deliveries pending, restart: every event is delivered, 
   for (let i = 0; i < 4; i++) {
     const request = sendRequest("done");
     const inline = { tenant: "", id: "", taskId: "", url: receiver.url(`/t${i}`), token: "", authentication: undefined };
-    const result = await unary(first.client, first.client.sendMessage, { ...request, configuration: { ...request.configuration, taskPushNotificationConfig: inline } }, a2aMetadata());
+    const result = await unary(
+      first.client,
+      first.client.sendMessage,
+      { ...request, configuration: { ...request.configuration, taskPushNotificationConfig: inline } },
+      a2aMetadata(),
+    );
     tasks.push(taskOf(result));
   }
   await receiver.waitFor(4); // every lane tried its first event at least once: all are pending
@@ -48,7 +53,9 @@ test("A-29: SIGKILL with deliveries pending, restart: every event is delivered, 
   await receiver.waitFor(20, 20_000, delivered);
   for (let i = 0; i < tasks.length; i++) {
     const seen = new Set<string>();
-    const firsts = receiver.requests.slice(attemptsBefore).filter((r) => r.path === `/t${i}` && !seen.has(r.headers["webhook-id"] as string) && seen.add(r.headers["webhook-id"] as string));
+    const firsts = receiver.requests
+      .slice(attemptsBefore)
+      .filter((r) => r.path === `/t${i}` && !seen.has(r.headers["webhook-id"] as string) && seen.add(r.headers["webhook-id"] as string));
     expect(firsts.map(kindOf)).toEqual(["task", "statusUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"]);
     expect((firsts[0]!.json.task as { id: string }).id).toBe(tasks[i]!.id);
   }

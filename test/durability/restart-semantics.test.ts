@@ -14,8 +14,7 @@ afterEach(async () => {
   data.remove();
 });
 
-const textOf = (message: Message | undefined) =>
-  message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? "";
+const textOf = (message: Message | undefined) => message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? "";
 
 test("ISSUE5-RESTART-FAIL: a task WORKING at SIGKILL is FAILED after the restart, with a status message that says the server restarted", async () => {
   const first = await startService(data.dir);

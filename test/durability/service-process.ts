@@ -5,13 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  A2AServiceClient,
-  Role,
-  type SendMessageResponse,
-  type StreamResponse,
-  type Task,
-} from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { A2AServiceClient, Role, type SendMessageResponse, type StreamResponse, type Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { unary } from "../foundation/helpers.js";
 
 /**

@@ -36,7 +36,10 @@ const stream = (text: string) => new StreamReader(s.client.sendStreamingMessage(
 async function attempt(use: (ctx: AgentContext) => Promise<void>, then: (ctx: AgentContext) => Promise<void>) {
   const outcome = gate<unknown>();
   const word = agents.on(async (ctx) => {
-    await use(ctx).then(() => outcome.open("accepted"), (error: unknown) => outcome.open(error));
+    await use(ctx).then(
+      () => outcome.open("accepted"),
+      (error: unknown) => outcome.open(error),
+    );
     await then(ctx);
   });
   return { word, outcome: outcome.promise };
@@ -49,7 +52,19 @@ const JSON_KINDS: Array<[string, unknown]> = [
   ["a number", 3.25],
   ["a boolean", false],
   ["null", null],
-  ["nested objects and arrays", { order: { id: "o-1", lines: [{ sku: "x", qty: 2, tags: [] }, { sku: "y", qty: 1, note: null }] }, ok: true }],
+  [
+    "nested objects and arrays",
+    {
+      order: {
+        id: "o-1",
+        lines: [
+          { sku: "x", qty: 2, tags: [] },
+          { sku: "y", qty: 1, note: null },
+        ],
+      },
+      ok: true,
+    },
+  ],
 ];
 
 describe("A-27: data parts from plain JSON arrive intact (ts-proto client)", () => {
@@ -65,7 +80,10 @@ describe("A-27: data parts from plain JSON arrive intact (ts-proto client)", () 
     const done = await sendForTask(s, userMessage(task));
     expect(done.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(done.artifacts[0]!.parts[0]!.content).toEqual({ $case: "data", value: json });
-    expect(done.status!.message!.parts.map((p) => p.content)).toEqual([{ $case: "text", value: "here it is" }, { $case: "data", value: json }]);
+    expect(done.status!.message!.parts.map((p) => p.content)).toEqual([
+      { $case: "text", value: "here it is" },
+      { $case: "data", value: json },
+    ]);
   });
 
   test("A-27: the incoming message's own parts (data included) can be sent back as they are", async () => {
@@ -76,7 +94,11 @@ describe("A-27: data parts from plain JSON arrive intact (ts-proto client)", () 
       { content: { $case: "raw" as const, value: Buffer.from([7, 8]) }, filename: "b.bin", mediaType: "" },
     ];
     const answer = messageOf((await rpc(s).send(sendRequest(userMessage(word, { parts })))).response!);
-    expect(answer.parts.map((p) => [p.content?.$case, p.filename, p.mediaType])).toEqual([["text", "", ""], ["data", "d.json", "application/json"], ["raw", "b.bin", ""]]);
+    expect(answer.parts.map((p) => [p.content?.$case, p.filename, p.mediaType])).toEqual([
+      ["text", "", ""],
+      ["data", "d.json", "application/json"],
+      ["raw", "b.bin", ""],
+    ]);
     expect(answer.parts[1]!.content!.value).toEqual({ nested: [1, { two: null }] });
     expect(Buffer.from(answer.parts[2]!.content!.value as Uint8Array)).toEqual(Buffer.from([7, 8]));
   });
@@ -90,7 +112,15 @@ describe("A-27: data parts from plain JSON arrive intact (ts-proto client)", () 
   const UNREPRESENTABLE: Array<[string, unknown, string]> = [
     ["a function", { run: () => 1 }, "parts[1].data.run"],
     ["a BigInt", { big: 2n ** 70n }, "parts[1].data.big"],
-    ["a cycle", (() => { const o: Record<string, unknown> = {}; o["me"] = o; return o; })(), "parts[1].data.me"],
+    [
+      "a cycle",
+      (() => {
+        const o: Record<string, unknown> = {};
+        o["me"] = o;
+        return o;
+      })(),
+      "parts[1].data.me",
+    ],
     ["NaN", [1, NaN], "parts[1].data[1]"],
     ["Infinity", { x: Infinity }, "parts[1].data.x"],
     ["undefined in an array", [undefined], "parts[1].data[0]"],
@@ -214,14 +244,17 @@ describe("A-26: a task that settles at once", () => {
   test.each([
     ["complete", TaskState.TASK_STATE_COMPLETED, (ctx: AgentContext) => ctx.complete("42")],
     ["requireInput", TaskState.TASK_STATE_INPUT_REQUIRED, (ctx: AgentContext) => ctx.requireInput("which city?")],
-  ])("A-26, A-2: a stream of ctx.%s() as the first update carries the task (SUBMITTED), then the settling status, then ends OK", async (_name, state, settle) => {
-    const reader = stream(agents.on(settle));
-    const end = await reader.ended;
-    expect(end.code).toBe(grpc.status.OK);
-    expect(reader.cases()).toEqual(["task", "statusUpdate"]);
-    const states = reader.events.map((e) => (e.payload?.$case === "task" || e.payload?.$case === "statusUpdate" ? e.payload.value.status?.state : undefined));
-    expect(states).toEqual([TaskState.TASK_STATE_SUBMITTED, state]);
-  });
+  ])(
+    "A-26, A-2: a stream of ctx.%s() as the first update carries the task (SUBMITTED), then the settling status, then ends OK",
+    async (_name, state, settle) => {
+      const reader = stream(agents.on(settle));
+      const end = await reader.ended;
+      expect(end.code).toBe(grpc.status.OK);
+      expect(reader.cases()).toEqual(["task", "statusUpdate"]);
+      const states = reader.events.map((e) => (e.payload?.$case === "task" || e.payload?.$case === "statusUpdate" ? e.payload.value.status?.state : undefined));
+      expect(states).toEqual([TaskState.TASK_STATE_SUBMITTED, state]);
+    },
+  );
 });
 
 describe("issue 14: an agent refuses a call with an A2A error before a task exists", () => {
@@ -234,14 +267,23 @@ describe("issue 14: an agent refuses a call with an A2A error before a task exis
     const info = expectA2AError(error, grpc.status.INVALID_ARGUMENT, "INVALID_PARAMS");
     expect(info.metadata).toEqual({ field: "message.parts[0].text" });
     expect(error!.details).toBe("send a number of seconds between 1 and 600");
-    expect(statusDetails(error!).badRequest!.fieldViolations).toEqual([{ field: "message.parts[0].text", description: "send a number of seconds between 1 and 600", reason: "", localizedMessage: undefined }]);
+    expect(statusDetails(error!).badRequest!.fieldViolations).toEqual([
+      { field: "message.parts[0].text", description: "send a number of seconds between 1 and 600", reason: "", localizedMessage: undefined },
+    ]);
     expect(await total()).toBe(before);
-    expect(s.lines.some((l) => l["msg"] === "the agent failed" && String((l["err"] as { message?: string })?.message).includes("between 1 and 600"))).toBe(false);
+    expect(s.lines.some((l) => l["msg"] === "the agent failed" && String((l["err"] as { message?: string })?.message).includes("between 1 and 600"))).toBe(
+      false,
+    );
   });
 
   test.each([
     ["UnsupportedOperationError", () => new UnsupportedOperationError("this agent only summarizes"), grpc.status.FAILED_PRECONDITION, "UNSUPPORTED_OPERATION"],
-    ["ContentTypeNotSupportedError", () => new ContentTypeNotSupportedError("image/png", "message.parts[0].media_type", ["text/plain"]), grpc.status.INVALID_ARGUMENT, "CONTENT_TYPE_NOT_SUPPORTED"],
+    [
+      "ContentTypeNotSupportedError",
+      () => new ContentTypeNotSupportedError("image/png", "message.parts[0].media_type", ["text/plain"]),
+      grpc.status.INVALID_ARGUMENT,
+      "CONTENT_TYPE_NOT_SUPPORTED",
+    ],
     ["TaskNotFoundError", () => new TaskNotFoundError("t-elsewhere"), grpc.status.NOT_FOUND, "TASK_NOT_FOUND"],
   ])("%s thrown before any answer: the client gets its status and ErrorInfo, not a FAILED task", async (_name, make, code, reason) => {
     const before = await total();
@@ -260,7 +302,11 @@ describe("issue 14: an agent refuses a call with an A2A error before a task exis
     });
     const reader = stream(word);
     const end = await reader.ended;
-    expect({ code: end.code, reason: end.reason, events: reader.received }).toEqual({ code: grpc.status.INVALID_ARGUMENT, reason: "INVALID_PARAMS", events: 0 });
+    expect({ code: end.code, reason: end.reason, events: reader.received }).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      reason: "INVALID_PARAMS",
+      events: 0,
+    });
   });
 
   test("once the task exists the rule stays: the thrown A2A error fails the task", async () => {

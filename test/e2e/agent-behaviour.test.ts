@@ -77,7 +77,10 @@ describe("events that break the rules are refused; the task stays consistent", (
     const word = agents.on(async (ctx) => {
       await ctx.working();
       await ctx.complete("final answer");
-      await ctx.working("one more thing").then(() => refused.open(undefined), (error) => refused.open(error));
+      await ctx.working("one more thing").then(
+        () => refused.open(undefined),
+        (error) => refused.open(error),
+      );
       await ctx.artifact({ artifactId: "late", parts: ["too late"] }).catch(() => undefined);
     });
     const task = await sendForTask(s, userMessage(word));
@@ -94,7 +97,10 @@ describe("events that break the rules are refused; the task stays consistent", (
     const word = agents.on(async (ctx) => {
       await ctx.working();
       await ctx.requireInput("which one?");
-      await ctx.complete("skipping ahead").then(() => refused.open(undefined), (error) => refused.open(error));
+      await ctx.complete("skipping ahead").then(
+        () => refused.open(undefined),
+        (error) => refused.open(error),
+      );
     });
     const task = await sendForTask(s, userMessage(word));
     expect(await refused.promise).toBeInstanceOf(Error);
@@ -107,7 +113,10 @@ describe("events that break the rules are refused; the task stays consistent", (
     const refused = gate<unknown>();
     const word = agents.on(async (ctx) => {
       await ctx.working();
-      await ctx.artifact({ artifactId: "empty", parts: [] }).then(() => refused.open(undefined), (error) => refused.open(error));
+      await ctx.artifact({ artifactId: "empty", parts: [] }).then(
+        () => refused.open(undefined),
+        (error) => refused.open(error),
+      );
       await ctx.artifact({ artifactId: "good", parts: ["fine"] }, { lastChunk: true });
       await ctx.complete();
     });
@@ -123,7 +132,10 @@ describe("events that break the rules are refused; the task stays consistent", (
     const word = agents.on(async (ctx) => {
       await ctx.working();
       await ctx.complete("final");
-      await ctx.working("after the end").then(() => refused.open(undefined), (error) => refused.open(error));
+      await ctx.working("after the end").then(
+        () => refused.open(undefined),
+        (error) => refused.open(error),
+      );
     });
     const task = await sendForTask(s, userMessage(word));
     expect(await refused.promise).toBeInstanceOf(Error);

@@ -7,24 +7,17 @@ import { createDemoAgent } from "../../src/agents/demo/demo-agent.js";
 import type { Task as EsTask } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentContext, Caller } from "../../src/lifecycle/agent.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
-import {
-  TaskState,
-  dispatchAgent,
-  expectA2AError,
-  gate,
-  rpc,
-  sendForTask,
-  sendRequest,
-  taskOf,
-  userMessage,
-} from "./e2e-helpers.js";
+import { TaskState, dispatchAgent, expectA2AError, gate, rpc, sendForTask, sendRequest, taskOf, userMessage } from "./e2e-helpers.js";
 
 const hookCalls: Array<{ task: EsTask; caller: Caller; metadata: JsonObject | undefined }> = [];
-const agents = dispatchAgent({}, {
-  async cancel(task, caller, metadata) {
-    hookCalls.push({ task, caller, metadata });
+const agents = dispatchAgent(
+  {},
+  {
+    async cancel(task, caller, metadata) {
+      hookCalls.push({ task, caller, metadata });
+    },
   },
-});
+);
 let s: A2ATestServer;
 let demo: A2ATestServer;
 
@@ -144,7 +137,8 @@ test("R-CANCEL-1: concurrent cancels of one running task all answer CANCELED", a
   const { word, done } = untilCanceled();
   const task = await sendForTask(s, userMessage(word), { returnImmediately: true });
   const results = await Promise.all([1, 2, 3, 4].map(() => rpc(s).cancel({ id: task.id })));
-  for (const r of results) expect({ state: r.response?.status?.state, error: r.error?.details }).toEqual({ state: TaskState.TASK_STATE_CANCELED, error: undefined });
+  for (const r of results)
+    expect({ state: r.response?.status?.state, error: r.error?.details }).toEqual({ state: TaskState.TASK_STATE_CANCELED, error: undefined });
   await done;
   expect((await rpc(s).get({ id: task.id })).response!.status!.state).toBe(TaskState.TASK_STATE_CANCELED);
 });

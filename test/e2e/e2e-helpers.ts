@@ -55,12 +55,10 @@ export function rpc(s: A2ATestServer) {
   const c = s.client;
   return {
     send: (req: SendMessageRequest, md = s.metadata()): Promise<Call<SendMessageResponse>> => unary(c, c.sendMessage, req, md),
-    get: (req: Partial<GetTaskRequest> & { id: string }, md = s.metadata()): Promise<Call<Task>> =>
-      unary(c, c.getTask, { tenant: "", ...req }, md),
+    get: (req: Partial<GetTaskRequest> & { id: string }, md = s.metadata()): Promise<Call<Task>> => unary(c, c.getTask, { tenant: "", ...req }, md),
     list: (req: Partial<ListTasksRequest> = {}, md = s.metadata()): Promise<Call<ListTasksResponse>> =>
       unary(c, c.listTasks, { tenant: "", contextId: "", status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: "", ...req }, md),
-    cancel: (req: Partial<CancelTaskRequest> & { id: string }, md = s.metadata()): Promise<Call<Task>> =>
-      unary(c, c.cancelTask, { tenant: "", ...req }, md),
+    cancel: (req: Partial<CancelTaskRequest> & { id: string }, md = s.metadata()): Promise<Call<Task>> => unary(c, c.cancelTask, { tenant: "", ...req }, md),
   };
 }
 
@@ -127,7 +125,9 @@ export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => voi
   return { promise, open };
 }
 
-const SKILLS = [{ id: "test", name: "test", description: "scripted test agent", tags: ["test"], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }];
+const SKILLS = [
+  { id: "test", name: "test", description: "scripted test agent", tags: ["test"], examples: [], inputModes: [], outputModes: [], securityRequirements: [] },
+];
 
 /** A scripted agent: `execute` is the test's, the card has the one skill a card needs. */
 export function scriptedAgent(execute: (ctx: AgentContext) => Promise<void>, card: Partial<AgentCardContribution> = {}, extra: Partial<Agent> = {}): Agent {
@@ -147,13 +147,17 @@ export function bareMetadata(entries: Record<string, string> = {}): grpc.Metadat
  */
 export function dispatchAgent(card: Partial<AgentCardContribution> = {}, extra: Partial<Agent> = {}) {
   const behaviours = new Map<string, (ctx: AgentContext) => Promise<void>>();
-  const agent = scriptedAgent(async (ctx) => {
-    const text = ctx.message.parts.map((p) => (p.content.case === "text" ? p.content.value : "")).join("");
-    const word = text.split(/\s+/)[0] ?? "";
-    const behaviour = behaviours.get(word);
-    if (!behaviour) throw new Error(`no behaviour registered for ${JSON.stringify(word)}`);
-    await behaviour(ctx);
-  }, card, extra);
+  const agent = scriptedAgent(
+    async (ctx) => {
+      const text = ctx.message.parts.map((p) => (p.content.case === "text" ? p.content.value : "")).join("");
+      const word = text.split(/\s+/)[0] ?? "";
+      const behaviour = behaviours.get(word);
+      if (!behaviour) throw new Error(`no behaviour registered for ${JSON.stringify(word)}`);
+      await behaviour(ctx);
+    },
+    card,
+    extra,
+  );
   let n = 0;
   return {
     agent,

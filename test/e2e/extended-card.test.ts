@@ -39,7 +39,13 @@ test("R-CAP-3: declared but not configured is FAILED_PRECONDITION / EXTENDED_AGE
   const card = clone(AgentCardSchema, s.app.card);
   card.capabilities!.extendedAgentCard = true;
   s.server.useHandlers(
-    createA2AHandlers({ service: s.app.service, card, extendedCard: undefined, allowMissingVersion: false, streamLimits: { streamBytes: 1 << 20, streamEntries: 16, entryBytes: 1 << 20, shared: new BacklogBudget(1 << 24) } }),
+    createA2AHandlers({
+      service: s.app.service,
+      card,
+      extendedCard: undefined,
+      allowMissingVersion: false,
+      streamLimits: { streamBytes: 1 << 20, streamEntries: 16, entryBytes: 1 << 20, shared: new BacklogBudget(1 << 24) },
+    }),
     a2aStatusMapper,
   );
   const { error } = await getCard(s);

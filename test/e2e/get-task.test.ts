@@ -4,19 +4,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { createDemoAgent } from "../../src/agents/demo/demo-agent.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
-import {
-  Role,
-  TaskState,
-  dispatchAgent,
-  expectA2AError,
-  gate,
-  partsText,
-  rpc,
-  sendForTask,
-  sendRequest,
-  textOf,
-  userMessage,
-} from "./e2e-helpers.js";
+import { Role, TaskState, dispatchAgent, expectA2AError, gate, partsText, rpc, sendForTask, sendRequest, textOf, userMessage } from "./e2e-helpers.js";
 
 let demo: A2ATestServer;
 let scripted: A2ATestServer;

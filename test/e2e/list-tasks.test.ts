@@ -78,7 +78,7 @@ test("R-LIST-3: page_size 1 and 100 are the bounds; 0, 101 and -1 are INVALID_AR
   }
 });
 
-test("R-LIST-6 / A-13: newest status first; paging 120 tasks 7 at a time sees each exactly once; next_page_token is \"\" only on the last page (R-LIST-4)", async () => {
+test('R-LIST-6 / A-13: newest status first; paging 120 tasks 7 at a time sees each exactly once; next_page_token is "" only on the last page (R-LIST-4)', async () => {
   const { seen, pages, last } = await pageAll({ contextId: "ctx-big", pageSize: 7 });
   expect(seen).toHaveLength(120);
   expect(new Set(seen.map((t) => t.id)).size).toBe(120);
@@ -123,7 +123,11 @@ test("R-LIST-7: filters — context_id exact, status = current state, status_tim
   expect(new Set(inputRequired.tasks.map((t) => t.id))).toEqual(new Set(waiting.map((t) => t.id)));
   const completed = (await rpc(s).list({ contextId: "ctx-filter", status: TaskState.TASK_STATE_COMPLETED })).response!;
   expect(new Set(completed.tasks.map((t) => t.id))).toEqual(new Set(done.map((t) => t.id)));
-  expect((await rpc(s).list({ contextId: "ctx-filter", status: TaskState.TASK_STATE_CANCELED })).response).toMatchObject({ tasks: [], totalSize: 0, nextPageToken: "" });
+  expect((await rpc(s).list({ contextId: "ctx-filter", status: TaskState.TASK_STATE_CANCELED })).response).toMatchObject({
+    tasks: [],
+    totalSize: 0,
+    nextPageToken: "",
+  });
 
   // Inclusive: the task whose status timestamp equals the bound is kept, older ones are not.
   const all = (await rpc(s).list({ contextId: "ctx-filter" })).response!.tasks; // newest first
@@ -134,8 +138,11 @@ test("R-LIST-7: filters — context_id exact, status = current state, status_tim
   const future = { seconds: Math.floor(Date.now() / 1000) + 3600, nanos: 0 };
   expect((await rpc(s).list({ contextId: "ctx-filter", statusTimestampAfter: future })).response!.totalSize).toBe(0);
   // Filters combine.
-  const both = (await rpc(s).list({ contextId: "ctx-filter", status: TaskState.TASK_STATE_INPUT_REQUIRED, statusTimestampAfter: pivot.status!.timestamp })).response!;
-  expect(both.tasks.every((t) => t.status!.state === TaskState.TASK_STATE_INPUT_REQUIRED && micros(t.status!.timestamp) >= micros(pivot.status!.timestamp))).toBe(true);
+  const both = (await rpc(s).list({ contextId: "ctx-filter", status: TaskState.TASK_STATE_INPUT_REQUIRED, statusTimestampAfter: pivot.status!.timestamp }))
+    .response!;
+  expect(
+    both.tasks.every((t) => t.status!.state === TaskState.TASK_STATE_INPUT_REQUIRED && micros(t.status!.timestamp) >= micros(pivot.status!.timestamp)),
+  ).toBe(true);
 });
 
 test("R-LIST-8: artifacts are left out unless include_artifacts is true", async () => {
@@ -176,7 +183,11 @@ describe("A-13: page tokens this server did not issue for this query are INVALID
   });
 
   test("A-13: a token issued for other filters (context, status, timestamp) is refused; page size and artifacts may change", async () => {
-    for (const other of [{ contextId: "ctx-filter" }, { contextId: "ctx-big", status: TaskState.TASK_STATE_COMPLETED }, { contextId: "ctx-big", statusTimestampAfter: { seconds: 1, nanos: 0 } }]) {
+    for (const other of [
+      { contextId: "ctx-filter" },
+      { contextId: "ctx-big", status: TaskState.TASK_STATE_COMPLETED },
+      { contextId: "ctx-big", statusTimestampAfter: { seconds: 1, nanos: 0 } },
+    ]) {
       expectBadField((await rpc(s).list({ ...other, pageToken: token })).error, "page_token");
     }
     const resized = await rpc(s).list({ contextId: "ctx-big", pageSize: 9, includeArtifacts: true, pageToken: token });

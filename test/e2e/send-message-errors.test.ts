@@ -63,8 +63,16 @@ const rows: Array<[string, SendMessageRequest, string]> = [
   ["history_length negative", withConfig({ historyLength: -1 }), "configuration.history_length"],
   ["accepted_output_modes not a media type", withConfig({ acceptedOutputModes: ["text/plain", "pdf"] }), "configuration.accepted_output_modes[1]"],
   ["inline push config without url", withConfig({ taskPushNotificationConfig: pushConfig({ url: "" }) }), "configuration.task_push_notification_config.url"],
-  ["inline push config with ftp url", withConfig({ taskPushNotificationConfig: pushConfig({ url: "ftp://x.example/hook" }) }), "configuration.task_push_notification_config.url"],
-  ["inline push config auth without scheme", withConfig({ taskPushNotificationConfig: pushConfig({ authentication: { scheme: "", credentials: "c" } }) }), "configuration.task_push_notification_config.authentication.scheme"],
+  [
+    "inline push config with ftp url",
+    withConfig({ taskPushNotificationConfig: pushConfig({ url: "ftp://x.example/hook" }) }),
+    "configuration.task_push_notification_config.url",
+  ],
+  [
+    "inline push config auth without scheme",
+    withConfig({ taskPushNotificationConfig: pushConfig({ authentication: { scheme: "", credentials: "c" } }) }),
+    "configuration.task_push_notification_config.authentication.scheme",
+  ],
   ["request metadata with NaN", { ...sendRequest(userMessage(WORK)), metadata: { n: Number.NaN } }, "metadata"],
   ["tenant oversized", sendRequest(userMessage(WORK), undefined, LONG), "tenant"],
   ["tenant with a newline", sendRequest(userMessage(WORK), undefined, "a\nb"), "tenant"],

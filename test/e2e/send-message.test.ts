@@ -87,7 +87,9 @@ describe("payload and blocking", () => {
       await ctx.artifact({ artifactId: "b", parts: ["other"] }, { lastChunk: true });
       await ctx.complete("done");
     });
-    const pending = rpc(scripted).send(sendRequest(userMessage(word))).then((r) => ((answered = true), r));
+    const pending = rpc(scripted)
+      .send(sendRequest(userMessage(word)))
+      .then((r) => ((answered = true), r));
     // The task exists and works, yet the blocking call has not answered.
     const listed = await waitForState(scripted, TaskState.TASK_STATE_WORKING);
     expect(listed).toBeDefined();

@@ -87,18 +87,25 @@ describe("a2a-version (R-VER, A-3)", () => {
     expect((await rpc(s).send(sendRequest(userMessage(OK)), metadata)).error).toBeUndefined();
   });
 
-  test.each(["0.3", "2.0", "1.1", "banana", "1"])("R-VER-3: a2a-version %j is FAILED_PRECONDITION / VERSION_NOT_SUPPORTED and makes no task", async (version) => {
-    const before = (await rpc(s).list()).response!.totalSize;
-    const { error } = await rpc(s).send(sendRequest(userMessage(WORK)), md({ "a2a-version": version }));
-    const info = expectA2AError(error, grpc.status.FAILED_PRECONDITION, "VERSION_NOT_SUPPORTED");
-    expect(info.metadata).toMatchObject({ requested_version: version, supported_versions: "1.0" });
-    expect((await rpc(s).list()).response!.totalSize).toBe(before);
-  });
+  test.each(["0.3", "2.0", "1.1", "banana", "1"])(
+    "R-VER-3: a2a-version %j is FAILED_PRECONDITION / VERSION_NOT_SUPPORTED and makes no task",
+    async (version) => {
+      const before = (await rpc(s).list()).response!.totalSize;
+      const { error } = await rpc(s).send(sendRequest(userMessage(WORK)), md({ "a2a-version": version }));
+      const info = expectA2AError(error, grpc.status.FAILED_PRECONDITION, "VERSION_NOT_SUPPORTED");
+      expect(info.metadata).toMatchObject({ requested_version: version, supported_versions: "1.0" });
+      expect((await rpc(s).list()).response!.totalSize).toBe(before);
+    },
+  );
 
   test("A-3: with A2A_ALLOW_MISSING_VERSION=true a missing header is read as 1.0; an unsupported one is still refused", async () => {
     expect((await rpc(lenient).send(sendRequest(userMessage(OK)), bareMetadata())).response!.payload!.$case).toBe("message");
     expect((await rpc(lenient).list({}, bareMetadata())).error).toBeUndefined();
-    expectA2AError((await rpc(lenient).send(sendRequest(userMessage(OK)), md({ "a2a-version": "0.3" }))).error, grpc.status.FAILED_PRECONDITION, "VERSION_NOT_SUPPORTED");
+    expectA2AError(
+      (await rpc(lenient).send(sendRequest(userMessage(OK)), md({ "a2a-version": "0.3" }))).error,
+      grpc.status.FAILED_PRECONDITION,
+      "VERSION_NOT_SUPPORTED",
+    );
   });
 });
 
@@ -126,11 +133,16 @@ describe("a2a-extensions (R-EXT)", () => {
   });
 
   test("R-EXT-1 / R-EXT-5: requested extensions reach the agent; the ones it activates are echoed in the a2a-extensions response header", async () => {
-    const { response, error, headers } = await rpc(extended).send(sendRequest(userMessage(ACTIVATE)), extended.metadata({ "a2a-extensions": `${REQUIRED}, ${OPTIONAL}` }));
+    const { response, error, headers } = await rpc(extended).send(
+      sendRequest(userMessage(ACTIVATE)),
+      extended.metadata({ "a2a-extensions": `${REQUIRED}, ${OPTIONAL}` }),
+    );
     expect(error).toBeUndefined();
     expect(response!.payload!.$case).toBe("message");
     expect(seenRequested).toEqual([REQUIRED, OPTIONAL]);
-    const echoed = String(headers.get("a2a-extensions")[0] ?? "").split(",").map((u) => u.trim());
+    const echoed = String(headers.get("a2a-extensions")[0] ?? "")
+      .split(",")
+      .map((u) => u.trim());
     expect(new Set(echoed)).toEqual(new Set([REQUIRED, OPTIONAL]));
   });
 

@@ -152,7 +152,13 @@ describe("R-SEC-5: a request over the maximum message size", () => {
     const { logger } = captureLogger("warn");
     const config = loadConfig({
       argv: [],
-      env: { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051", A2A_MAX_MESSAGE_BYTES: "4096" },
+      env: {
+        A2A_LISTEN: "127.0.0.1:0",
+        A2A_STORE: "memory",
+        A2A_CARD_LISTEN: "off",
+        A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051",
+        A2A_MAX_MESSAGE_BYTES: "4096",
+      },
     });
     expect(config.maxMessageBytes).toBe(4096);
     const server = await startServer({ listen: config.listen, logger, maxMessageBytes: config.maxMessageBytes });

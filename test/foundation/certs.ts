@@ -28,8 +28,23 @@ export function makeTestPki(): TestPki {
     key(`${name}.key`);
     ssl("req", "-new", "-key", p(`${name}.key`), "-subj", subject, "-out", p(`${name}.csr`));
     writeFileSync(p(`${name}.ext`), ext);
-    ssl("x509", "-req", "-in", p(`${name}.csr`), "-CA", p("ca.pem"), "-CAkey", p("ca.key"), "-CAcreateserial",
-      "-days", "1", "-extfile", p(`${name}.ext`), "-out", p(`${name}.pem`));
+    ssl(
+      "x509",
+      "-req",
+      "-in",
+      p(`${name}.csr`),
+      "-CA",
+      p("ca.pem"),
+      "-CAkey",
+      p("ca.key"),
+      "-CAcreateserial",
+      "-days",
+      "1",
+      "-extfile",
+      p(`${name}.ext`),
+      "-out",
+      p(`${name}.pem`),
+    );
   };
   issue("server", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
   issue("client", "/CN=a2a test client", "extendedKeyUsage=clientAuth\n");

@@ -57,8 +57,16 @@ describe("configuration", () => {
       storeDurability: "process",
       pushNotifications: true,
       push: {
-        allowHosts: [], allowHttp: false, timeoutMs: 10_000, maxAttempts: 10, backoffMs: 1000, maxBackoffMs: 300_000,
-        maxAgeMs: 86_400_000, concurrency: 32, maxConfigsPerTask: 10, signingKey: null,
+        allowHosts: [],
+        allowHttp: false,
+        timeoutMs: 10_000,
+        maxAttempts: 10,
+        backoffMs: 1000,
+        maxBackoffMs: 300_000,
+        maxAgeMs: 86_400_000,
+        concurrency: 32,
+        maxConfigsPerTask: 10,
+        signingKey: null,
       },
       agentName: null,
       agentDescription: null,
@@ -90,16 +98,38 @@ describe("configuration", () => {
 
   test("FND-CONFIG: environment variables are read, flags win over them, empty counts as unset", () => {
     const env = {
-      A2A_LISTEN: "0.0.0.0:6000", A2A_MAX_MESSAGE_BYTES: "16MiB", A2A_LOG_LEVEL: "debug", A2A_LOG_FORMAT: "pretty",
-      A2A_CARD_LISTEN: "off", A2A_STORE: "memory", A2A_DATA_DIR: "/data", A2A_RETENTION: "1d12h",
-      A2A_ALLOW_MISSING_VERSION: "yes", A2A_STREAM_BUFFER_EVENTS: "10", A2A_AGENT_NAME: "Echo", A2A_SHUTDOWN_GRACE_MS: "",
-      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443", A2A_AUTH: "none", A2A_METRICS_LISTEN: "127.0.0.1:9464",
+      A2A_LISTEN: "0.0.0.0:6000",
+      A2A_MAX_MESSAGE_BYTES: "16MiB",
+      A2A_LOG_LEVEL: "debug",
+      A2A_LOG_FORMAT: "pretty",
+      A2A_CARD_LISTEN: "off",
+      A2A_STORE: "memory",
+      A2A_DATA_DIR: "/data",
+      A2A_RETENTION: "1d12h",
+      A2A_ALLOW_MISSING_VERSION: "yes",
+      A2A_STREAM_BUFFER_EVENTS: "10",
+      A2A_AGENT_NAME: "Echo",
+      A2A_SHUTDOWN_GRACE_MS: "",
+      A2A_PUBLIC_GRPC_ADDRESS: "agent.example.com:443",
+      A2A_AUTH: "none",
+      A2A_METRICS_LISTEN: "127.0.0.1:9464",
     };
     const c = load({ env, argv: ["--listen", "[::]:7000", "--log-level=warn", "--allow-missing-version=false"] });
     expect(c).toMatchObject({
-      listen: "[::]:7000", maxMessageBytes: 16 * 1024 * 1024, logLevel: "warn", logFormat: "pretty", cardListen: null,
-      store: "memory", dataDir: "/data", retentionMs: 36 * 3_600_000, allowMissingVersion: false, streamBufferEvents: 10,
-      agentName: "Echo", shutdownGraceMs: 10_000, publicGrpcAddress: "agent.example.com:443", metricsListen: "127.0.0.1:9464",
+      listen: "[::]:7000",
+      maxMessageBytes: 16 * 1024 * 1024,
+      logLevel: "warn",
+      logFormat: "pretty",
+      cardListen: null,
+      store: "memory",
+      dataDir: "/data",
+      retentionMs: 36 * 3_600_000,
+      allowMissingVersion: false,
+      streamBufferEvents: 10,
+      agentName: "Echo",
+      shutdownGraceMs: 10_000,
+      publicGrpcAddress: "agent.example.com:443",
+      metricsListen: "127.0.0.1:9464",
     });
     expect(load({ env: { A2A_METRICS_LISTEN: "OFF" } }).metricsListen).toBeNull();
     expect(load({ argv: ["--allow-missing-version"] }).allowMissingVersion).toBe(true);
@@ -110,16 +140,31 @@ describe("configuration", () => {
     const secret = `whsec_${Buffer.alloc(32, 1).toString("base64")}`;
     const c = load({
       env: {
-        A2A_PUSH_ALLOW_HOSTS: "127.0.0.1, ::1,hooks.internal,10.0.0.0/8", A2A_PUSH_ALLOW_HTTP: "true", A2A_PUSH_TIMEOUT_MS: "2500",
-        A2A_PUSH_MAX_ATTEMPTS: "3", A2A_PUSH_BACKOFF_MS: "10", A2A_PUSH_MAX_BACKOFF_MS: "50", A2A_PUSH_MAX_AGE: "30m",
-        A2A_PUSH_CONCURRENCY: "4", A2A_PUSH_MAX_CONFIGS_PER_TASK: "2", A2A_PUSH_SIGNING_SECRET: secret,
+        A2A_PUSH_ALLOW_HOSTS: "127.0.0.1, ::1,hooks.internal,10.0.0.0/8",
+        A2A_PUSH_ALLOW_HTTP: "true",
+        A2A_PUSH_TIMEOUT_MS: "2500",
+        A2A_PUSH_MAX_ATTEMPTS: "3",
+        A2A_PUSH_BACKOFF_MS: "10",
+        A2A_PUSH_MAX_BACKOFF_MS: "50",
+        A2A_PUSH_MAX_AGE: "30m",
+        A2A_PUSH_CONCURRENCY: "4",
+        A2A_PUSH_MAX_CONFIGS_PER_TASK: "2",
+        A2A_PUSH_SIGNING_SECRET: secret,
       },
       argv: ["--push-notifications=false"],
     });
     expect(c.pushNotifications).toBe(false);
     expect(c.push).toEqual({
-      allowHosts: ["127.0.0.1", "::1", "hooks.internal", "10.0.0.0/8"], allowHttp: true, timeoutMs: 2500, maxAttempts: 3, backoffMs: 10,
-      maxBackoffMs: 50, maxAgeMs: 1_800_000, concurrency: 4, maxConfigsPerTask: 2, signingKey: Buffer.alloc(32, 1),
+      allowHosts: ["127.0.0.1", "::1", "hooks.internal", "10.0.0.0/8"],
+      allowHttp: true,
+      timeoutMs: 2500,
+      maxAttempts: 3,
+      backoffMs: 10,
+      maxBackoffMs: 50,
+      maxAgeMs: 1_800_000,
+      concurrency: 4,
+      maxConfigsPerTask: 2,
+      signingKey: Buffer.alloc(32, 1),
     });
   });
 
@@ -153,7 +198,7 @@ describe("configuration", () => {
     [{ env: { A2A_STREAM_BUFFER_EVENTS: "0" } }, "A2A_STREAM_BUFFER_EVENTS (--stream-buffer-events)"],
     [{ env: { A2A_AGENT_MODULE: "./no-such-agent.js" } }, "A2A_AGENT_MODULE (--agent-module)"],
     [{ argv: ["--colour"] }, "unknown flag --colour"],
-    [{ argv: ["serve"] }, "unexpected argument \"serve\""],
+    [{ argv: ["serve"] }, 'unexpected argument "serve"'],
     [{ argv: ["--listen"] }, "flag --listen needs a value"],
   ] as Array<[ConfigSources, string]>)("FND-CONFIG: invalid %j is one ConfigError naming %s", (sources, named) => {
     expect(errorOf(sources)).toContain(named);
@@ -176,14 +221,15 @@ describe("configuration", () => {
     [{ A2A_TLS_KEY: "k.pem" }, "A2A_TLS_KEY (--tls-key) is set but A2A_TLS_CERT (--tls-cert) is not"],
     [{ A2A_TLS_CERT: "c.pem" }, "A2A_TLS_CERT (--tls-cert) is set but A2A_TLS_KEY (--tls-key) is not"],
     [{ A2A_TLS_CLIENT_CA: "ca.pem" }, "A2A_TLS_CLIENT_CA (--tls-client-ca) is set but TLS is off"],
-    [{ A2A_TLS_CERT: "/nope/cert.pem", A2A_TLS_KEY: "/nope/key.pem" }, "A2A_TLS_CERT (--tls-cert) = \"/nope/cert.pem\": cannot read"],
+    [{ A2A_TLS_CERT: "/nope/cert.pem", A2A_TLS_KEY: "/nope/key.pem" }, 'A2A_TLS_CERT (--tls-cert) = "/nope/cert.pem": cannot read'],
   ])("R-GEN-2: bad TLS settings %j are refused", (env, message) => {
     expect(errorOf({ env })).toContain(message);
   });
 
   test("R-GEN-2: a key that does not match the certificate, or a key given as the certificate, is refused", () => {
-    expect(errorOf({ env: { A2A_TLS_CERT: pki.serverCert, A2A_TLS_KEY: pki.otherKey } }))
-      .toContain("A2A_TLS_KEY (--tls-key) does not belong to the certificate in A2A_TLS_CERT (--tls-cert)");
+    expect(errorOf({ env: { A2A_TLS_CERT: pki.serverCert, A2A_TLS_KEY: pki.otherKey } })).toContain(
+      "A2A_TLS_KEY (--tls-key) does not belong to the certificate in A2A_TLS_CERT (--tls-cert)",
+    );
     expect(errorOf({ env: { A2A_TLS_CERT: pki.serverKey, A2A_TLS_KEY: pki.serverKey } })).toContain("A2A_TLS_CERT (--tls-cert)");
     expect(errorOf({ env: { A2A_TLS_CERT: pki.serverCert, A2A_TLS_KEY: pki.serverCert } })).toContain("A2A_TLS_KEY (--tls-key)");
   });

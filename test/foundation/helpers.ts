@@ -49,16 +49,19 @@ export async function startTestServer(options: Partial<StartServerOptions> = {})
 /** Calls a ts-proto unary method and settles with its response or its ServiceError. */
 export function unary<Req, Res>(
   client: grpc.Client,
-  method: (request: Req, metadata: grpc.Metadata, options: Partial<grpc.CallOptions>, cb: (e: grpc.ServiceError | null, r: Res) => void) => grpc.ClientUnaryCall,
+  method: (
+    request: Req,
+    metadata: grpc.Metadata,
+    options: Partial<grpc.CallOptions>,
+    cb: (e: grpc.ServiceError | null, r: Res) => void,
+  ) => grpc.ClientUnaryCall,
   request: Req,
   metadata = new grpc.Metadata(),
   options: Partial<grpc.CallOptions> = {},
 ): Promise<{ response?: Res; error?: grpc.ServiceError; headers: grpc.Metadata }> {
   return new Promise((resolve) => {
     let headers = new grpc.Metadata();
-    const call = method.call(client, request, metadata, options, (error, response) =>
-      resolve(error ? { error, headers } : { response, headers }),
-    );
+    const call = method.call(client, request, metadata, options, (error, response) => resolve(error ? { error, headers } : { response, headers }));
     call.on("metadata", (md) => (headers = md));
   });
 }

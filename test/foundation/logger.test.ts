@@ -14,7 +14,11 @@ describe("logger", () => {
     const logger = await createLogger({ level: "info", format: "json", destination: out.stream });
     logger.info({ task_id: "t1" }, "hello");
     logger.debug("hidden at info");
-    const lines = out.text().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = out
+      .text()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 30, msg: "hello", task_id: "t1" });
     expect(lines[0]).not.toHaveProperty("pid");

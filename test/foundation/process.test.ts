@@ -35,10 +35,11 @@ function runService(script: string, env: Record<string, string>, args: string[] 
       rest = parts.pop()!;
       for (const l of parts) {
         lines[stream].push(l);
-        for (const w of [...waiters]) if (w.stream === stream && w.pattern.test(l)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(l);
-        }
+        for (const w of [...waiters])
+          if (w.stream === stream && w.pattern.test(l)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(l);
+          }
       }
     });
   }
@@ -77,9 +78,10 @@ const a2aMetadata = () => {
   md.set("a2a-version", "1.0");
   return md;
 };
-const message = (text: string) => SendMessageRequest.fromPartial({
-  message: { messageId: `m-${text}`, role: Role.ROLE_USER, parts: [{ content: { $case: "text", value: text } }] },
-});
+const message = (text: string) =>
+  SendMessageRequest.fromPartial({
+    message: { messageId: `m-${text}`, role: Role.ROLE_USER, parts: [{ content: { $case: "text", value: text } }] },
+  });
 
 describe("the service process", () => {
   let children: Child[] = [];
@@ -105,7 +107,7 @@ describe("the service process", () => {
     expect(at - signalled).toBeLessThan(GRACE_MS);
   });
 
-  test("FND-SIGTERM: an open stream ends UNAVAILABLE \"server is shutting down\" and the process exits 0 within the grace period", async () => {
+  test('FND-SIGTERM: an open stream ends UNAVAILABLE "server is shutting down" and the process exits 0 within the grace period', async () => {
     const { child, target } = await startService();
     children.push(child);
     const client = new A2AServiceClient(target, grpc.credentials.createInsecure());

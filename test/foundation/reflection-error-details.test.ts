@@ -26,7 +26,19 @@ afterAll(() => s.close());
 
 /** buf curl against a failing call: its error JSON (stderr), and its exit code. */
 async function bufCurlError(method: string, body: unknown): Promise<{ code: string; details: Array<{ type: string; value: string }> }> {
-  const args = ["--no-install", "buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", "-H", "a2a-version: 1.0", "-d", JSON.stringify(body), `http://${s.target}/lf.a2a.v1.A2AService/${method}`];
+  const args = [
+    "--no-install",
+    "buf",
+    "curl",
+    "--protocol",
+    "grpc",
+    "--http2-prior-knowledge",
+    "-H",
+    "a2a-version: 1.0",
+    "-d",
+    JSON.stringify(body),
+    `http://${s.target}/lf.a2a.v1.A2AService/${method}`,
+  ];
   try {
     await run("npx", args, { timeout: 20_000 });
   } catch (e) {
@@ -117,7 +129,11 @@ describe("readable error details through reflection", () => {
   });
 
   test("list_services still lists only the two services (detail types are not services)", async () => {
-    const { stdout } = await run("npx", ["--no-install", "buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-services", `http://${s.target}`], { timeout: 20_000 });
+    const { stdout } = await run(
+      "npx",
+      ["--no-install", "buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-services", `http://${s.target}`],
+      { timeout: 20_000 },
+    );
     expect(stdout.trim().split("\n").sort()).toEqual(["grpc.health.v1.Health", "lf.a2a.v1.A2AService"]);
   });
 });

@@ -10,8 +10,17 @@ import { startTestServer, type TestServer } from "./helpers.js";
 
 const run = promisify(execFile);
 const A2A_METHODS = [
-  "CancelTask", "CreateTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard", "GetTask",
-  "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "ListTasks", "SendMessage", "SendStreamingMessage", "SubscribeToTask",
+  "CancelTask",
+  "CreateTaskPushNotificationConfig",
+  "DeleteTaskPushNotificationConfig",
+  "GetExtendedAgentCard",
+  "GetTask",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "ListTasks",
+  "SendMessage",
+  "SendStreamingMessage",
+  "SubscribeToTask",
 ].map((m) => `lf.a2a.v1.A2AService/${m}`);
 
 let t: TestServer;
@@ -40,9 +49,11 @@ describe("server reflection through buf curl", () => {
     const out = await bufCurl("--list-methods", base());
     const methods = out.trim().split("\n");
     expect(methods.filter((m) => m.startsWith("lf.a2a.v1.A2AService/")).sort()).toEqual(A2A_METHODS);
-    expect(methods.filter((m) => m.startsWith("grpc.health.v1.Health/")).sort()).toEqual(
-      ["grpc.health.v1.Health/Check", "grpc.health.v1.Health/List", "grpc.health.v1.Health/Watch"],
-    );
+    expect(methods.filter((m) => m.startsWith("grpc.health.v1.Health/")).sort()).toEqual([
+      "grpc.health.v1.Health/Check",
+      "grpc.health.v1.Health/List",
+      "grpc.health.v1.Health/Watch",
+    ]);
   });
 
   test("FND-REFLECT: a client that knows nothing but reflection can call GetTask with JSON", async () => {
@@ -56,7 +67,11 @@ function encodeRequest(field: 3 | 4 | 7, value: string): Buffer {
   return Buffer.from(new BinaryWriter().tag(field, 2).string(value).finish());
 }
 
-interface ReflectionAnswer { files: Uint8Array[]; services: string[]; error?: string }
+interface ReflectionAnswer {
+  files: Uint8Array[];
+  services: string[];
+  error?: string;
+}
 
 function decodeResponse(bytes: Buffer): ReflectionAnswer {
   const answer: ReflectionAnswer = { files: [], services: [] };
@@ -70,7 +85,11 @@ function decodeResponse(bytes: Buffer): ReflectionAnswer {
         if (field === 4 && f === 1) answer.files.push(inner.bytes());
         else if (field === 6 && f === 1) {
           const svc = new BinaryReader(inner.bytes());
-          while (svc.pos < svc.len) { const [sf, sw] = svc.tag(); if (sf === 1) answer.services.push(svc.string()); else svc.skip(sw); }
+          while (svc.pos < svc.len) {
+            const [sf, sw] = svc.tag();
+            if (sf === 1) answer.services.push(svc.string());
+            else svc.skip(sw);
+          }
         } else if (field === 7 && f === 2) answer.error = inner.string();
         else inner.skip(w);
       }
@@ -83,7 +102,10 @@ async function ask(version: "v1" | "v1alpha", field: 3 | 4 | 7, value: string): 
   const client = new grpc.Client(`127.0.0.1:${t.server.port}`, grpc.credentials.createInsecure());
   try {
     const call = client.makeBidiStreamRequest(`/grpc.reflection.${version}.ServerReflection/ServerReflectionInfo`, (b: Buffer) => b, decodeResponse);
-    const answer = new Promise<ReflectionAnswer>((resolve, reject) => { call.once("data", resolve); call.once("error", reject); });
+    const answer = new Promise<ReflectionAnswer>((resolve, reject) => {
+      call.once("data", resolve);
+      call.once("error", reject);
+    });
     call.write(encodeRequest(field, value));
     call.end();
     return await answer;
@@ -104,15 +126,26 @@ describe("server reflection, file by file", () => {
     };
     add(await ask(version, 4, "lf.a2a.v1.A2AService"));
     // Fetch imports by file name, as grpcurl and buf do, until nothing is missing.
-    for (let missing = [...files.values()].flatMap((f) => f.dependency).filter((d) => !files.has(d)); missing.length > 0;
-      missing = [...files.values()].flatMap((f) => f.dependency).filter((d) => !files.has(d))) {
+    for (
+      let missing = [...files.values()].flatMap((f) => f.dependency).filter((d) => !files.has(d));
+      missing.length > 0;
+      missing = [...files.values()].flatMap((f) => f.dependency).filter((d) => !files.has(d))
+    ) {
       for (const name of new Set(missing)) add(await ask(version, 3, name));
     }
-    expect([...files.keys()]).toEqual(expect.arrayContaining([
-      "lf/a2a/v1/a2a.proto", "google/api/annotations.proto", "google/api/http.proto", "google/api/client.proto",
-      "google/api/field_behavior.proto", "google/protobuf/descriptor.proto", "google/protobuf/struct.proto",
-      "google/protobuf/timestamp.proto", "google/protobuf/empty.proto",
-    ]));
+    expect([...files.keys()]).toEqual(
+      expect.arrayContaining([
+        "lf/a2a/v1/a2a.proto",
+        "google/api/annotations.proto",
+        "google/api/http.proto",
+        "google/api/client.proto",
+        "google/api/field_behavior.proto",
+        "google/protobuf/descriptor.proto",
+        "google/protobuf/struct.proto",
+        "google/protobuf/timestamp.proto",
+        "google/protobuf/empty.proto",
+      ]),
+    );
     // createFileRegistry fails on any unresolved import or type: the set is complete.
     const registry = createFileRegistry(files.get("lf/a2a/v1/a2a.proto")!, (name) => files.get(name));
     const service = registry.getService("lf.a2a.v1.A2AService");

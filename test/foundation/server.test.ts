@@ -2,7 +2,14 @@ import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { TaskSchema, TaskState, StreamResponseSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { HealthCheckRequest, HealthCheckResponse_ServingStatus, HealthListRequest } from "../../gen/ts-proto/grpc/health/v1/health.js";
-import { GetTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, CancelTaskRequest, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import {
+  GetTaskRequest,
+  ListTasksRequest,
+  SendMessageRequest,
+  SubscribeToTaskRequest,
+  CancelTaskRequest,
+  type StreamResponse,
+} from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import type { A2AServiceHandlers, CallContext, StreamWriter } from "../../src/protocol/grpc-adapter.js";
 import { rpcLine, startTestServer, unary, until, type TestServer } from "./helpers.js";
 
@@ -49,8 +56,14 @@ describe("A2A service adapter", () => {
     expect(headers.get("a2a-extensions")).toEqual(["https://example.com/ext/v1"]);
     await until(() => rpcLine(t!.lines, "GetTask") !== undefined, "the log line");
     expect(rpcLine(t.lines, "GetTask")).toMatchObject({
-      level: 30, service: A2A, method: "GetTask", grpc_code: 0, grpc_status: "OK", task_id: "task-7",
-      peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/), duration_ms: expect.any(Number),
+      level: 30,
+      service: A2A,
+      method: "GetTask",
+      grpc_code: 0,
+      grpc_status: "OK",
+      task_id: "task-7",
+      peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+      duration_ms: expect.any(Number),
     });
     expect(t.lines.filter((l) => l["msg"] === "rpc")).toHaveLength(1);
   });
@@ -68,9 +81,13 @@ describe("A2A service adapter", () => {
     expect(rpcLine(t.lines, "GetTask")?.["metadata"]).toMatchObject({ authorization: "[redacted]", cookie: "[redacted]", "x-trace-bin": "[redacted]" });
   });
 
-  test("R-ERR-5: an unexpected handler error is INTERNAL \"internal error\"; its message stays in the server log", async () => {
+  test('R-ERR-5: an unexpected handler error is INTERNAL "internal error"; its message stays in the server log', async () => {
     t = await startTestServer({
-      handlers: { async GetTask() { throw new Error("db password is hunter2"); } },
+      handlers: {
+        async GetTask() {
+          throw new Error("db password is hunter2");
+        },
+      },
     });
     const { error } = await unary(t.a2a, t.a2a.getTask, GetTaskRequest.fromPartial({ id: "a" }));
     expect(error?.code).toBe(grpc.status.INTERNAL);
@@ -82,7 +99,11 @@ describe("A2A service adapter", () => {
 
   test("FND-TOSTATUS: the toStatus mapping decides the status of a thrown error, with its trailers", async () => {
     t = await startTestServer({
-      handlers: { async GetTask(r) { throw new Error(`missing ${r.id}`); } },
+      handlers: {
+        async GetTask(r) {
+          throw new Error(`missing ${r.id}`);
+        },
+      },
       toStatus: (e, call) => {
         const metadata = new grpc.Metadata();
         metadata.set("x-method", call.method);
@@ -97,10 +118,23 @@ describe("A2A service adapter", () => {
 
   test("FND-DECODE: a request that does not decode is INVALID_ARGUMENT and the server keeps serving", async () => {
     let called = false;
-    t = await startTestServer({ handlers: { async GetTask(r) { called = true; return task(r.id); } } });
+    t = await startTestServer({
+      handlers: {
+        async GetTask(r) {
+          called = true;
+          return task(r.id);
+        },
+      },
+    });
     const raw = new grpc.Client(`127.0.0.1:${t.server.port}`, grpc.credentials.createInsecure());
     const error = await new Promise<grpc.ServiceError | null>((resolve) =>
-      raw.makeUnaryRequest(`/${A2A}/GetTask`, (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff, 0xff]), (e) => resolve(e)),
+      raw.makeUnaryRequest(
+        `/${A2A}/GetTask`,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0a, 0xff, 0xff]),
+        (e) => resolve(e),
+      ),
     );
     raw.close();
     expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
@@ -112,7 +146,14 @@ describe("A2A service adapter", () => {
 
   test("FND-LOG: a unary response over the send limit ends RESOURCE_EXHAUSTED, and the call's one log line says so", async () => {
     const big = create(TaskSchema, { id: "big", contextId: "ctx-1", status: { state: TaskState.COMPLETED }, metadata: { note: "x".repeat(4096) } });
-    t = await startTestServer({ maxMessageBytes: 2048, handlers: { async GetTask() { return big; } } });
+    t = await startTestServer({
+      maxMessageBytes: 2048,
+      handlers: {
+        async GetTask() {
+          return big;
+        },
+      },
+    });
     const { error } = await unary(t.a2a, t.a2a.getTask, GetTaskRequest.fromPartial({ id: "big" }));
     expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     await until(() => rpcLine(t!.lines, "GetTask") !== undefined, "the log line");
@@ -123,11 +164,30 @@ describe("A2A service adapter", () => {
   test("FND-LOG: unary calls refused before their handler (undecodable, unimplemented) get their log line too", async () => {
     t = await startTestServer({ handlers: {} });
     const raw = new grpc.Client(`127.0.0.1:${t.server.port}`, grpc.credentials.createInsecure());
-    await new Promise<void>((resolve) => raw.makeUnaryRequest(`/${A2A}/GetTask`, (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff, 0xff]), () => resolve()));
-    await new Promise<void>((resolve) => raw.makeUnaryRequest(`/${A2A}/ListTasks`, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), () => resolve()));
+    await new Promise<void>((resolve) =>
+      raw.makeUnaryRequest(
+        `/${A2A}/GetTask`,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0a, 0xff, 0xff]),
+        () => resolve(),
+      ),
+    );
+    await new Promise<void>((resolve) =>
+      raw.makeUnaryRequest(
+        `/${A2A}/ListTasks`,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        () => resolve(),
+      ),
+    );
     raw.close();
     await until(() => rpcLine(t!.lines, "ListTasks") !== undefined, "the log lines");
-    expect(rpcLine(t.lines, "GetTask")).toMatchObject({ grpc_code: grpc.status.INVALID_ARGUMENT, details: "request is not a valid lf.a2a.v1.GetTaskRequest message" });
+    expect(rpcLine(t.lines, "GetTask")).toMatchObject({
+      grpc_code: grpc.status.INVALID_ARGUMENT,
+      details: "request is not a valid lf.a2a.v1.GetTaskRequest message",
+    });
     expect(rpcLine(t.lines, "ListTasks")).toMatchObject({ grpc_code: grpc.status.UNIMPLEMENTED });
   });
 
@@ -219,8 +279,7 @@ describe("A2A service adapter", () => {
 });
 
 describe("health", () => {
-  const check = (h: TestServer["health"], service: string) =>
-    unary(h, h.check, HealthCheckRequest.fromPartial({ service }));
+  const check = (h: TestServer["health"], service: string) => unary(h, h.check, HealthCheckRequest.fromPartial({ service }));
 
   test("FND-HEALTH: Check answers SERVING for the server and the A2A service, NOT_FOUND for others; List lists both", async () => {
     t = await startTestServer({ handlers: {} });

@@ -5,10 +5,19 @@
  */
 import { hostileRun } from "../../bench/hostile.js";
 
-test.each([false, true])("R-SEC-5 A-34: 600 seeded hostile cases, auth %s: no hang, no wedged connection, no INTERNAL", async (auth) => {
-  const report = await hostileRun({ cases: 600, seed: 1800 + Number(auth), auth, inFlight: 8 });
-  expect({ hangs: report.hangs, wedged: report.wedged, internal: report.internal, samples: report.internalSamples }).toEqual({ hangs: 0, wedged: 0, internal: 0, samples: [] });
-  expect(Object.values(report.byCode).reduce((a, b) => a + b, 0)).toBe(600);
-  if (auth) expect(report.byCode["UNAUTHENTICATED"]).toBeGreaterThan(0);
-  expect(report.byCode["INVALID_ARGUMENT"]).toBeGreaterThan(0);
-}, 120_000);
+test.each([false, true])(
+  "R-SEC-5 A-34: 600 seeded hostile cases, auth %s: no hang, no wedged connection, no INTERNAL",
+  async (auth) => {
+    const report = await hostileRun({ cases: 600, seed: 1800 + Number(auth), auth, inFlight: 8 });
+    expect({ hangs: report.hangs, wedged: report.wedged, internal: report.internal, samples: report.internalSamples }).toEqual({
+      hangs: 0,
+      wedged: 0,
+      internal: 0,
+      samples: [],
+    });
+    expect(Object.values(report.byCode).reduce((a, b) => a + b, 0)).toBe(600);
+    if (auth) expect(report.byCode["UNAUTHENTICATED"]).toBeGreaterThan(0);
+    expect(report.byCode["INVALID_ARGUMENT"]).toBeGreaterThan(0);
+  },
+  120_000,
+);

@@ -16,7 +16,18 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const NESTED: JsonObject = { name: "order", total: 12.5, paid: false, note: null, lines: [{ sku: "a", qty: 1 }, { sku: "b", qty: 2, tags: ["x", "y"] }], empty: {}, none: [] };
+const NESTED: JsonObject = {
+  name: "order",
+  total: 12.5,
+  paid: false,
+  note: null,
+  lines: [
+    { sku: "a", qty: 1 },
+    { sku: "b", qty: 2, tags: ["x", "y"] },
+  ],
+  empty: {},
+  none: [],
+};
 /** The status state of a task or status-update event. */
 const stateOf = (event: StreamResponse | undefined) => {
   const p = event?.payload;
@@ -37,7 +48,10 @@ describe("A-27: data parts through the SDK client", () => {
   test.each(KINDS)("A-27: %s as a data part in a reply arrives as the same JSON", async (name, json) => {
     s.scripts.set(`data-${name}`, (ctx) => ctx.reply(["here", dataPart(json as never)]));
     const reply = (await s.client.sendMessage(sendRequest(`data-${name}`))) as Message;
-    expect(reply.parts.map((p) => p.content)).toEqual([{ $case: "text", value: "here" }, { $case: "data", value: json }]);
+    expect(reply.parts.map((p) => p.content)).toEqual([
+      { $case: "text", value: "here" },
+      { $case: "data", value: json },
+    ]);
   });
 
   test("A-27, A-26: a stream carries data parts in an artifact and in the settling status", async () => {
@@ -99,7 +113,16 @@ describe("issue 14: refusals through the SDK client", () => {
     const error = await rejection(collect(s.client.sendMessageStream(sendRequest("refuse-op"))));
     expect(error).toBeInstanceOf(UnsupportedOperationError);
     expect(error["status"]).toBe(GRPC_STATUS_CODE.FAILED_PRECONDITION);
-    const listed = await s.client.listTasks({ tenant: "", contextId: "", status: 0, pageSize: 100, pageToken: "", historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: false } as never);
+    const listed = await s.client.listTasks({
+      tenant: "",
+      contextId: "",
+      status: 0,
+      pageSize: 100,
+      pageToken: "",
+      historyLength: undefined,
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    } as never);
     expect(listed.tasks.filter((t) => t.history.some((m) => m.parts.some((p) => p.content?.$case === "text" && p.content.value === "refuse-op")))).toEqual([]);
   });
 });

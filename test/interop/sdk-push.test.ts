@@ -61,7 +61,8 @@ test("R-SEND-7 / A-10: an inline config the SDK sends gets the snapshot, then ev
   request.configuration!.taskPushNotificationConfig = { tenant: "", id: "", taskId: "", url: receiver.url("/sdk"), token: "", authentication: undefined };
   const task = asTask(await s.client.sendMessage(request));
   expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-  const completed = (all: typeof receiver.requests) => all.filter((r) => r.path === "/sdk" && JSON.stringify(r.json.statusUpdate ?? {}).includes("TASK_STATE_COMPLETED")).length;
+  const completed = (all: typeof receiver.requests) =>
+    all.filter((r) => r.path === "/sdk" && JSON.stringify(r.json.statusUpdate ?? {}).includes("TASK_STATE_COMPLETED")).length;
   await receiver.waitFor(1, 10_000, completed);
   const got = receiver.requests.filter((r) => r.path === "/sdk");
   expect(got[0] && kindOf(got[0])).toBe("task");

@@ -54,7 +54,12 @@ describe("SendStreamingMessage", () => {
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
 
     const chunks = events.filter((e) => kind(e) === "artifactUpdate").map((e) => e.payload!.value as { append: boolean; lastChunk: boolean });
-    expect(chunks.map((c) => [c.append, c.lastChunk])).toEqual([[false, false], [true, false], [true, false], [true, true]]);
+    expect(chunks.map((c) => [c.append, c.lastChunk])).toEqual([
+      [false, false],
+      [true, false],
+      [true, false],
+      [true, true],
+    ]);
     for (const e of events.slice(1)) {
       const v = e.payload!.value as { taskId: string; contextId: string };
       expect([v.taskId, v.contextId]).toEqual([task.id, task.contextId]);
@@ -120,7 +125,11 @@ describe("SendStreamingMessage", () => {
     const done = await collect(s.client.sendMessageStream(sendRequest("story")));
     const taskId = taskOf(done[0]).id;
     const events: StreamResponse[] = [];
-    const error = await rejection((async () => { for await (const e of s.client.sendMessageStream(sendRequest("more", { taskId }))) events.push(e); })());
+    const error = await rejection(
+      (async () => {
+        for await (const e of s.client.sendMessageStream(sendRequest("more", { taskId }))) events.push(e);
+      })(),
+    );
     expect(events).toEqual([]);
     expect(error).toBeInstanceOf(UnsupportedOperationError);
     expect(error["status"]).toBe(GRPC_STATUS_CODE.FAILED_PRECONDITION);

@@ -35,7 +35,10 @@ describe("server-made ids", () => {
   it("uses every hex digit in every position that is random", () => {
     const seen = Array.from({ length: 36 }, () => new Set<string>());
     for (let i = 0; i < 5000; i++) [...newId()].slice(19).forEach((c, at) => seen[19 + at]!.add(c));
-    const fixed = new Map([[19, 4], [23, 1]]); // variant digit 8..b; dash
+    const fixed = new Map([
+      [19, 4],
+      [23, 1],
+    ]); // variant digit 8..b; dash
     for (let at = 19; at < 36; at++) expect(seen[at]!.size).toBe(fixed.get(at) ?? 16);
   });
 });

@@ -30,7 +30,7 @@ describe("A-27: plain JSON to google.protobuf.Value", () => {
     expect(toJson(ValueSchema, jsonToValue({ a: 1, b: undefined }, "d"))).toEqual({ a: 1 });
   });
 
-  it("A-27: a \"__proto__\" key (as JSON.parse makes it) stays a field", () => {
+  it('A-27: a "__proto__" key (as JSON.parse makes it) stays a field', () => {
     const parsed = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as unknown;
     const converted = jsonToValue(parsed, "d");
     expect(Object.keys((converted.kind.value as { fields: object }).fields)).toEqual(["__proto__", "y"]);
@@ -61,7 +61,16 @@ describe("A-27: plain JSON to google.protobuf.Value", () => {
     ["a Date", { when: new Date(0) }, "parts[1].data.when", /Date.*not a plain JSON object/],
     ["a Map", new Map([["a", 1]]), "parts[1].data", /Map/],
     ["bytes", { raw: new Uint8Array([1]) }, "parts[1].data.raw", /Uint8Array/],
-    ["a class instance", { v: new (class Point { x = 1 })() }, "parts[1].data.v", /Point/],
+    [
+      "a class instance",
+      {
+        v: new (class Point {
+          x = 1;
+        })(),
+      },
+      "parts[1].data.v",
+      /Point/,
+    ],
     ["an odd key's bad value", { "a b": () => 0 }, 'parts[1].data["a b"]', /function/],
   ];
   it.each(bad)("A-27: %s is refused, naming the exact place", (_name, json, path, problem) => {

@@ -32,7 +32,10 @@ function expectSameAsCreate<D extends DescMessage>(schema: D, literal: MessageSh
   expect(literal.$typeName).toBe(schema.typeName);
   expect(equals(schema, literal, made)).toBe(true);
   expect(toBinary(schema, literal)).toEqual(toBinary(schema, made));
-  const defined = (m: object) => Object.keys(m).filter((k) => (m as Record<string, unknown>)[k] !== undefined).sort();
+  const defined = (m: object) =>
+    Object.keys(m)
+      .filter((k) => (m as Record<string, unknown>)[k] !== undefined)
+      .sort();
   expect(defined(literal)).toEqual(defined(made));
 }
 
@@ -48,18 +51,34 @@ describe("message literals build what protobuf-es create() builds", () => {
     expectSameAsCreate(PartSchema, part, create(PartSchema, { content: { case: "text", value: "hello" } }));
     expectSameAsCreate(MessageSchema, message, create(MessageSchema, { messageId: "m-1", contextId: "ctx", taskId: "task", role: Role.AGENT, parts: [part] }));
     expectSameAsCreate(TaskStatusSchema, status, create(TaskStatusSchema, { state: TaskState.WORKING, message, timestamp: ts }));
-    expectSameAsCreate(TaskStatusSchema, taskStatusLiteral(TaskState.SUBMITTED, undefined, ts), create(TaskStatusSchema, { state: TaskState.SUBMITTED, timestamp: ts }));
+    expectSameAsCreate(
+      TaskStatusSchema,
+      taskStatusLiteral(TaskState.SUBMITTED, undefined, ts),
+      create(TaskStatusSchema, { state: TaskState.SUBMITTED, timestamp: ts }),
+    );
     expectSameAsCreate(ArtifactSchema, artifact, create(ArtifactSchema, { artifactId: "a", name: "n", parts: [part], metadata: { k: 1 }, extensions: ["e"] }));
   });
 
   it("Task, responses and update events", () => {
-    expectSameAsCreate(TaskSchema, newTaskLiteral("t", "ctx", status, [message]), create(TaskSchema, { id: "t", contextId: "ctx", status, history: [message] }));
+    expectSameAsCreate(
+      TaskSchema,
+      newTaskLiteral("t", "ctx", status, [message]),
+      create(TaskSchema, { id: "t", contextId: "ctx", status, history: [message] }),
+    );
     const task = create(TaskSchema, { id: "t" });
-    expectSameAsCreate(SendMessageResponseSchema, sendMessageResponseLiteral({ case: "task", value: task }), create(SendMessageResponseSchema, { payload: { case: "task", value: task } }));
+    expectSameAsCreate(
+      SendMessageResponseSchema,
+      sendMessageResponseLiteral({ case: "task", value: task }),
+      create(SendMessageResponseSchema, { payload: { case: "task", value: task } }),
+    );
     const update = statusUpdateLiteral("t", "ctx", status);
     expectSameAsCreate(TaskStatusUpdateEventSchema, update, create(TaskStatusUpdateEventSchema, { taskId: "t", contextId: "ctx", status }));
     const chunk = artifactUpdateLiteral("t", "ctx", artifact, true, false);
     expectSameAsCreate(TaskArtifactUpdateEventSchema, chunk, create(TaskArtifactUpdateEventSchema, { taskId: "t", contextId: "ctx", artifact, append: true }));
-    expectSameAsCreate(StreamResponseSchema, streamResponseLiteral({ case: "statusUpdate", value: update }), create(StreamResponseSchema, { payload: { case: "statusUpdate", value: update } }));
+    expectSameAsCreate(
+      StreamResponseSchema,
+      streamResponseLiteral({ case: "statusUpdate", value: update }),
+      create(StreamResponseSchema, { payload: { case: "statusUpdate", value: update } }),
+    );
   });
 });

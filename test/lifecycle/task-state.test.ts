@@ -31,12 +31,9 @@ describe("task state machine (R-TASK-1, R-TASK-2)", () => {
 
   // Exhaustive: every (from, to) over the eight states, UNSPECIFIED and unknown numbers.
   const pairs = EVERY_INPUT.flatMap((from) => EVERY_INPUT.map((to) => [from, to] as const));
-  it.each(pairs.map(([from, to]) => [stateLabel(from), stateLabel(to), from, to, isLegal(from, to)]))(
-    "R-TASK-1: %s -> %s",
-    (_f, _t, from, to, legal) => {
-      expect(canTransition(from as TaskState, to as TaskState)).toBe(legal);
-    },
-  );
+  it.each(pairs.map(([from, to]) => [stateLabel(from), stateLabel(to), from, to, isLegal(from, to)]))("R-TASK-1: %s -> %s", (_f, _t, from, to, legal) => {
+    expect(canTransition(from as TaskState, to as TaskState)).toBe(legal);
+  });
 
   it("R-TASK-1: the expected table itself names only real states", () => {
     for (const [from, to] of LEGAL_TRANSITIONS) {

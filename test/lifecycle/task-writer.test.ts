@@ -34,7 +34,16 @@ async function writerOn(kind: "immediate" | "async") {
   const events: TaskEvent[] = [];
   hub.subscribe(task.id, (event) => events.push(event));
   let idleCalls = 0;
-  const writer = new TaskWriter({ repository, hub, scope, taskId: task.id, contextId: task.contextId, version: stored.version, state: TaskState.SUBMITTED, onIdle: () => idleCalls++ });
+  const writer = new TaskWriter({
+    repository,
+    hub,
+    scope,
+    taskId: task.id,
+    contextId: task.contextId,
+    version: stored.version,
+    state: TaskState.SUBMITTED,
+    onIdle: () => idleCalls++,
+  });
   return { memory, repository, hub, task, writer, events, idle: () => idleCalls };
 }
 
@@ -62,7 +71,16 @@ describe("TaskWriter on a store that answers within the call", () => {
 
   it("retries once against the stored version when another writer got there first", async () => {
     const { writer, events, repository, hub, task } = await writerOn("immediate");
-    const other = new TaskWriter({ repository, hub, scope, taskId: task.id, contextId: task.contextId, version: 1, state: TaskState.SUBMITTED, onIdle: () => {} });
+    const other = new TaskWriter({
+      repository,
+      hub,
+      scope,
+      taskId: task.id,
+      contextId: task.contextId,
+      version: 1,
+      state: TaskState.SUBMITTED,
+      onIdle: () => {},
+    });
     expect(other.write(statusChange(TaskState.WORKING, 2_000))).toBe(WRITTEN);
     // `writer` still believes version 1: its write is refused once, then applied at version 3.
     expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN);
@@ -138,7 +156,16 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     await sqlite.create(scope, task);
     const events: TaskEvent[] = [];
     hub.subscribe(task.id, (event) => events.push(event));
-    const writer = new TaskWriter({ repository: sqlite, hub, scope, taskId: task.id, contextId: task.contextId, version: 1, state: TaskState.SUBMITTED, onIdle: () => {} });
+    const writer = new TaskWriter({
+      repository: sqlite,
+      hub,
+      scope,
+      taskId: task.id,
+      contextId: task.contextId,
+      version: 1,
+      state: TaskState.SUBMITTED,
+      onIdle: () => {},
+    });
     return { writer, events, task };
   }
 
@@ -151,7 +178,10 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     expect(writer.state).toBe(TaskState.COMPLETED); // the next write is checked against this
     expect({ settled: writer.settled, idle: writer.idle, events: events.length, settledAt }).toEqual({ settled: false, idle: false, events: 0, settledAt: [] });
     await turnEnd();
-    expect(events.map((e) => [e.kind, e.version])).toEqual([["status", 2], ["status", 3]]);
+    expect(events.map((e) => [e.kind, e.version])).toEqual([
+      ["status", 2],
+      ["status", 3],
+    ]);
     expect(settledAt).toEqual([3]); // the waiter was told once version 3 was on disk
     expect({ settled: writer.settled, idle: writer.idle }).toEqual({ settled: true, idle: true });
   });
@@ -187,10 +217,14 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
       },
     };
     const request = () =>
-      create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
+      create(SendMessageRequestSchema, {
+        message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }),
+      });
     const rc = (): RequestContext => ({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() });
     const failInserts = () =>
-      (sqlite as unknown as { db: Database.Database }).db.exec("CREATE TEMP TRIGGER fail_insert BEFORE INSERT ON tasks BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+      (sqlite as unknown as { db: Database.Database }).db.exec(
+        "CREATE TEMP TRIGGER fail_insert BEFORE INSERT ON tasks BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+      );
     const serviceOnSqlite = () =>
       new TaskService({ repository: sqlite, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
 
@@ -219,8 +253,16 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
         await ctx.complete();
       },
     };
-    const service = new TaskService({ repository: sqlite, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
-    const request = create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
+    const service = new TaskService({
+      repository: sqlite,
+      hub: new EventHub(),
+      agent,
+      pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)),
+      logger: silentLogger,
+    });
+    const request = create(SendMessageRequestSchema, {
+      message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }),
+    });
     let turns = 0; // event-loop iterations until the reply: a tick in each one's check phase
     let counting = true;
     const tick = () => {
@@ -247,7 +289,9 @@ describe("blocking SendMessage on either kind of store", () => {
     },
   };
   const request = () =>
-    create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
+    create(SendMessageRequestSchema, {
+      message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }),
+    });
   const rc = (): RequestContext => ({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() });
   const serviceOn = (repository: TaskRepository) =>
     new TaskService({ repository, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
@@ -289,41 +333,46 @@ describe("blocking SendMessage on either kind of store", () => {
 });
 
 describe("what an agent hands in is copied unless the run made it", () => {
-  it.each(["memory", "sqlite"] as const)("%s: changing the agent's part objects, metadata and lists, or the incoming message (ctx.message), after the update changes nothing stored", async (kind) => {
-    const dir = mkdtempSync(join(tmpdir(), "a2a-agent-input-"));
-    const repository = kind === "memory" ? new MemoryTaskRepository() : openSqliteTaskRepository({ file: join(dir, "tasks.db") });
-    try {
-      const metadata = { source: "agent" };
-      const extensions = ["urn:x"];
-      const part = { content: { case: "text" as const, value: "original" } };
-      const statusPart = { content: { case: "text" as const, value: "status original" } };
-      const agent: Agent = {
-        async execute(ctx) {
-          await ctx.working([statusPart]);
-          await ctx.artifact({ artifactId: "a-1", name: "answer", parts: [part, "plain"], metadata, extensions });
-          part.content.value = "changed"; // while the task is still live in the store
-          statusPart.content.value = "status changed";
-          ctx.message.messageId = "changed";
-          (ctx.message.parts[0]!.content as { value: string }).value = "message changed";
-          metadata.source = "changed";
-          extensions.push("urn:y");
-          await ctx.complete("done"); // text only: kept as it is
-        },
-      };
-      const service = new TaskService({ repository, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
-      const request = create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }) });
-      const reply = await service.sendMessage({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() }, request);
-      const id = (reply.payload.value as { id: string }).id;
-      const stored = (await repository.get(scope, id))!.task;
-      const artifact = stored.artifacts[0]!;
-      expect(artifact.parts.map((p) => p.content.value)).toEqual(["original", "plain"]);
-      expect(artifact.metadata).toEqual({ source: "agent" });
-      expect(artifact.extensions).toEqual(["urn:x"]);
-      expect(stored.history.map((m) => m.parts[0]!.content.value)).toEqual(["2 + 2?", "status original", "done"]);
-      expect(stored.history[0]!.messageId).toBe("m-1");
-    } finally {
-      await repository.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.each(["memory", "sqlite"] as const)(
+    "%s: changing the agent's part objects, metadata and lists, or the incoming message (ctx.message), after the update changes nothing stored",
+    async (kind) => {
+      const dir = mkdtempSync(join(tmpdir(), "a2a-agent-input-"));
+      const repository = kind === "memory" ? new MemoryTaskRepository() : openSqliteTaskRepository({ file: join(dir, "tasks.db") });
+      try {
+        const metadata = { source: "agent" };
+        const extensions = ["urn:x"];
+        const part = { content: { case: "text" as const, value: "original" } };
+        const statusPart = { content: { case: "text" as const, value: "status original" } };
+        const agent: Agent = {
+          async execute(ctx) {
+            await ctx.working([statusPart]);
+            await ctx.artifact({ artifactId: "a-1", name: "answer", parts: [part, "plain"], metadata, extensions });
+            part.content.value = "changed"; // while the task is still live in the store
+            statusPart.content.value = "status changed";
+            ctx.message.messageId = "changed";
+            (ctx.message.parts[0]!.content as { value: string }).value = "message changed";
+            metadata.source = "changed";
+            extensions.push("urn:y");
+            await ctx.complete("done"); // text only: kept as it is
+          },
+        };
+        const service = new TaskService({ repository, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
+        const request = create(SendMessageRequestSchema, {
+          message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "2 + 2?" } }] }),
+        });
+        const reply = await service.sendMessage({ caller: scope, requestedExtensions: [], activatedExtensions: new Set() }, request);
+        const id = (reply.payload.value as { id: string }).id;
+        const stored = (await repository.get(scope, id))!.task;
+        const artifact = stored.artifacts[0]!;
+        expect(artifact.parts.map((p) => p.content.value)).toEqual(["original", "plain"]);
+        expect(artifact.metadata).toEqual({ source: "agent" });
+        expect(artifact.extensions).toEqual(["urn:x"]);
+        expect(stored.history.map((m) => m.parts[0]!.content.value)).toEqual(["2 + 2?", "status original", "done"]);
+        expect(stored.history[0]!.messageId).toBe("m-1");
+      } finally {
+        await repository.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

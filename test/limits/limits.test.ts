@@ -22,7 +22,11 @@ function retryDelayMs(error: grpc.ServiceError | undefined): number | undefined 
 }
 
 function expectExhausted(error: grpc.ServiceError | undefined, reason: string): void {
-  expect({ code: error?.code, reason: errorInfo(error)?.reason, domain: errorInfo(error)?.domain }).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, reason, domain: "limits.a2a-grpc-server" });
+  expect({ code: error?.code, reason: errorInfo(error)?.reason, domain: errorInfo(error)?.domain }).toEqual({
+    code: grpc.status.RESOURCE_EXHAUSTED,
+    reason,
+    domain: "limits.a2a-grpc-server",
+  });
   expect(retryDelayMs(error)).toBeGreaterThan(0);
 }
 

@@ -30,7 +30,13 @@ function references(expr: string): { metrics: Map<string, string[]>; groupedBy: 
   const text = expr.replace(/\$\{?[A-Za-z_]+\}?/g, "1m"); // Grafana variables
   const metrics = new Map<string, string[]>();
   const groupedBy: string[] = [];
-  for (const [, labels] of text.matchAll(/\b(?:by|without)\s*\(([^)]*)\)/g)) groupedBy.push(...labels!.split(",").map((l) => l.trim()).filter(Boolean));
+  for (const [, labels] of text.matchAll(/\b(?:by|without)\s*\(([^)]*)\)/g))
+    groupedBy.push(
+      ...labels!
+        .split(",")
+        .map((l) => l.trim())
+        .filter(Boolean),
+    );
   const stripped = text.replace(/\b(?:by|without)\s*\([^)]*\)/g, " ");
   for (const [, name, selector] of stripped.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?/g)) {
     if (!OUR_PREFIXES.test(name!)) continue;
@@ -71,7 +77,13 @@ function dashboardExpressions(): string[] {
   return exprs;
 }
 
-interface AlertRule { alert: string; expr: string; for?: string; labels?: { severity?: string }; annotations?: { summary?: string } }
+interface AlertRule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: { severity?: string };
+  annotations?: { summary?: string };
+}
 
 function alertRules(): AlertRule[] {
   const file = parse(read("deploy/prometheus-alerts.yml")) as { groups: Array<{ name: string; rules: AlertRule[] }> };
@@ -81,7 +93,7 @@ function alertRules(): AlertRule[] {
 describe("deploy/: dashboard and alert rules", () => {
   test("OBS-DEPLOY: the checker itself flags unknown metrics and labels", async () => {
     const series = await exposedSeries();
-    expect(problems('sum(rate(a2a_no_such_metric_total[5m]))', series)).toEqual(["unknown metric a2a_no_such_metric_total"]);
+    expect(problems("sum(rate(a2a_no_such_metric_total[5m]))", series)).toEqual(["unknown metric a2a_no_such_metric_total"]);
     expect(problems('a2a_tasks_settled_total{task_id="x"}', series)).toEqual(["a2a_tasks_settled_total has no label task_id"]);
     expect(problems("sum by (state) (a2a_tasks_created_total)", series)).toEqual(["grouped by state, which none of its metrics has"]);
     expect(problems('sum by (state) (rate(a2a_tasks_settled_total{state="failed"}[5m]))', series)).toEqual([]);
@@ -100,7 +112,9 @@ describe("deploy/: dashboard and alert rules", () => {
     expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining(["A2AServerErrorRate", "A2APushBacklogOld", "A2AStreamBudgetEndings"]));
     for (const rule of rules) {
       expect({ alert: rule.alert, severity: rule.labels?.severity, summary: typeof rule.annotations?.summary }).toEqual({
-        alert: expect.stringMatching(/^A2A[A-Za-z]+$/), severity: expect.stringMatching(/^(page|ticket)$/), summary: "string",
+        alert: expect.stringMatching(/^A2A[A-Za-z]+$/),
+        severity: expect.stringMatching(/^(page|ticket)$/),
+        summary: "string",
       });
       expect({ alert: rule.alert, problems: problems(rule.expr, series) }).toEqual({ alert: rule.alert, problems: [] });
     }
@@ -108,7 +122,9 @@ describe("deploy/: dashboard and alert rules", () => {
 
   test("OBS-DEPLOY: the README lists every metric of the service with its meaning", async () => {
     const readme = read("README.md");
-    const families = [...metricTypes(await createMetrics({ activeCalls: () => new Map(), openStreams: () => 0, pushStats: () => undefined }).registry.metrics()).keys()];
+    const families = [
+      ...metricTypes(await createMetrics({ activeCalls: () => new Map(), openStreams: () => 0, pushStats: () => undefined }).registry.metrics()).keys(),
+    ];
     const ours = families.filter((f) => /^(rpc_|a2a_)/.test(f));
     expect(ours.length).toBeGreaterThan(15);
     expect(ours.filter((f) => !new RegExp(`^\\| \`${f}\` \\|`, "m").test(readme))).toEqual([]);

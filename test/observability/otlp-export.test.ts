@@ -48,8 +48,12 @@ describe("OTLP/HTTP export from a real server process", () => {
       const server = receiver.spans.find((s) => s.name === "lf.a2a.v1.A2AService/SendMessage" && s.traceId === TRACE_ID)!;
       expect(server).toMatchObject({ parentSpanId: CLIENT_SPAN_ID, kind: 2, scope: "a2a-grpc-server" });
       expect(server.attributes).toMatchObject({
-        "rpc.system": "grpc", "rpc.service": "lf.a2a.v1.A2AService", "rpc.method": "SendMessage", "rpc.grpc.status_code": 0,
-        "a2a.task.id": task!.id, "network.peer.address": "127.0.0.1",
+        "rpc.system": "grpc",
+        "rpc.service": "lf.a2a.v1.A2AService",
+        "rpc.method": "SendMessage",
+        "rpc.grpc.status_code": 0,
+        "a2a.task.id": task!.id,
+        "network.peer.address": "127.0.0.1",
       });
       expect(server.resource["service.name"]).toBe("traced-a2a");
       expect(server.endNanos).toBeGreaterThan(server.startNanos);

@@ -68,8 +68,13 @@ describe("OpenTelemetry tracing (in-memory exporter)", () => {
     expect(server!.spanContext().traceId).toBe(TRACE_ID);
     expect(parentId(server!)).toBe(CLIENT_SPAN_ID);
     expect(server!.attributes).toEqual({
-      "rpc.system": "grpc", "rpc.service": "lf.a2a.v1.A2AService", "rpc.method": "SendMessage", "rpc.grpc.status_code": 0,
-      "a2a.task.id": task.id, "network.peer.address": "127.0.0.1", "network.peer.port": expect.any(Number),
+      "rpc.system": "grpc",
+      "rpc.service": "lf.a2a.v1.A2AService",
+      "rpc.method": "SendMessage",
+      "rpc.grpc.status_code": 0,
+      "a2a.task.id": task.id,
+      "network.peer.address": "127.0.0.1",
+      "network.peer.port": expect.any(Number),
     });
     expect(server!.status.code).toBe(SpanStatusCode.UNSET);
 
@@ -110,7 +115,13 @@ describe("OpenTelemetry tracing (in-memory exporter)", () => {
 
     const health = new grpc.Client(s.target, grpc.credentials.createInsecure());
     await new Promise<void>((resolve, reject) =>
-      health.makeUnaryRequest("/grpc.health.v1.Health/Check", (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (err) => (err ? reject(err) : resolve())),
+      health.makeUnaryRequest(
+        "/grpc.health.v1.Health/Check",
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        (err) => (err ? reject(err) : resolve()),
+      ),
     );
     health.close();
     expect(exporter.getFinishedSpans().filter((span) => span.name.includes("Health"))).toEqual([]);

@@ -24,7 +24,9 @@ function setup() {
   };
   const repository = new MemoryTaskRepository();
   const service = new TaskService({ repository, hub: new EventHub(), agent, pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)), logger: silentLogger });
-  const request = create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m", role: Role.USER, parts: [{ content: { case: "text", value: "hi" } }] }) });
+  const request = create(SendMessageRequestSchema, {
+    message: create(MessageSchema, { messageId: "m", role: Role.USER, parts: [{ content: { case: "text", value: "hi" } }] }),
+  });
   return { service, request, finish, repository };
 }
 

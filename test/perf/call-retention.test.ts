@@ -81,7 +81,11 @@ describe("what a finished call leaves on grpc-js's call object", () => {
       handlers: {
         async SubscribeToTask(request, call, out) {
           stream = streamOf(call);
-          out.write(create(StreamResponseSchema, { payload: { case: "task", value: create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } }) } }));
+          out.write(
+            create(StreamResponseSchema, {
+              payload: { case: "task", value: create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } }) },
+            }),
+          );
         },
       },
     });
@@ -107,7 +111,11 @@ describe("what a finished call leaves on grpc-js's call object", () => {
           context = new WeakRef(call);
           grpcCall = (call as unknown as { call: EventEmitter }).call;
           call.onEnd(() => (ended = true));
-          out.write(create(StreamResponseSchema, { payload: { case: "task", value: create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } }) } }));
+          out.write(
+            create(StreamResponseSchema, {
+              payload: { case: "task", value: create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } }) },
+            }),
+          );
         },
       },
     });
@@ -127,7 +135,12 @@ describe("what a finished call leaves on grpc-js's call object", () => {
   it("grpc-js keeps the request's bytes, not the decoded request: the deserializer returns its input", () => {
     const definition = createServiceDefinition(A2AService);
     const bytes = Buffer.from(
-      toBinary(SendMessageRequestSchema, create(SendMessageRequestSchema, { message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "hi" } }] }) })),
+      toBinary(
+        SendMessageRequestSchema,
+        create(SendMessageRequestSchema, {
+          message: create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: [{ content: { case: "text", value: "hi" } }] }),
+        }),
+      ),
     );
     for (const method of Object.values(definition)) expect(method.requestDeserialize(bytes)).toBe(bytes);
   });

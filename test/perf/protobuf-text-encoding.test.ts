@@ -57,7 +57,11 @@ describe("protobuf text encoding fast paths", () => {
   });
 
   it("messages encode to the same bytes and decode to the same values once installed", () => {
-    const message = create(MessageSchema, { messageId: "m-1", role: Role.USER, parts: samples.filter(checkUtf8).map((value) => ({ content: { case: "text" as const, value } })) });
+    const message = create(MessageSchema, {
+      messageId: "m-1",
+      role: Role.USER,
+      parts: samples.filter(checkUtf8).map((value) => ({ content: { case: "text" as const, value } })),
+    });
     const before = toBinary(MessageSchema, message);
     const decodedBefore = fromBinary(MessageSchema, before);
     installProtobufTextEncoding();

@@ -77,7 +77,15 @@ describe("the call seam: one record and one log line per call", () => {
     const unaryLine = rpcLine(t.lines, "GetTask")!;
     const streamLine = rpcLine(t.lines, "SubscribeToTask")!;
     expect(Object.keys(streamLine).sort()).toEqual(Object.keys(unaryLine).sort());
-    const common = { level: 30, service: A2A, grpc_code: 0, grpc_status: "OK", principal: "alice", peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/), duration_ms: expect.any(Number) };
+    const common = {
+      level: 30,
+      service: A2A,
+      grpc_code: 0,
+      grpc_status: "OK",
+      principal: "alice",
+      peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+      duration_ms: expect.any(Number),
+    };
     expect(unaryLine).toMatchObject({ ...common, method: "GetTask", task_id: "u-1" });
     expect(streamLine).toMatchObject({ ...common, method: "SubscribeToTask", task_id: "s-1" });
   });
@@ -93,7 +101,12 @@ describe("the call seam: one record and one log line per call", () => {
     const status = await streamStatus(t.a2a.subscribeToTask(SubscribeToTaskRequest.fromPartial({ id: "f" })));
     expect(status.code).toBe(grpc.status.INTERNAL);
     await until(() => rpcLine(t!.lines, "SubscribeToTask") !== undefined, "the log line");
-    expect(rpcLine(t.lines, "SubscribeToTask")).toMatchObject({ level: 50, grpc_status: "INTERNAL", details: "internal error", err: { message: "stream store broke" } });
+    expect(rpcLine(t.lines, "SubscribeToTask")).toMatchObject({
+      level: 50,
+      grpc_status: "INTERNAL",
+      details: "internal error",
+      err: { message: "stream store broke" },
+    });
     expect(t.lines.filter((l) => l["msg"] === "rpc")).toHaveLength(1);
   });
 
@@ -106,17 +119,27 @@ describe("the call seam: one record and one log line per call", () => {
     await streamStatus(t.a2a.subscribeToTask(SubscribeToTaskRequest.fromPartial({ id: "s-2" }), md));
     await until(() => ended.length === 2, "both ends");
     expect(events.map((e) => `${e.hook}:${e.method}`)).toEqual([
-      "started:GetTask", "around:GetTask", "ended:GetTask",
-      "started:SubscribeToTask", "around:SubscribeToTask", "ended:SubscribeToTask",
+      "started:GetTask",
+      "around:GetTask",
+      "ended:GetTask",
+      "started:SubscribeToTask",
+      "around:SubscribeToTask",
+      "ended:SubscribeToTask",
     ]);
     expect(events.filter((e) => e.hook !== "started").map((e) => e.state)).toEqual([
-      { startedFor: "GetTask" }, { startedFor: "GetTask" }, { startedFor: "SubscribeToTask" }, { startedFor: "SubscribeToTask" },
+      { startedFor: "GetTask" },
+      { startedFor: "GetTask" },
+      { startedFor: "SubscribeToTask" },
+      { startedFor: "SubscribeToTask" },
     ]);
     expect(starts).toEqual([
       { method: "GetTask", traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", streaming: false },
       { method: "SubscribeToTask", traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", streaming: true },
     ]);
-    for (const [record, id] of [[ended[0]!, "u-2"], [ended[1]!, "s-2"]] as const) {
+    for (const [record, id] of [
+      [ended[0]!, "u-2"],
+      [ended[1]!, "s-2"],
+    ] as const) {
       expect(record).toMatchObject({ service: A2A, code: grpc.status.OK, details: undefined, principal: "alice", taskId: id, error: undefined });
       expect(record.durationMs).toBeGreaterThanOrEqual(0);
       expect(record.peer).toMatch(/^127\.0\.0\.1:\d+$/);
@@ -161,7 +184,10 @@ describe("the call seam: one record and one log line per call", () => {
     stream.cancel();
     await until(() => ended.length === 2, "both ends");
     await new Promise((resolve) => setTimeout(resolve, 20)); // a second report would come within this
-    expect(ended.map((r) => [r.method, grpc.status[r.code]])).toEqual([["ListTasks", "UNIMPLEMENTED"], ["SubscribeToTask", "CANCELLED"]]);
+    expect(ended.map((r) => [r.method, grpc.status[r.code]])).toEqual([
+      ["ListTasks", "UNIMPLEMENTED"],
+      ["SubscribeToTask", "CANCELLED"],
+    ]);
     expect(events.filter((e) => e.method === "ListTasks").map((e) => e.hook)).toEqual(["started", "ended"]); // no handler: no around
     expect(t.lines.filter((l) => l["msg"] === "rpc")).toHaveLength(2);
   });

@@ -52,13 +52,7 @@ const table: Array<[string, A2AError, grpc.status, string, Record<string, string
     "TASK_NOT_CANCELABLE",
     { task_id: "t-2", state: "TASK_STATE_COMPLETED" },
   ],
-  [
-    "PushNotificationNotSupportedError",
-    new PushNotificationNotSupportedError(),
-    grpc.status.FAILED_PRECONDITION,
-    "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    {},
-  ],
+  ["PushNotificationNotSupportedError", new PushNotificationNotSupportedError(), grpc.status.FAILED_PRECONDITION, "PUSH_NOTIFICATION_NOT_SUPPORTED", {}],
   [
     "UnsupportedOperationError",
     new UnsupportedOperationError("task t-3 is completed; send a new message without task_id", { task_id: "t-3" }),
@@ -80,13 +74,7 @@ const table: Array<[string, A2AError, grpc.status, string, Record<string, string
     "INVALID_AGENT_RESPONSE",
     {},
   ],
-  [
-    "ExtendedAgentCardNotConfiguredError",
-    new ExtendedAgentCardNotConfiguredError(),
-    grpc.status.FAILED_PRECONDITION,
-    "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-    {},
-  ],
+  ["ExtendedAgentCardNotConfiguredError", new ExtendedAgentCardNotConfiguredError(), grpc.status.FAILED_PRECONDITION, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", {}],
   [
     "ExtensionSupportRequiredError",
     new ExtensionSupportRequiredError(["https://ext.example/a/v1", "https://ext.example/b/v1"]),
@@ -104,27 +92,24 @@ const table: Array<[string, A2AError, grpc.status, string, Record<string, string
 ];
 
 describe("toGrpcStatus: A2A errors", () => {
-  test.each(table)(
-    "R-ERR-4 / R-ERR-3 / A-23: %s maps to its code, reason, domain and snake_case metadata",
-    (_name, error, code, reason, metadata) => {
-      const result = toGrpcStatus(error, noLog);
-      expect(result.code).toBe(code);
-      expect(result.details).toBe(error.message);
+  test.each(table)("R-ERR-4 / R-ERR-3 / A-23: %s maps to its code, reason, domain and snake_case metadata", (_name, error, code, reason, metadata) => {
+    const result = toGrpcStatus(error, noLog);
+    expect(result.code).toBe(code);
+    expect(result.details).toBe(error.message);
 
-      // R-ERR-2: the trailer is a google.rpc.Status with the same code and message.
-      const status = decodeTrailer(result.metadata);
-      expect(status.code).toBe(code);
-      expect(status.message).toBe(error.message);
+    // R-ERR-2: the trailer is a google.rpc.Status with the same code and message.
+    const status = decodeTrailer(result.metadata);
+    expect(status.code).toBe(code);
+    expect(status.message).toBe(error.message);
 
-      // R-ERR-6: the first detail is a typed ErrorInfo.
-      expect(status.details[0]!.typeUrl).toBe(ERROR_INFO);
-      const info = ErrorInfo.decode(detail(status, ERROR_INFO).value);
-      expect(info.reason).toBe(reason);
-      expect(info.domain).toBe("a2a-protocol.org");
-      expect(info.metadata).toEqual(metadata);
-      for (const key of Object.keys(info.metadata)) expect(key).toMatch(/^[a-z]+(_[a-z]+)*$/);
-    },
-  );
+    // R-ERR-6: the first detail is a typed ErrorInfo.
+    expect(status.details[0]!.typeUrl).toBe(ERROR_INFO);
+    const info = ErrorInfo.decode(detail(status, ERROR_INFO).value);
+    expect(info.reason).toBe(reason);
+    expect(info.domain).toBe("a2a-protocol.org");
+    expect(info.metadata).toEqual(metadata);
+    for (const key of Object.keys(info.metadata)) expect(key).toMatch(/^[a-z]+(_[a-z]+)*$/);
+  });
 
   test("R-ERR-3: every reason is the class name in UPPER_SNAKE_CASE minus Error", () => {
     for (const [name, error] of table) {
@@ -141,9 +126,7 @@ describe("toGrpcStatus: A2A errors", () => {
     const error = new ContentTypeNotSupportedError("image/png", "message.parts[1].media_type", ["text/plain"]);
     const status = decodeTrailer(toGrpcStatus(error, noLog).metadata);
     const bad = BadRequest.decode(detail(status, BAD_REQUEST).value);
-    expect(bad.fieldViolations).toEqual([
-      expect.objectContaining({ field: "message.parts[1].media_type", description: error.message }),
-    ]);
+    expect(bad.fieldViolations).toEqual([expect.objectContaining({ field: "message.parts[1].media_type", description: error.message })]);
   });
 
   test("R-VER-7: the version error lists the supported versions and the header to send", () => {
@@ -214,10 +197,7 @@ describe("toGrpcStatus: unexpected errors", () => {
 
 describe("toGrpcStatus: statuses the edge decides itself", () => {
   test("R-ERR-5: a GrpcStatusError passes through with its own code and message", () => {
-    const result = toGrpcStatus(
-      new GrpcStatusError(grpc.status.UNAUTHENTICATED, "send a bearer token (scheme: bearer)"),
-      noLog,
-    );
+    const result = toGrpcStatus(new GrpcStatusError(grpc.status.UNAUTHENTICATED, "send a bearer token (scheme: bearer)"), noLog);
     expect(result.code).toBe(grpc.status.UNAUTHENTICATED);
     expect(result.details).toBe("send a bearer token (scheme: bearer)");
     const status = decodeTrailer(result.metadata);

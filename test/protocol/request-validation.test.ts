@@ -64,8 +64,7 @@ function sendRequest(edit: (req: SendMessageRequest) => void = () => {}): SendMe
   return req;
 }
 
-const sendViolations = (edit: (req: SendMessageRequest) => void) =>
-  violationsOf(() => validateSendMessageRequest(sendRequest(edit)));
+const sendViolations = (edit: (req: SendMessageRequest) => void) => violationsOf(() => validateSendMessageRequest(sendRequest(edit)));
 
 describe("validateSendMessageRequest", () => {
   test("R-SEND-8: a minimal user message is valid", () => {
@@ -143,19 +142,41 @@ describe("validateSendMessageRequest", () => {
     ],
     ["url part: relative URL", (r) => (r.message!.parts[0]!.content = { case: "url", value: "/files/a.pdf" }), "message.parts[0].url", /absolute URL/],
     ["url part: empty", (r) => (r.message!.parts[0]!.content = { case: "url", value: "" }), "message.parts[0].url", /must be set/],
-    ["url part: newline inside", (r) => (r.message!.parts[0]!.content = { case: "url", value: "https://a.example/\nx" }), "message.parts[0].url", /absolute URL/],
-    ["data part: Value without kind", (r) => (r.message!.parts[0]!.content = { case: "data", value: value({}) }), "message.parts[0].data", /JSON value: it has no value/],
+    [
+      "url part: newline inside",
+      (r) => (r.message!.parts[0]!.content = { case: "url", value: "https://a.example/\nx" }),
+      "message.parts[0].url",
+      /absolute URL/,
+    ],
+    [
+      "data part: Value without kind",
+      (r) => (r.message!.parts[0]!.content = { case: "data", value: value({}) }),
+      "message.parts[0].data",
+      /JSON value: it has no value/,
+    ],
     [
       "data part: nested Value without kind",
       (r) =>
         (r.message!.parts[0]!.content = {
           case: "data",
-          value: value({ kind: { case: "structValue", value: { fields: { items: value({ kind: { case: "listValue", value: { values: [value({ kind: { case: "boolValue", value: true } }), value({})] } } }) } } } }),
+          value: value({
+            kind: {
+              case: "structValue",
+              value: {
+                fields: { items: value({ kind: { case: "listValue", value: { values: [value({ kind: { case: "boolValue", value: true } }), value({})] } } }) },
+              },
+            },
+          }),
         }),
       "message.parts[0].data",
       /\.items\[1\] has no value/,
     ],
-    ["data part: NaN", (r) => (r.message!.parts[0]!.content = { case: "data", value: value({ kind: { case: "numberValue", value: NaN } }) }), "message.parts[0].data", /finite number/],
+    [
+      "data part: NaN",
+      (r) => (r.message!.parts[0]!.content = { case: "data", value: value({ kind: { case: "numberValue", value: NaN } }) }),
+      "message.parts[0].data",
+      /finite number/,
+    ],
     ["media_type without subtype", (r) => (r.message!.parts[0]!.mediaType = "text"), "message.parts[0].media_type", /type\/subtype/],
     ["media_type with spaces", (r) => (r.message!.parts[0]!.mediaType = "text /plain"), "message.parts[0].media_type", /type\/subtype/],
     ["media_type wildcard in a part", (r) => (r.message!.parts[0]!.mediaType = "*/*"), "message.parts[0].media_type", /type\/subtype/],
@@ -170,7 +191,12 @@ describe("validateSendMessageRequest", () => {
     ["task_id with C1 control", (r) => (r.message!.taskId = "t\u0085"), "message.task_id", /control characters/],
     ["tenant too long", (r) => (r.tenant = long(257)), "tenant", /at most 256/],
     ["tenant with a tab", (r) => (r.tenant = "a\tb"), "tenant", /control characters/],
-    ["reference_task_ids: too many", (r) => (r.message!.referenceTaskIds = Array.from({ length: 65 }, (_, i) => `t${i}`)), "message.reference_task_ids", /at most 64 entries/],
+    [
+      "reference_task_ids: too many",
+      (r) => (r.message!.referenceTaskIds = Array.from({ length: 65 }, (_, i) => `t${i}`)),
+      "message.reference_task_ids",
+      /at most 64 entries/,
+    ],
     ["reference_task_ids: empty entry", (r) => (r.message!.referenceTaskIds = ["t1", ""]), "message.reference_task_ids[1]", /must be set/],
     ["reference_task_ids: entry too long", (r) => (r.message!.referenceTaskIds = [long(257)]), "message.reference_task_ids[0]", /at most 256/],
     ["extensions: empty URI", (r) => (r.message!.extensions = ["https://ext.example/a", ""]), "message.extensions[1]", /must not be empty/],
@@ -235,13 +261,7 @@ describe("validateSendMessageRequest", () => {
       r.message!.parts = [create(SendMessageRequestSchema, { message: { parts: [{}] } }).message!.parts[0]!];
       r.configuration = create(SendMessageRequestSchema, { configuration: { historyLength: -1 } }).configuration;
     });
-    expect(fields(vs)).toEqual([
-      "tenant",
-      "message.message_id",
-      "message.role",
-      "message.parts[0]",
-      "configuration.history_length",
-    ]);
+    expect(fields(vs)).toEqual(["tenant", "message.message_id", "message.role", "message.parts[0]", "configuration.history_length"]);
   });
 
   test("limits are configurable", () => {
@@ -298,7 +318,11 @@ describe("task requests", () => {
     ["status_timestamp_after: before year 1", { statusTimestampAfter: { seconds: -62_135_596_801n } }, ["status_timestamp_after.seconds"]],
     ["context_id too long", { contextId: long(257) }, ["context_id"]],
     ["page_token is not judged here", { pageToken: "anything at all" }, []],
-    ["several at once", { pageSize: 0, historyLength: -2, status: 99 as TaskState, contextId: long(300) }, ["context_id", "status", "page_size", "history_length"]],
+    [
+      "several at once",
+      { pageSize: 0, historyLength: -2, status: 99 as TaskState, contextId: long(300) },
+      ["context_id", "status", "page_size", "history_length"],
+    ],
   ])("ListTasks: %s", (_name, init, expected) => {
     expect(fields(violationsOf(() => validateListTasksRequest(create(ListTasksRequestSchema, init))))).toEqual(expected);
   });
@@ -334,7 +358,11 @@ describe("task requests", () => {
 describe("push config requests", () => {
   test.each<[string, MessageInitShape<typeof TaskPushNotificationConfigSchema>, string[]]>([
     ["valid", { taskId: "t1", url: "https://client.example/hook" }, []],
-    ["valid with plain http, id, token and auth", { taskId: "t1", id: "c1", url: "http://127.0.0.1:8080/h", token: "x", authentication: { scheme: "Basic", credentials: "dTpw" } }, []],
+    [
+      "valid with plain http, id, token and auth",
+      { taskId: "t1", id: "c1", url: "http://127.0.0.1:8080/h", token: "x", authentication: { scheme: "Basic", credentials: "dTpw" } },
+      [],
+    ],
     ["R-PUSH-2: task_id missing", { url: "https://h/x" }, ["task_id"]],
     ["R-PUSH-2: url missing", { taskId: "t1" }, ["url"]],
     ["A-8: relative url", { taskId: "t1", url: "/hook" }, ["url"]],
@@ -342,7 +370,11 @@ describe("push config requests", () => {
     ["A-8: file url", { taskId: "t1", url: "file:///etc/passwd" }, ["url"]],
     ["authentication without scheme", { taskId: "t1", url: "https://h/x", authentication: {} }, ["authentication.scheme"]],
     ["authentication scheme with a space", { taskId: "t1", url: "https://h/x", authentication: { scheme: "Bearer x" } }, ["authentication.scheme"]],
-    ["credentials with CRLF", { taskId: "t1", url: "https://h/x", authentication: { scheme: "Bearer", credentials: "a\r\nb" } }, ["authentication.credentials"]],
+    [
+      "credentials with CRLF",
+      { taskId: "t1", url: "https://h/x", authentication: { scheme: "Bearer", credentials: "a\r\nb" } },
+      ["authentication.credentials"],
+    ],
     ["config id too long", { taskId: "t1", url: "https://h/x", id: long(257) }, ["id"]],
     ["everything wrong", { authentication: {} }, ["task_id", "url", "authentication.scheme"]],
   ])("Create: %s", (_name, init, expected) => {

@@ -43,7 +43,13 @@ describe("readVersion", () => {
     ["R-VER-5: leading zeros are the same number", [["a2a-version", "01.00"]]],
     ["R-VER-1: keys are case-insensitive (grpc-js lower-cases them)", [["A2A-Version", "1.0"]]],
     ["R-VER-2: comma-separated, the first supported one wins", [["a2a-version", "0.3, 1.0"]]],
-    ["R-VER-2: repeated entries", [["a2a-version", "2.0"], ["a2a-version", "1.0"]]],
+    [
+      "R-VER-2: repeated entries",
+      [
+        ["a2a-version", "2.0"],
+        ["a2a-version", "1.0"],
+      ],
+    ],
     ["R-VER-2: blanks around and empty items are ignored", [["a2a-version", " , 1.0 ,"]]],
   ])("%s -> 1.0", (_name, entries) => {
     expect(readVersion(metadata(entries), strict)).toBe("1.0");
@@ -90,7 +96,15 @@ describe("readVersion", () => {
   });
 
   test("R-VER-2: several unsupported versions are all reported", () => {
-    const error = versionError(() => readVersion(metadata([["a2a-version", "0.3,2.0"], ["a2a-version", "1.1"]]), strict));
+    const error = versionError(() =>
+      readVersion(
+        metadata([
+          ["a2a-version", "0.3,2.0"],
+          ["a2a-version", "1.1"],
+        ]),
+        strict,
+      ),
+    );
     expect(error.metadata.requested_version).toBe("0.3,2.0,1.1");
   });
 });
@@ -105,8 +119,22 @@ describe("extensions", () => {
     ["R-EXT-1: none requested", [], []],
     ["R-EXT-1: one URI", [["a2a-extensions", A]], [A]],
     ["R-EXT-1: comma-separated, trimmed", [["a2a-extensions", ` ${A} ,${B} `]], [A, B]],
-    ["R-EXT-1: repeated entries", [["a2a-extensions", A], ["a2a-extensions", B]], [A, B]],
-    ["R-EXT-1: duplicates collapse, order kept", [["a2a-extensions", `${B},${A}`], ["a2a-extensions", B]], [B, A]],
+    [
+      "R-EXT-1: repeated entries",
+      [
+        ["a2a-extensions", A],
+        ["a2a-extensions", B],
+      ],
+      [A, B],
+    ],
+    [
+      "R-EXT-1: duplicates collapse, order kept",
+      [
+        ["a2a-extensions", `${B},${A}`],
+        ["a2a-extensions", B],
+      ],
+      [B, A],
+    ],
     ["R-EXT-1: empty items ignored", [["a2a-extensions", ",, ,"]], []],
     ["R-EXT-1: key case does not matter", [["A2A-Extensions", A]], [A]],
   ])("%s", (_name, entries, expected) => {

@@ -25,7 +25,10 @@ test("A-34: a 60 KiB a2a-version is answered VERSION_NOT_SUPPORTED with a bounde
 });
 
 test("A-34: 10,000 empty parts give a BadRequest of at most 32 violations, the last saying how many more", async () => {
-  const message = userMessage("hi", { parts: Array.from({ length: 10_000 }, () => ({ content: undefined, filename: "", mediaType: "" })), role: Role.ROLE_USER });
+  const message = userMessage("hi", {
+    parts: Array.from({ length: 10_000 }, () => ({ content: undefined, filename: "", mediaType: "" })),
+    role: Role.ROLE_USER,
+  });
   const { error } = await rpc(s).send(sendRequest(message));
   expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
   const violations = statusDetails(error!).badRequest!.fieldViolations;

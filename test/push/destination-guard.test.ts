@@ -14,20 +14,49 @@ const strict = new DestinationGuard({ allowHosts: [], allowHttp: false }, async 
 
 describe("A-28 at creation: the URL as written", () => {
   test.each([
-    "https://127.0.0.1/", "https://127.1.2.3/", "https://[::1]/", "https://localhost/", "https://api.localhost/", "https://LOCALHOST./",
-    "https://10.0.0.1/", "https://172.16.0.1/", "https://172.31.255.255/", "https://192.168.0.1/",
-    "https://169.254.169.254/", "https://169.254.0.1/", "https://100.64.0.1/", "https://100.127.255.254/",
-    "https://0.0.0.0/", "https://224.0.0.251/", "https://255.255.255.255/", "https://[::]/", "https://[fe80::1]/", "https://[fc00::1]/", "https://[ff02::1]/",
-    "https://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]/", "https://[::ffff:169.254.169.254]/", "https://[::ffff:8.8.8.8]/",
-    "https://2130706433/", "https://0x7f000001/", "https://0x7f.0.0.1/", "https://0177.0.0.1/", "https://017700000001/", "https://3232235777/",
-    "https://[64:ff9b::a00:1]/", "https://[2002:a00:1::]/",
+    "https://127.0.0.1/",
+    "https://127.1.2.3/",
+    "https://[::1]/",
+    "https://localhost/",
+    "https://api.localhost/",
+    "https://LOCALHOST./",
+    "https://10.0.0.1/",
+    "https://172.16.0.1/",
+    "https://172.31.255.255/",
+    "https://192.168.0.1/",
+    "https://169.254.169.254/",
+    "https://169.254.0.1/",
+    "https://100.64.0.1/",
+    "https://100.127.255.254/",
+    "https://0.0.0.0/",
+    "https://224.0.0.251/",
+    "https://255.255.255.255/",
+    "https://[::]/",
+    "https://[fe80::1]/",
+    "https://[fc00::1]/",
+    "https://[ff02::1]/",
+    "https://[::ffff:127.0.0.1]/",
+    "https://[::ffff:7f00:1]/",
+    "https://[::ffff:169.254.169.254]/",
+    "https://[::ffff:8.8.8.8]/",
+    "https://2130706433/",
+    "https://0x7f000001/",
+    "https://0x7f.0.0.1/",
+    "https://0177.0.0.1/",
+    "https://017700000001/",
+    "https://3232235777/",
+    "https://[64:ff9b::a00:1]/",
+    "https://[2002:a00:1::]/",
   ])("R-PUSHD-7: %s is refused", (url) => {
     expect(strict.checkUrl(url)).toMatch(/must/);
   });
 
-  test.each(["https://hooks.example/a2a", "https://8.8.8.8/x", "https://[2001:4860:4860::8888]/x", "https://hooks.example:8443/x?y=1"])("%s is accepted", (url) => {
-    expect(strict.checkUrl(url)).toBeUndefined();
-  });
+  test.each(["https://hooks.example/a2a", "https://8.8.8.8/x", "https://[2001:4860:4860::8888]/x", "https://hooks.example:8443/x?y=1"])(
+    "%s is accepted",
+    (url) => {
+      expect(strict.checkUrl(url)).toBeUndefined();
+    },
+  );
 
   test("plain http only where allowed; credentials in the URL never; length bounded", () => {
     expect(strict.checkUrl("http://hooks.example/x")).toMatch(/https/);
@@ -53,28 +82,42 @@ describe("A-28 at connection: every resolved address, decided before any connect
   };
 
   test("DNS rebinding: a name that resolves first to a public address, then to a private one, is refused the second time", async () => {
-    const guard = new DestinationGuard({ allowHosts: [], allowHttp: false }, resolverOf([[{ address: "93.184.216.34", family: 4 }], [{ address: "10.0.0.7", family: 4 }]]));
+    const guard = new DestinationGuard(
+      { allowHosts: [], allowHttp: false },
+      resolverOf([[{ address: "93.184.216.34", family: 4 }], [{ address: "10.0.0.7", family: 4 }]]),
+    );
     expect(guard.checkUrl("https://rebind.example/x")).toBeUndefined(); // a name: judged at connection
     await expect(guard.vet("rebind.example")).resolves.toEqual([{ address: "93.184.216.34", family: 4 }]);
     await expect(guard.vet("rebind.example")).rejects.toBeInstanceOf(DestinationRefusedError);
   });
 
   test.each([
-    ["metadata", "169.254.169.254", 4], ["loopback", "127.0.0.1", 4], ["CGNAT", "100.64.1.1", 4], ["private", "192.168.10.1", 4],
-    ["IPv4-mapped loopback", "::ffff:127.0.0.1", 6], ["IPv6 loopback", "::1", 6], ["IPv6 link-local", "fe80::1", 6],
+    ["metadata", "169.254.169.254", 4],
+    ["loopback", "127.0.0.1", 4],
+    ["CGNAT", "100.64.1.1", 4],
+    ["private", "192.168.10.1", 4],
+    ["IPv4-mapped loopback", "::ffff:127.0.0.1", 6],
+    ["IPv6 loopback", "::1", 6],
+    ["IPv6 link-local", "fe80::1", 6],
   ] as const)("a name resolving to %s (%s) is refused", async (_what, address, family) => {
     const guard = new DestinationGuard({ allowHosts: [], allowHttp: false }, async () => [{ address, family }]);
     await expect(guard.vet("evil.example")).rejects.toThrow(/resolves to/);
   });
 
   test("one private address among public ones refuses the name (a mixed answer is how rebinding is tried)", async () => {
-    const guard = new DestinationGuard({ allowHosts: [], allowHttp: false }, async () => [{ address: "8.8.8.8", family: 4 }, { address: "10.0.0.1", family: 4 }]);
+    const guard = new DestinationGuard({ allowHosts: [], allowHttp: false }, async () => [
+      { address: "8.8.8.8", family: 4 },
+      { address: "10.0.0.1", family: 4 },
+    ]);
     await expect(guard.vet("mixed.example")).rejects.toBeInstanceOf(DestinationRefusedError);
   });
 
   test("a literal address is judged without asking the resolver; an allowed name passes whatever it resolves to", async () => {
     const calls: string[] = [];
-    const guard = new DestinationGuard({ allowHosts: ["receiver.test", "127.0.0.1"], allowHttp: true }, async (h) => (calls.push(h), [{ address: "127.0.0.1", family: 4 }]));
+    const guard = new DestinationGuard(
+      { allowHosts: ["receiver.test", "127.0.0.1"], allowHttp: true },
+      async (h) => (calls.push(h), [{ address: "127.0.0.1", family: 4 }]),
+    );
     await expect(guard.vet("10.0.0.1")).rejects.toBeInstanceOf(DestinationRefusedError);
     await expect(guard.vet("127.0.0.1")).resolves.toEqual([{ address: "127.0.0.1", family: 4 }]);
     await expect(guard.vet("receiver.test")).resolves.toEqual([{ address: "127.0.0.1", family: 4 }]);

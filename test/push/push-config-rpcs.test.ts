@@ -128,7 +128,9 @@ describe("R-PUSH CRUD", () => {
   });
 
   test("R-SEND-7: an inline config is stored for the task the call creates, as if made by Create", async () => {
-    const task = await sendForTask(s, userMessage(WAIT), { taskPushNotificationConfig: pushConfig({ id: "inline", url: "https://hooks.example/inline", token: "t" }) });
+    const task = await sendForTask(s, userMessage(WAIT), {
+      taskPushNotificationConfig: pushConfig({ id: "inline", url: "https://hooks.example/inline", token: "t" }),
+    });
     const got = await pushRpc(s).get({ taskId: task.id, id: "inline" });
     expect(got.response).toMatchObject({ id: "inline", taskId: task.id, url: "https://hooks.example/inline", token: "t" });
   });
@@ -179,16 +181,21 @@ describe("R-PUSH bad input, field by field (INVALID_ARGUMENT naming the field)",
     ["tenant with a newline", { tenant: "a\nb" }, "tenant"],
   ];
 
-  test.each(creates.map(([what, extra, field]) => [what, field, extra] as const))("R-PUSH-2 / A-28 / A-9: Create with %s -> %s", async (_what, field, extra) => {
-    const { error } = await pushRpc(strict).create({ taskId, ...extra });
-    expectBadField(error, field);
-  });
+  test.each(creates.map(([what, extra, field]) => [what, field, extra] as const))(
+    "R-PUSH-2 / A-28 / A-9: Create with %s -> %s",
+    async (_what, field, extra) => {
+      const { error } = await pushRpc(strict).create({ taskId, ...extra });
+      expectBadField(error, field);
+    },
+  );
 
-  test.each([
-    ["task_id empty", { taskId: "", id: "x" }, "task_id"] as const,
-    ["id empty", { taskId: "t", id: "" }, "id"] as const,
-    ["id oversized", { taskId: "t", id: LONG }, "id"] as const,
-  ].map(([what, req, field]) => [what, field, req] as const))("R-PUSH-3 / R-PUSH-5: Get and Delete with %s -> %s", async (_what, field, req) => {
+  test.each(
+    [
+      ["task_id empty", { taskId: "", id: "x" }, "task_id"] as const,
+      ["id empty", { taskId: "t", id: "" }, "id"] as const,
+      ["id oversized", { taskId: "t", id: LONG }, "id"] as const,
+    ].map(([what, req, field]) => [what, field, req] as const),
+  )("R-PUSH-3 / R-PUSH-5: Get and Delete with %s -> %s", async (_what, field, req) => {
     expectBadField((await pushRpc(strict).get(req)).error, field);
     expectBadField((await pushRpc(strict).delete(req)).error, field);
   });
@@ -202,7 +209,11 @@ describe("R-PUSH bad input, field by field (INVALID_ARGUMENT naming the field)",
     const before = strict.app.service.runningCount;
     const { error } = await new Promise<{ error?: grpc.ServiceError }>((resolve) =>
       strict.client.sendMessage(
-        { tenant: "", message: userMessage(WAIT), configuration: { acceptedOutputModes: [], returnImmediately: false, taskPushNotificationConfig: pushConfig({ url: "https://169.254.169.254/x" }) } },
+        {
+          tenant: "",
+          message: userMessage(WAIT),
+          configuration: { acceptedOutputModes: [], returnImmediately: false, taskPushNotificationConfig: pushConfig({ url: "https://169.254.169.254/x" }) },
+        },
         strict.metadata(),
         (e) => resolve({ error: e ?? undefined }),
       ),

@@ -72,7 +72,11 @@ const deliveredOnce = (r: Receiver, ok: (req: Received, n: number) => boolean) =
 
 test("A-10 / R-SEND-7 / R-PUSHD-1: an inline config gets the task snapshot first, then every event in order, as ProtoJSON StreamResponses", async () => {
   const r = await receiver();
-  const task = await sendForTask(s, userMessage(STEPS), inline(r.url("/inline"), { token: "tok-1", authentication: { scheme: "Bearer", credentials: "cred-1" } }));
+  const task = await sendForTask(
+    s,
+    userMessage(STEPS),
+    inline(r.url("/inline"), { token: "tok-1", authentication: { scheme: "Bearer", credentials: "cred-1" } }),
+  );
   expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
   const got = await r.waitFor(5);
   expect(got.map(kindOf)).toEqual(["task", "statusUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"]);
@@ -129,7 +133,9 @@ test("A-29 / A-12: a receiver answering 500 for a while, then 200, gets every ev
     await r.waitFor(14, 20_000, (all) => deliveredOnce(r, (req) => req.atMs >= until).length);
     const firsts = deliveredOnce(r, (req) => req.atMs >= until);
     expect(firsts.map(kindOf)).toEqual(["task", ...Array(13).fill("statusUpdate")]);
-    const texts = firsts.slice(1, 13).map((req) => ((req.json.statusUpdate as { status: { message: { parts: Array<{ text: string }> } } }).status.message.parts[0]!.text));
+    const texts = firsts
+      .slice(1, 13)
+      .map((req) => (req.json.statusUpdate as { status: { message: { parts: Array<{ text: string }> } } }).status.message.parts[0]!.text);
     expect(texts).toEqual(Array.from({ length: 12 }, (_, i) => `step ${i}`));
     expect(stateOf(firsts[13]!)).toBe("TASK_STATE_COMPLETED");
     // Retries were made, published for metrics, and every attempt of one event carried its webhook-id.

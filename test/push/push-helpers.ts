@@ -19,7 +19,10 @@ export function pushRpc(s: A2ATestServer) {
       unary(c, c.createTaskPushNotificationConfig, pushConfig(req), md),
     get: (req: Partial<GetTaskPushNotificationConfigRequest> & { taskId: string; id: string }, md = s.metadata()): Promise<Call<TaskPushNotificationConfig>> =>
       unary(c, c.getTaskPushNotificationConfig, { tenant: "", ...req }, md),
-    list: (req: Partial<ListTaskPushNotificationConfigsRequest> & { taskId: string }, md = s.metadata()): Promise<Call<ListTaskPushNotificationConfigsResponse>> =>
+    list: (
+      req: Partial<ListTaskPushNotificationConfigsRequest> & { taskId: string },
+      md = s.metadata(),
+    ): Promise<Call<ListTaskPushNotificationConfigsResponse>> =>
       unary(c, c.listTaskPushNotificationConfigs, { tenant: "", pageSize: 0, pageToken: "", ...req }, md),
     delete: (req: Partial<DeleteTaskPushNotificationConfigRequest> & { taskId: string; id: string }, md = s.metadata()): Promise<Call<unknown>> =>
       unary(c, c.deleteTaskPushNotificationConfig, { tenant: "", ...req }, md),

@@ -13,7 +13,10 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SECRET = `whsec_${Buffer.alloc(32, 3).toString("base64")}`;
 
 test("A-29: the README receiver verifies every webhook of a task and refuses a forged signature", async () => {
-  const receiver = spawn(process.execPath, ["examples/push-receiver.mjs"], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: "", A2A_PUSH_SIGNING_SECRET: SECRET, PORT: "0" } });
+  const receiver = spawn(process.execPath, ["examples/push-receiver.mjs"], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: "", A2A_PUSH_SIGNING_SECRET: SECRET, PORT: "0" },
+  });
   const out: string[] = [];
   receiver.stdout.setEncoding("utf8").on("data", (c: string) => out.push(...c.split("\n").filter(Boolean)));
   const [banner] = (await once(receiver.stderr.setEncoding("utf8"), "data")) as [string];

@@ -87,7 +87,9 @@ export async function startReceiver(options: { host?: "127.0.0.1" | "::1"; answe
 
 /** The StreamResponse kind of a webhook body: task, statusUpdate, artifactUpdate or message. */
 export function kindOf(r: Received): string {
-  return Object.keys(r.json).filter((k) => ["task", "message", "statusUpdate", "artifactUpdate"].includes(k)).join(",");
+  return Object.keys(r.json)
+    .filter((k) => ["task", "message", "statusUpdate", "artifactUpdate"].includes(k))
+    .join(",");
 }
 
 /** The state a webhook body carries (the task's or the status update's). */

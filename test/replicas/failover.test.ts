@@ -67,7 +67,9 @@ describe("replica failure (lease A2A_LEASE_MS=1000)", () => {
     await new Promise((resolve) => setTimeout(resolve, LEASE_MS)); // time for a second takeover, if there were one
     const resumes = [...b!.stderr, ...c!.stderr].filter((line) => line.includes(`agent: resumed ${task.id}`));
     expect(resumes).toHaveLength(1);
-    expect((await fetchTask(c!.client, task.id)).history.filter((m) => m.parts[0]?.content?.$case === "text" && /^resumed on/.test(m.parts[0].content.value))).toHaveLength(1);
+    expect(
+      (await fetchTask(c!.client, task.id)).history.filter((m) => m.parts[0]?.content?.$case === "text" && /^resumed on/.test(m.parts[0].content.value)),
+    ).toHaveLength(1);
   });
 
   it("two replicas never run one task: a live replica keeps its running tasks through many lease periods", async () => {

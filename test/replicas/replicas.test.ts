@@ -91,8 +91,12 @@ describe("replicas on one PostgreSQL database", () => {
 
   it("A-4: CancelTask on C of a task already CANCELED on B returns it; on A's finished task it is TASK_NOT_CANCELABLE", async () => {
     const hanging = await hangingTaskOn(a);
-    expect((await unary(b.client, b.client.cancelTask, { tenant: "", id: hanging.id }, a2aMetadata())).response?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-    expect((await unary(c.client, c.client.cancelTask, { tenant: "", id: hanging.id }, a2aMetadata())).response?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await unary(b.client, b.client.cancelTask, { tenant: "", id: hanging.id }, a2aMetadata())).response?.status?.state).toBe(
+      TaskState.TASK_STATE_CANCELED,
+    );
+    expect((await unary(c.client, c.client.cancelTask, { tenant: "", id: hanging.id }, a2aMetadata())).response?.status?.state).toBe(
+      TaskState.TASK_STATE_CANCELED,
+    );
     const done = taskOf(await send(a.client, "steps 1 0"));
     const refused = await unary(c.client, c.client.cancelTask, { tenant: "", id: done.id }, a2aMetadata());
     expect(refused.error?.details).toMatch(/is TASK_STATE_COMPLETED and can no longer be canceled/);
@@ -108,7 +112,15 @@ describe("replicas on one PostgreSQL database", () => {
     expect(finished.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(finished.artifacts[0]?.parts[0]?.content).toEqual({ $case: "text", value: "finished on C" });
     expect((await fetchTask(a.client, asked.id)).history.map((m) => m.parts[0]?.content?.$case === "text" && m.parts[0].content.value)).toEqual([
-      "ask", "on it (A)", "what else? (asked on A)", "more", "got more on B", "and then? (asked on B)", "finish", "got finish on C", "finished on C",
+      "ask",
+      "on it (A)",
+      "what else? (asked on A)",
+      "more",
+      "got more on B",
+      "and then? (asked on B)",
+      "finish",
+      "got finish on C",
+      "finished on C",
     ]);
   });
 
@@ -148,9 +160,19 @@ describe("replicas on one PostgreSQL database", () => {
 
   it("ListTasks pages and GetTask answer the same on every replica (page tokens work across replicas)", async () => {
     for (let i = 0; i < 5; i++) taskOf(await send([a, b, c][i % 3]!.client, "steps 1 0"));
-    const first = await unary(a.client, a.client.listTasks, { tenant: "", contextId: "", status: 0, pageSize: 2, pageToken: "", includeArtifacts: false }, a2aMetadata());
+    const first = await unary(
+      a.client,
+      a.client.listTasks,
+      { tenant: "", contextId: "", status: 0, pageSize: 2, pageToken: "", includeArtifacts: false },
+      a2aMetadata(),
+    );
     expect(first.error).toBeUndefined();
-    const second = await unary(b.client, b.client.listTasks, { tenant: "", contextId: "", status: 0, pageSize: 2, pageToken: first.response!.nextPageToken, includeArtifacts: false }, a2aMetadata());
+    const second = await unary(
+      b.client,
+      b.client.listTasks,
+      { tenant: "", contextId: "", status: 0, pageSize: 2, pageToken: first.response!.nextPageToken, includeArtifacts: false },
+      a2aMetadata(),
+    );
     expect(second.error).toBeUndefined();
     expect(second.response!.tasks).toHaveLength(2);
     expect(new Set([...first.response!.tasks, ...second.response!.tasks].map((t) => t.id)).size).toBe(4);

@@ -2,7 +2,13 @@ import type { LoggedEvent } from "../../src/lifecycle/event-log.js";
 import { EventRing } from "../../src/storage/memory/event-ring.js";
 
 function chunk(taskId: string, version: number, bytes: number): LoggedEvent {
-  const part = { $typeName: "lf.a2a.v1.Part", content: { case: "text", value: "x".repeat(bytes / 2) }, filename: "", mediaType: "", metadata: undefined } as never;
+  const part = {
+    $typeName: "lf.a2a.v1.Part",
+    content: { case: "text", value: "x".repeat(bytes / 2) },
+    filename: "",
+    mediaType: "",
+    metadata: undefined,
+  } as never;
   const artifact = { $typeName: "lf.a2a.v1.Artifact", artifactId: "a", name: "", description: "", parts: [part], metadata: undefined, extensions: [] } as never;
   return { kind: "artifact", version, taskId, contextId: "c", artifact, append: false, lastChunk: false };
 }

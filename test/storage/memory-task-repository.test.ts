@@ -97,7 +97,10 @@ describe("MemoryTaskRepository: settled tasks in off-heap slabs", () => {
     const repo = new MemoryTaskRepository();
     const other = { tenant: "", principal: "someone-else" };
     const status = (state: TaskState, ms: number) => create(TaskStatusSchema, { state, timestamp: at(ms) });
-    for (const [who, state] of [[scope, TaskState.COMPLETED], [other, TaskState.FAILED]] as const) {
+    for (const [who, state] of [
+      [scope, TaskState.COMPLETED],
+      [other, TaskState.FAILED],
+    ] as const) {
       repo.createNow(who, create(TaskSchema, { id: "same", contextId: `c-${who.principal}`, status: status(TaskState.SUBMITTED, 1) }));
       repo.updateNow(who, "same", 1, { kind: "status", status: status(TaskState.WORKING, 2) });
       repo.updateNow(who, "same", 2, { kind: "status", status: status(state, 3) });

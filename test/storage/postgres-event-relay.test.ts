@@ -21,7 +21,10 @@ const clock = new Clock();
 
 beforeAll(async () => {
   db = await createTestDatabase("relay");
-  [x, y] = await Promise.all([openPostgresStore({ url: db.url, poolSize: 2, replicaId: "X" }), openPostgresStore({ url: db.url, poolSize: 2, replicaId: "Y" })]);
+  [x, y] = await Promise.all([
+    openPostgresStore({ url: db.url, poolSize: 2, replicaId: "X" }),
+    openPostgresStore({ url: db.url, poolSize: 2, replicaId: "Y" }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([x.close(), y.close()]);
@@ -58,7 +61,8 @@ async function write(store: PostgresStore, taskId: string, version: number, chan
   const v = await store.repository.update(alice, taskId, version, change);
   expect(v).toBe(version + 1);
   if (change.kind === "status") return { kind: "status", version: v, taskId, contextId, status: change.status };
-  if (change.kind === "artifact") return { kind: "artifact", version: v, taskId, contextId, artifact: change.artifact, append: change.append, lastChunk: change.lastChunk };
+  if (change.kind === "artifact")
+    return { kind: "artifact", version: v, taskId, contextId, artifact: change.artifact, append: change.append, lastChunk: change.lastChunk };
   return { kind: "history", version: v, taskId, contextId, message: change.message };
 }
 

@@ -12,7 +12,9 @@ describe("the throwaway test PostgreSQL", () => {
     const client = new pg.Client({ connectionString: url.toString() });
     await client.connect();
     try {
-      const { rows } = await client.query<{ v: string; listen: string }>("SELECT current_setting('server_version_num') AS v, current_setting('listen_addresses') AS listen");
+      const { rows } = await client.query<{ v: string; listen: string }>(
+        "SELECT current_setting('server_version_num') AS v, current_setting('listen_addresses') AS listen",
+      );
       expect(Number(rows[0]!.v)).toBeGreaterThanOrEqual(170000);
       expect(rows[0]!.listen).toBe("127.0.0.1");
     } finally {

@@ -105,7 +105,12 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
       await s.repo.update(alice, t.id, 4, statusChange(TaskState.COMPLETED, clock.next()));
       const entries = await s.outbox.pendingAfter(0, 100);
       expect(entries.map((e) => `${e.configId}:${fromBinary(StreamResponseSchema, e.event).payload.case}`)).toEqual([
-        "c1:statusUpdate", "c2:statusUpdate", "c1:artifactUpdate", "c2:artifactUpdate", "c1:statusUpdate", "c2:statusUpdate",
+        "c1:statusUpdate",
+        "c2:statusUpdate",
+        "c1:artifactUpdate",
+        "c2:artifactUpdate",
+        "c1:statusUpdate",
+        "c2:statusUpdate",
       ]);
       expect(entries.every((e) => e.taskId === t.id && e.scope.principal === "alice")).toBe(true);
       const seqs = entries.map((e) => e.seq);

@@ -48,58 +48,61 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test.each([1, 8])("issue 5 §3 (durability): every acknowledged write survives SIGKILL mid-load; no task is half-written (%i concurrent writers)", async (writers) => {
-  const file = join(dir, "tasks.db");
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", CHILD, file, String(writers)], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const acked = new Map<string, number>();
-  const exited = new Promise<NodeJS.Signals | null>((done) => child.on("exit", (_code, signal) => done(signal)));
-  for await (const line of createInterface({ input: child.stdout! })) {
-    const [, id, version] = line.split(" ");
-    acked.set(id!, Number(version));
-    if (acked.size === 400) child.kill("SIGKILL"); // mid-load: the child is between writes or inside one
-  }
-  expect(await exited).toBe("SIGKILL");
-  expect(acked.size).toBeGreaterThanOrEqual(400);
+test.each([1, 8])(
+  "issue 5 §3 (durability): every acknowledged write survives SIGKILL mid-load; no task is half-written (%i concurrent writers)",
+  async (writers) => {
+    const file = join(dir, "tasks.db");
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", CHILD, file, String(writers)], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const acked = new Map<string, number>();
+    const exited = new Promise<NodeJS.Signals | null>((done) => child.on("exit", (_code, signal) => done(signal)));
+    for await (const line of createInterface({ input: child.stdout! })) {
+      const [, id, version] = line.split(" ");
+      acked.set(id!, Number(version));
+      if (acked.size === 400) child.kill("SIGKILL"); // mid-load: the child is between writes or inside one
+    }
+    expect(await exited).toBe("SIGKILL");
+    expect(acked.size).toBeGreaterThanOrEqual(400);
 
-  const repo = openSqliteTaskRepository({ file, integrityCheck: "quick" });
-  try {
-    for (const [id, version] of acked) {
-      const stored = await repo.get(scope, id);
-      expect({ id, found: stored !== undefined }).toEqual({ id, found: true });
-      // A write may have committed after its ack was lost with the process: never fewer.
-      expect(stored!.version).toBeGreaterThanOrEqual(version);
-    }
-    // Every stored task is exactly one of the three states the load produces, whole.
-    const expectedByVersion = new Map([
-      [1, { state: TaskState.SUBMITTED, history: 1 }],
-      [2, { state: TaskState.WORKING, history: 1 }],
-      [3, { state: TaskState.COMPLETED, history: 2 }],
-    ]);
-    let total = 0;
-    let after;
-    for (;;) {
-      const page = await repo.list(scope, { pageSize: 100, after, includeArtifacts: true });
-      for (const task of page.tasks) {
-        const { version } = (await repo.get(scope, task.id))!;
-        expect({ id: task.id, state: task.status?.state, history: task.history.length }).toEqual({ id: task.id, ...expectedByVersion.get(version) });
+    const repo = openSqliteTaskRepository({ file, integrityCheck: "quick" });
+    try {
+      for (const [id, version] of acked) {
+        const stored = await repo.get(scope, id);
+        expect({ id, found: stored !== undefined }).toEqual({ id, found: true });
+        // A write may have committed after its ack was lost with the process: never fewer.
+        expect(stored!.version).toBeGreaterThanOrEqual(version);
       }
-      total += page.tasks.length;
-      if (!page.next) {
-        expect(page.totalSize).toBe(total);
-        break;
+      // Every stored task is exactly one of the three states the load produces, whole.
+      const expectedByVersion = new Map([
+        [1, { state: TaskState.SUBMITTED, history: 1 }],
+        [2, { state: TaskState.WORKING, history: 1 }],
+        [3, { state: TaskState.COMPLETED, history: 2 }],
+      ]);
+      let total = 0;
+      let after;
+      for (;;) {
+        const page = await repo.list(scope, { pageSize: 100, after, includeArtifacts: true });
+        for (const task of page.tasks) {
+          const { version } = (await repo.get(scope, task.id))!;
+          expect({ id: task.id, state: task.status?.state, history: task.history.length }).toEqual({ id: task.id, ...expectedByVersion.get(version) });
+        }
+        total += page.tasks.length;
+        if (!page.next) {
+          expect(page.totalSize).toBe(total);
+          break;
+        }
+        after = page.next;
       }
-      after = page.next;
+      expect(total).toBeGreaterThanOrEqual(acked.size);
+      // Tasks created but not acknowledged: at most one per writer.
+      expect(total).toBeLessThanOrEqual(acked.size + writers);
+    } finally {
+      await repo.close();
     }
-    expect(total).toBeGreaterThanOrEqual(acked.size);
-    // Tasks created but not acknowledged: at most one per writer.
-    expect(total).toBeLessThanOrEqual(acked.size + writers);
-  } finally {
-    await repo.close();
-  }
-  const db = new Database(file, { readonly: true });
-  expect(db.prepare("PRAGMA integrity_check").pluck().all()).toEqual(["ok"]);
-  db.close();
-});
+    const db = new Database(file, { readonly: true });
+    expect(db.prepare("PRAGMA integrity_check").pluck().all()).toEqual(["ok"]);
+    db.close();
+  },
+);

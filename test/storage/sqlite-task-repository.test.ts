@@ -7,16 +7,7 @@ import { IllegalTransitionError, VersionConflictError, type TaskRepository } fro
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { SCHEMA_VERSION } from "../../src/storage/sqlite/migrations.js";
 import { describeTaskRepositoryContract } from "./task-repository.contract.js";
-import {
-  Clock,
-  artifactChange,
-  artifactTexts,
-  historyChange,
-  newTask,
-  scopeOf,
-  statusChange,
-  textArtifact,
-} from "../support/tasks.js";
+import { Clock, artifactChange, artifactTexts, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 
 /**
  * Behaviour of the SQLite store that the shared contract suite does not reach: durability
@@ -96,9 +87,7 @@ describe.each([
     v = await repo.update(alice, task.id, v, statusChange(S.INPUT_REQUIRED, clock.next(), "m2"));
     v = await repo.update(alice, task.id, v, historyChange("m3"));
     const texts = async (n?: number) =>
-      (await repo.get(alice, task.id, { historyLength: n }))!.task.history.map((m) =>
-        m.parts[0]!.content.case === "text" ? m.parts[0]!.content.value : "?",
-      );
+      (await repo.get(alice, task.id, { historyLength: n }))!.task.history.map((m) => (m.parts[0]!.content.case === "text" ? m.parts[0]!.content.value : "?"));
     expect(await texts()).toEqual(["m0", "m1", "m2", "m3"]);
     expect(await texts(2)).toEqual(["m2", "m3"]);
     expect(await texts(0)).toEqual([]);
@@ -225,7 +214,10 @@ describe.each([
     await repo.update(bob, c.id, 1, statusChange(S.REJECTED, clock.next()));
     const active = await repo.listActive();
     expect(active.map((x) => [x.scope.principal, x.task.task.id, x.task.version]).sort()).toEqual(
-      [["alice", a.id, 1], ["bob", b.id, 2]].sort(),
+      [
+        ["alice", a.id, 1],
+        ["bob", b.id, 2],
+      ].sort(),
     );
   });
 

@@ -173,7 +173,7 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
         const { task } = await createTask(alice, { text: "m0" });
         let version = 1;
         for (const text of ["m1", "m2", "m3", "m4"]) version = await repo.update(alice, task.id, version, historyChange(text));
-        const texts = (t: Task) => t.history.map((m) => (m.parts[0]!.content.value as string));
+        const texts = (t: Task) => t.history.map((m) => m.parts[0]!.content.value as string);
         expect(texts((await mustGet(alice, task.id)).task)).toEqual(["m0", "m1", "m2", "m3", "m4"]);
         expect(texts((await mustGet(alice, task.id, 0)).task)).toEqual([]);
         expect(texts((await mustGet(alice, task.id, 1)).task)).toEqual(["m4"]);
@@ -204,23 +204,20 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
         },
       );
 
-      it.each(TERMINAL.map((s) => [stateLabel(s), s]))(
-        "R-TASK-2: a %s task refuses every kind of change and stays as it was",
-        async (_label, state) => {
-          const { id, version } = await taskIn(state as TaskState);
-          const before = await mustGet(alice, id);
-          const changes: TaskChange[] = [
-            ...[...EIGHT_STATES, ...NOT_STATES].map((to) => statusChange(to, clock.next())),
-            artifactChange(textArtifact("a1", "x"), false),
-            artifactChange(textArtifact("a1", "x"), true),
-            historyChange("follow-up"),
-          ];
-          for (const change of changes) {
-            await expect(repo.update(alice, id, version, change)).rejects.toBeInstanceOf(IllegalTransitionError);
-          }
-          expect(await mustGet(alice, id)).toEqual(before);
-        },
-      );
+      it.each(TERMINAL.map((s) => [stateLabel(s), s]))("R-TASK-2: a %s task refuses every kind of change and stays as it was", async (_label, state) => {
+        const { id, version } = await taskIn(state as TaskState);
+        const before = await mustGet(alice, id);
+        const changes: TaskChange[] = [
+          ...[...EIGHT_STATES, ...NOT_STATES].map((to) => statusChange(to, clock.next())),
+          artifactChange(textArtifact("a1", "x"), false),
+          artifactChange(textArtifact("a1", "x"), true),
+          historyChange("follow-up"),
+        ];
+        for (const change of changes) {
+          await expect(repo.update(alice, id, version, change)).rejects.toBeInstanceOf(IllegalTransitionError);
+        }
+        expect(await mustGet(alice, id)).toEqual(before);
+      });
 
       it("TaskNotFoundError for an unknown id", async () => {
         await expect(repo.update(alice, "no-such-task", 1, historyChange("x"))).rejects.toBeInstanceOf(TaskNotFoundError);
@@ -229,11 +226,7 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
       it("VersionConflictError on a stale or future expectedVersion, for every change kind; nothing applied", async () => {
         const { id, version } = await taskIn(S.WORKING);
         const before = await mustGet(alice, id);
-        const changes: TaskChange[] = [
-          statusChange(S.COMPLETED, clock.next()),
-          artifactChange(textArtifact("a1", "x")),
-          historyChange("late"),
-        ];
+        const changes: TaskChange[] = [statusChange(S.COMPLETED, clock.next()), artifactChange(textArtifact("a1", "x")), historyChange("late")];
         for (const change of changes) {
           for (const stale of [version - 1, version + 1, 0]) {
             const failure = repo.update(alice, id, stale, change);
@@ -386,10 +379,19 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
         const base = clock.next(1000);
         // Out-of-order timestamps and ties on purpose.
         const specs: Array<[string, number]> = [
-          ["t-b", base + 5], ["t-a", base + 3], ["t-c", base + 5], ["t-d", base + 1], ["t-e", base + 3], ["t-f", base + 9], ["t-a2", base + 5],
+          ["t-b", base + 5],
+          ["t-a", base + 3],
+          ["t-c", base + 5],
+          ["t-d", base + 1],
+          ["t-e", base + 3],
+          ["t-f", base + 9],
+          ["t-a2", base + 5],
         ];
         for (const [id, micros] of specs) await repo.create(alice, newTask({ id, micros }));
-        const expected = specs.map(([id, micros]) => ({ id, micros })).sort(listOrder).map((t) => t.id);
+        const expected = specs
+          .map(([id, micros]) => ({ id, micros }))
+          .sort(listOrder)
+          .map((t) => t.id);
         expect((await repo.list(alice, query())).tasks.map((t) => t.id)).toEqual(expected);
         expect((await walk(alice, { pageSize: 1 })).tasks.map((t) => t.id)).toEqual(expected);
         expect((await walk(alice, { pageSize: 2 })).tasks.map((t) => t.id)).toEqual(expected);
@@ -419,7 +421,7 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
         const { id, version } = await taskIn(S.WORKING);
         const same = microsOf((await mustGet(alice, id)).task.status?.timestamp);
         await repo.update(alice, id, version, statusChange(S.COMPLETED, same));
-        expect((await repo.list(alice, query({ state: S.WORKING })))).toEqual({ tasks: [], totalSize: 0, next: undefined });
+        expect(await repo.list(alice, query({ state: S.WORKING }))).toEqual({ tasks: [], totalSize: 0, next: undefined });
         expect((await repo.list(alice, query({ state: S.COMPLETED }))).tasks.map((t) => t.id)).toEqual([id]);
         expect(await repo.listActive()).toEqual([]);
         expect(await repo.purgeTerminalBefore(same + 1)).toBe(1);
@@ -536,8 +538,7 @@ export function describeTaskRepositoryContract(name: string, factory: TaskReposi
         });
 
         it("R-LIST-9: historyLength applies per task", async () => {
-          const counts = async (historyLength?: number) =>
-            (await repo.list(alice, query({ historyLength }))).tasks.map((t) => t.history.length);
+          const counts = async (historyLength?: number) => (await repo.list(alice, query({ historyLength }))).tasks.map((t) => t.history.length);
           for (const t of facts.filter((f) => !TERMINAL.includes(f.state)).slice(0, 5)) {
             let { version } = await mustGet(alice, t.id);
             for (const text of ["a", "b"]) version = await repo.update(alice, t.id, version, historyChange(text));

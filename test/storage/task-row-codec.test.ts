@@ -9,9 +9,23 @@ import { at, hex, message, textPart } from "../codec/support.js";
  * protobuf-es wrote before (rows already on disk are read back either way).
  */
 describe("SQLite row codec", () => {
-  const status = create(TaskStatusSchema, { state: TaskState.INPUT_REQUIRED, message: message({ parts: [textPart("which one?")] }), timestamp: at(1_700_000_000n, 5) });
-  const artifacts = [create(ArtifactSchema, { artifactId: "a1", name: "answer", parts: [textPart("4"), textPart("é😀")] }), create(ArtifactSchema, { artifactId: "a2" })];
-  const task = create(TaskSchema, { id: "t-1", contextId: "c-1", status, artifacts, history: [message(), message({ messageId: "m-2" })], metadata: { k: [1, "two", null, { x: true }] } });
+  const status = create(TaskStatusSchema, {
+    state: TaskState.INPUT_REQUIRED,
+    message: message({ parts: [textPart("which one?")] }),
+    timestamp: at(1_700_000_000n, 5),
+  });
+  const artifacts = [
+    create(ArtifactSchema, { artifactId: "a1", name: "answer", parts: [textPart("4"), textPart("é😀")] }),
+    create(ArtifactSchema, { artifactId: "a2" }),
+  ];
+  const task = create(TaskSchema, {
+    id: "t-1",
+    contextId: "c-1",
+    status,
+    artifacts,
+    history: [message(), message({ messageId: "m-2" })],
+    metadata: { k: [1, "two", null, { x: true }] },
+  });
 
   it("R-TASK: the task row holds id, context, status and metadata, in protobuf-es's bytes", () => {
     const expected = toBinary(TaskSchema, create(TaskSchema, { id: task.id, contextId: task.contextId, status: task.status, metadata: task.metadata }));

@@ -140,7 +140,8 @@ test("issue 4 item 5: 3,000 abandoned streams (subscribers, task streams, stream
     const client = separateClient(s);
     const readers: StreamReader[] = [];
     const runs: ControlledRun[] = [];
-    for (let i = 0; i < size; i++) readers.push(kind === "subscribe" ? subscribe(s, taskId, true, client) : streamSend(s, sendRequest(`abandon ${i}`), true, client));
+    for (let i = 0; i < size; i++)
+      readers.push(kind === "subscribe" ? subscribe(s, taskId, true, client) : streamSend(s, sendRequest(`abandon ${i}`), true, client));
     if (kind === "subscribe") await Promise.all(readers.map((r) => r.waitFor(1)));
     else for (let i = 0; i < size; i++) runs.push(await ctl.nextRun());
     if (kind === "task") {

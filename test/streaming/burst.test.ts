@@ -22,7 +22,9 @@ test("R-STREAM-6, R-STREAM-5, A-32: a client that keeps up is not cut off when t
     run.finish();
     const end = await reader.ended;
     expect(end).toMatchObject({ code: grpc.status.OK, details: "OK" });
-    const tokens = reader.events.flatMap((e) => (e.payload?.$case === "artifactUpdate" ? e.payload.value.artifact!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "?")) : []));
+    const tokens = reader.events.flatMap((e) =>
+      e.payload?.$case === "artifactUpdate" ? e.payload.value.artifact!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "?")) : [],
+    );
     expect(tokens).toEqual(Array.from({ length: 400 }, (_, i) => `t${i} `));
     expect(reader.events.at(-1)?.payload?.$case).toBe("statusUpdate");
     expect(reader.received).toBeLessThanOrEqual(2 + 400 + 1);

@@ -87,7 +87,11 @@ describe("EventHub: fan-out, in slices for many listeners", () => {
     const listeners = LISTENERS_PER_TURN + 72;
     const events = 3000;
     const seen = Array.from({ length: listeners }, () => ({ count: 0, ordered: true }));
-    for (const s of seen) hub.subscribe("t", (e) => { s.ordered &&= e.version === s.count + 1; s.count++; });
+    for (const s of seen)
+      hub.subscribe("t", (e) => {
+        s.ordered &&= e.version === s.count + 1;
+        s.count++;
+      });
     for (let v = 1; v <= events; v++) hub.publish(event(v));
     for (let i = 0; i < 100_000 && seen.some((s) => s.count < events); i++) await turn();
     expect(seen.every((s) => s.count === events && s.ordered)).toBe(true);

@@ -80,7 +80,12 @@ function apply(task: ClientTask, response: StreamResponse, states: TaskState[]):
     else if (!p.value.append) task.artifacts[at] = update;
     else {
       const old = task.artifacts[at]!;
-      task.artifacts[at] = { ...old, parts: [...old.parts, ...update.parts], metadata: update.metadata ?? old.metadata, extensions: [...new Set([...old.extensions, ...update.extensions])] };
+      task.artifacts[at] = {
+        ...old,
+        parts: [...old.parts, ...update.parts],
+        metadata: update.metadata ?? old.metadata,
+        extensions: [...new Set([...old.extensions, ...update.extensions])],
+      };
     }
   }
 }
@@ -93,7 +98,11 @@ function randomEvents(random: () => number, count: number): StreamResponse[] {
     const r = random();
     if (r < 0.2) {
       const state = random() < 0.7 ? TaskState.WORKING : TaskState.AUTH_REQUIRED;
-      events.push(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state, timestamp: { seconds: BigInt(i) } } } } }));
+      events.push(
+        create(StreamResponseSchema, {
+          payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state, timestamp: { seconds: BigInt(i) } } } },
+        }),
+      );
       continue;
     }
     const id = ["a", "b", "c"][Math.floor(random() * 3)]!;
@@ -104,12 +113,20 @@ function randomEvents(random: () => number, count: number): StreamResponse[] {
       create(StreamResponseSchema, {
         payload: {
           case: "artifactUpdate",
-          value: { taskId: "t", contextId: "c", append: random() < 0.85, lastChunk: random() < 0.1, artifact: { artifactId: id, name: random() < 0.3 ? `n${i}` : "", parts, metadata, extensions } },
+          value: {
+            taskId: "t",
+            contextId: "c",
+            append: random() < 0.85,
+            lastChunk: random() < 0.1,
+            artifact: { artifactId: id, name: random() < 0.3 ? `n${i}` : "", parts, metadata, extensions },
+          },
         },
       }),
     );
   }
-  events.push(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.COMPLETED } } } }));
+  events.push(
+    create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.COMPLETED } } } }),
+  );
   return events;
 }
 

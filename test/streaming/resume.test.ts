@@ -107,7 +107,9 @@ describe("memory store", () => {
       `status:${TaskState.TASK_STATE_COMPLETED}:done`,
     ]);
     // Every part exactly once, in order.
-    const parts = [...seen, ...resumed.events].flatMap((e) => (e.payload?.$case === "artifactUpdate" ? e.payload.value.artifact!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")) : []));
+    const parts = [...seen, ...resumed.events].flatMap((e) =>
+      e.payload?.$case === "artifactUpdate" ? e.payload.value.artifact!.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")) : [],
+    );
     expect(parts).toEqual(["p0", "p1", "p2", "p3", "p4", "p5", "p6"]);
   });
 

@@ -96,7 +96,9 @@ test("A-32: a stalled grpc-js subscriber is not cut: 200 replacing 64 KiB update
 
   stalled.call.resume();
   expect((await stalled.ended).code).toBe(grpc.status.OK);
-  const names = stalled.events.filter((e) => e.payload?.$case === "artifactUpdate").map((e) => Number((e.payload as { value: { artifact: { name: string } } }).value.artifact.name));
+  const names = stalled.events
+    .filter((e) => e.payload?.$case === "artifactUpdate")
+    .map((e) => Number((e.payload as { value: { artifact: { name: string } } }).value.artifact.name));
   expect(names.length).toBeLessThan(EVENTS); // some were merged away (each replaced the one before)
   expect(names).toEqual([...names].sort((a, b) => a - b));
   expect(names.at(-1)).toBe(EVENTS - 1);
@@ -116,7 +118,9 @@ test("A-32: a grpc-js subscriber that stalls through 3,000 appended chunks gets 
   stalled.call.resume();
   expect((await stalled.ended).code).toBe(grpc.status.OK);
   const updates = stalled.events.filter((e) => e.payload?.$case === "artifactUpdate");
-  const texts = updates.flatMap((e) => (e.payload as { value: { artifact: { parts: Array<{ content: { value: string } }> } } }).value.artifact.parts.map((p) => p.content.value));
+  const texts = updates.flatMap((e) =>
+    (e.payload as { value: { artifact: { parts: Array<{ content: { value: string } }> } } }).value.artifact.parts.map((p) => p.content.value),
+  );
   expect(texts).toEqual(chunks);
   expect(updates.length).toBeLessThan(chunks.length);
   const last = updates.at(-1)!.payload as { value: { lastChunk: boolean } };

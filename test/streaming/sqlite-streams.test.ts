@@ -85,7 +85,17 @@ test("ISSUE5-STREAM: SubscribeToTask on an interrupted task, then a follow-up: t
   const id = taskIdOf(first);
   const subscribers = [subscribe(s, id), subscribe(s, id)];
   for (const sub of subscribers) await sub.waitFor(1);
-  const { error } = await unary(s.client, s.client.sendMessage, { tenant: "", message: { ...sendRequest("Paris").message!, taskId: id }, configuration: { returnImmediately: true, acceptedOutputModes: [] }, metadata: undefined }, s.metadata());
+  const { error } = await unary(
+    s.client,
+    s.client.sendMessage,
+    {
+      tenant: "",
+      message: { ...sendRequest("Paris").message!, taskId: id },
+      configuration: { returnImmediately: true, acceptedOutputModes: [] },
+      metadata: undefined,
+    },
+    s.metadata(),
+  );
   expect(error).toBeUndefined();
   const followUp = await ctl.nextRun();
   await followUp.ctx.complete("sunny");

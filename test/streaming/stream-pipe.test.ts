@@ -60,12 +60,23 @@ function fakeCall(): CallContext & { abort(): void; fields: Record<string, strin
 }
 
 const rc: RequestContext = { caller: { tenant: "", principal: "p" }, requestedExtensions: [], activatedExtensions: new Set() };
-const event = (i: number) => create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.WORKING, timestamp: { seconds: BigInt(i) } } } } });
+const event = (i: number) =>
+  create(StreamResponseSchema, {
+    payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.WORKING, timestamp: { seconds: BigInt(i) } } } },
+  });
 
-const limits = (streamBytes = 1 << 20, streamEntries = 64, shared = new BacklogBudget(1 << 24)): BacklogLimits => ({ streamBytes, streamEntries, entryBytes: 1 << 20, shared });
+const limits = (streamBytes = 1 << 20, streamEntries = 64, shared = new BacklogBudget(1 << 24)): BacklogLimits => ({
+  streamBytes,
+  streamEntries,
+  entryBytes: 1 << 20,
+  shared,
+});
 const artifact = (i: number, append = true, id = "a") =>
   create(StreamResponseSchema, {
-    payload: { case: "artifactUpdate", value: { taskId: "t", contextId: "c", append, artifact: { artifactId: id, parts: [{ content: { case: "text", value: `chunk ${i};` } }] } } },
+    payload: {
+      case: "artifactUpdate",
+      value: { taskId: "t", contextId: "c", append, artifact: { artifactId: id, parts: [{ content: { case: "text", value: `chunk ${i};` } }] } },
+    },
   });
 const texts = (r: StreamResponse) => (r.payload.case === "artifactUpdate" ? r.payload.value.artifact!.parts.map((p) => p.content.value as string) : []);
 
@@ -101,7 +112,9 @@ test("A-32: a stream whose merged backlog passes its byte budget ends with RESOU
   state.sink.next(event(0)); // full
   for (let i = 0; i < 10 && shared.used >= 0; i++) state.sink.next(artifact(i, false, `id-${i}`)); // distinct artifacts: nothing merges
   await expect(piping).rejects.toThrow(GrpcStatusError);
-  await piping.catch((e: GrpcStatusError) => expect([e.code, e.message]).toEqual([grpc.status.RESOURCE_EXHAUSTED, expect.stringMatching(/passed 200 bytes.*SubscribeToTask/)]));
+  await piping.catch((e: GrpcStatusError) =>
+    expect([e.code, e.message]).toEqual([grpc.status.RESOURCE_EXHAUSTED, expect.stringMatching(/passed 200 bytes.*SubscribeToTask/)]),
+  );
   expect(state.closed).toBe(1);
   expect(call.fields["slow_client"]).toBe("true");
   expect(shared.used).toBe(0);
@@ -152,7 +165,9 @@ test("A-2 with A-32: the closing event waits behind the backlog; the stream ends
   void piping.then(() => (ended = true));
   state.sink.next(event(0));
   for (let i = 0; i < 3; i++) state.sink.next(artifact(i));
-  state.sink.next(create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.COMPLETED } } } }));
+  state.sink.next(
+    create(StreamResponseSchema, { payload: { case: "statusUpdate", value: { taskId: "t", contextId: "c", status: { state: TaskState.COMPLETED } } } }),
+  );
   state.sink.end();
   await new Promise((resolve) => setImmediate(resolve));
   expect(ended).toBe(false);

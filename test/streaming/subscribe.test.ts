@@ -65,7 +65,11 @@ test("R-SUB-3, R-SUB-4: the snapshot at subscription time first (with the artifa
   await run.ctx.complete("done");
   run.finish();
   expect((await sub.ended).code).toBe(grpc.status.OK);
-  expect(sub.events.map(describeEvent)).toEqual([`task:${TaskState.TASK_STATE_WORKING}`, "artifact:a2:second", `status:${TaskState.TASK_STATE_COMPLETED}:done`]);
+  expect(sub.events.map(describeEvent)).toEqual([
+    `task:${TaskState.TASK_STATE_WORKING}`,
+    "artifact:a2:second",
+    `status:${TaskState.TASK_STATE_COMPLETED}:done`,
+  ]);
 });
 
 test("R-SUB-2: a terminal task → FAILED_PRECONDITION / UNSUPPORTED_OPERATION; R-SUB-1: unknown → NOT_FOUND / TASK_NOT_FOUND", async () => {
@@ -95,7 +99,12 @@ test("A-19: an idle INPUT_REQUIRED task is subscribable; the stream stays open u
   expect(sub.end).toBeUndefined(); // open, idle, nothing happening
   expect(s.app.hub.listenerCount(taskId)).toBe(1);
   // The follow-up arrives on another call; the subscriber sees the task resume and pause again.
-  const followUp = unary(s.client, s.client.sendMessage, { tenant: "", message: sendRequest("Rome", { taskId }).message, configuration: undefined, metadata: undefined }, s.metadata());
+  const followUp = unary(
+    s.client,
+    s.client.sendMessage,
+    { tenant: "", message: sendRequest("Rome", { taskId }).message, configuration: undefined, metadata: undefined },
+    s.metadata(),
+  );
   const next = await ctl.nextRun();
   await sub.waitFor(2);
   await next.ctx.artifact({ artifactId: "plan", name: "plan", parts: ["Rome"] });

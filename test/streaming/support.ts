@@ -81,7 +81,11 @@ export class StreamReader {
   end: StreamEnd | undefined;
   private waiters: Array<{ count: number; resolve: () => void; reject: (e: Error) => void }> = [];
 
-  constructor(readonly call: grpc.ClientReadableStream<StreamResponse>, consume = true, private readonly keepAll = true) {
+  constructor(
+    readonly call: grpc.ClientReadableStream<StreamResponse>,
+    consume = true,
+    private readonly keepAll = true,
+  ) {
     call.on("data", (event: StreamResponse) => {
       this.received++;
       if (!this.keepAll) this.events.length = 0;

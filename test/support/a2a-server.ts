@@ -44,7 +44,14 @@ export async function startA2AServer(options: A2ATestServerOptions = {}): Promis
   const env = { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051", ...options.env };
   let config: Config = loadConfig({ argv: [], env });
   const telemetry = await createAppTelemetry(config, options.telemetry?.env ?? {}, { spanProcessors: options.telemetry?.spanProcessors });
-  const server = await startServer({ listen: config.listen, logger, observers: telemetry.observers, maxMessageBytes: config.maxMessageBytes, keepaliveTimeMs: config.keepaliveTimeMs, keepaliveTimeoutMs: config.keepaliveTimeoutMs });
+  const server = await startServer({
+    listen: config.listen,
+    logger,
+    observers: telemetry.observers,
+    maxMessageBytes: config.maxMessageBytes,
+    keepaliveTimeMs: config.keepaliveTimeMs,
+    keepaliveTimeoutMs: config.keepaliveTimeoutMs,
+  });
   // The port is known only once the server is bound, so the card's address is settled afterwards.
   if (options.advertiseBoundAddress) config = loadConfig({ argv: [], env: { ...env, A2A_PUBLIC_GRPC_ADDRESS: `127.0.0.1:${server.port}` } });
   const app = await createApp(config, logger, { agent: options.agent, repository: options.repository, pushResolver: options.pushResolver, telemetry });

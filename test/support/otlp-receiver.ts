@@ -100,7 +100,7 @@ function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
         fields(rs.bytes(), (resNo, res) => (resNo === 1 ? (Object.assign(resource, keyValue(res.bytes())), true) : false));
         return true;
       }
-      if (rsNo === 2) return scopes.push(rs.bytes()), true;
+      if (rsNo === 2) return (scopes.push(rs.bytes()), true);
       return false;
     });
     for (const scopeSpans of scopes) {
@@ -111,7 +111,7 @@ function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
           fields(ss.bytes(), (scNo, sc) => (scNo === 1 ? ((scope = sc.string()), true) : false));
           return true;
         }
-        if (ssNo === 2) return spanBytes.push(ss.bytes()), true;
+        if (ssNo === 2) return (spanBytes.push(ss.bytes()), true);
         return false;
       });
       for (const bytes of spanBytes) out.push(decodeSpan(bytes, resource, scope));
@@ -123,17 +123,43 @@ function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
 }
 
 function decodeSpan(bytes: Uint8Array, resource: Record<string, unknown>, scope: string): ReceivedSpan {
-  const span = { traceId: "", spanId: "", parentSpanId: "", name: "", kind: 0, startNanos: 0n, endNanos: 0n, attributes: {} as Record<string, unknown>, status: { code: 0, message: "" } };
+  const span = {
+    traceId: "",
+    spanId: "",
+    parentSpanId: "",
+    name: "",
+    kind: 0,
+    startNanos: 0n,
+    endNanos: 0n,
+    attributes: {} as Record<string, unknown>,
+    status: { code: 0, message: "" },
+  };
   fields(bytes, (no, r) => {
     switch (no) {
-      case 1: span.traceId = hex(r.bytes()); return true;
-      case 2: span.spanId = hex(r.bytes()); return true;
-      case 4: span.parentSpanId = hex(r.bytes()); return true;
-      case 5: span.name = r.string(); return true;
-      case 6: span.kind = r.int32(); return true;
-      case 7: span.startNanos = BigInt(r.fixed64()); return true;
-      case 8: span.endNanos = BigInt(r.fixed64()); return true;
-      case 9: Object.assign(span.attributes, keyValue(r.bytes())); return true;
+      case 1:
+        span.traceId = hex(r.bytes());
+        return true;
+      case 2:
+        span.spanId = hex(r.bytes());
+        return true;
+      case 4:
+        span.parentSpanId = hex(r.bytes());
+        return true;
+      case 5:
+        span.name = r.string();
+        return true;
+      case 6:
+        span.kind = r.int32();
+        return true;
+      case 7:
+        span.startNanos = BigInt(r.fixed64());
+        return true;
+      case 8:
+        span.endNanos = BigInt(r.fixed64());
+        return true;
+      case 9:
+        Object.assign(span.attributes, keyValue(r.bytes()));
+        return true;
       case 15:
         fields(r.bytes(), (sNo, s) => {
           if (sNo === 2) span.status.message = s.string();
@@ -166,11 +192,20 @@ function anyValue(bytes: Uint8Array): unknown {
   let value: unknown;
   fields(bytes, (no, r) => {
     switch (no) {
-      case 1: value = r.string(); return true;
-      case 2: value = r.bool(); return true;
-      case 3: value = Number(r.int64()); return true;
-      case 4: value = r.double(); return true;
-      default: return false;
+      case 1:
+        value = r.string();
+        return true;
+      case 2:
+        value = r.bool();
+        return true;
+      case 3:
+        value = Number(r.int64());
+        return true;
+      case 4:
+        value = r.double();
+        return true;
+      default:
+        return false;
     }
   });
   return value;
@@ -182,8 +217,16 @@ function hex(bytes: Uint8Array): string {
 
 // ---- JSON (the OTLP/HTTP JSON mapping: hex ids, lowerCamelCase fields) ----
 
-interface JsonAnyValue { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number }
-interface JsonKeyValue { key: string; value: JsonAnyValue }
+interface JsonAnyValue {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string | number;
+  doubleValue?: number;
+}
+interface JsonKeyValue {
+  key: string;
+  value: JsonAnyValue;
+}
 
 function decodeJson(body: Buffer): ReceivedSpan[] {
   const request = JSON.parse(body.toString("utf8")) as {

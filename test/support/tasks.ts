@@ -107,9 +107,7 @@ export function artifactTexts(artifact: Artifact | undefined): string[] {
 
 const S = TaskState;
 /** The eight real states (R-TASK-1), written out here rather than taken from the code under test. */
-export const EIGHT_STATES: readonly TaskState[] = [
-  S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED, S.AUTH_REQUIRED, S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED,
-];
+export const EIGHT_STATES: readonly TaskState[] = [S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED, S.AUTH_REQUIRED, S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED];
 
 /**
  * Legal transitions, written independently of src/lifecycle/task-state.ts from the seed's

@@ -32,18 +32,21 @@ export function createDemoAgent(options: DemoAgentOptions = {}): Agent {
     if (ctx.task !== undefined) return continueTask(ctx, ctx.task);
     const command = parseDemoCommand(ctx.message);
     switch (command.keyword) {
-      case "echo": return echo(ctx, command);
-      case "story": return story(ctx);
+      case "echo":
+        return echo(ctx, command);
+      case "story":
+        return story(ctx);
       case "trip":
         await ctx.working("Planning a trip.");
         return ctx.requireInput(TRIP_QUESTION);
-      case "long": return long(ctx, command.seconds);
+      case "long":
+        return long(ctx, command.seconds);
       case "fail":
         await ctx.working("Working on it... (about to fail on purpose)");
         // Thrown, not ctx.fail(): shows how the service turns an agent error into FAILED.
         throw new Error(FAIL_MESSAGE);
       case "reject":
-        return ctx.reject("The demo agent rejects this task on purpose: you asked for \"reject\".");
+        return ctx.reject('The demo agent rejects this task on purpose: you asked for "reject".');
       case "auth":
         await ctx.working("Checking access to your calendar.");
         return ctx.requireAuth(
@@ -55,9 +58,10 @@ export function createDemoAgent(options: DemoAgentOptions = {}): Agent {
   }
 
   async function echo(ctx: AgentContext, command: DemoCommand): Promise<void> {
-    const text = command.text === ""
-      ? `This demo reads text only and your message had no text part. Send a text message starting with one of: ${KEYWORD_HINT}.`
-      : `You said: "${command.text}". Start a message with one of these keywords to see more of A2A: ${KEYWORD_HINT}.`;
+    const text =
+      command.text === ""
+        ? `This demo reads text only and your message had no text part. Send a text message starting with one of: ${KEYWORD_HINT}.`
+        : `You said: "${command.text}". Start a message with one of these keywords to see more of A2A: ${KEYWORD_HINT}.`;
     await ctx.reply(withReferences(text, ctx.referenceTasks));
   }
 

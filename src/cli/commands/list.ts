@@ -8,11 +8,13 @@ import { parseState, taskRow } from "../render.js";
 
 /** The filter options to repeat with --page: a page token is only valid for the filters it was made for. */
 function sameFilters(values: OptionValues): string {
-  return ["context", "state", "since", "limit", "history"]
-    .map((name) => [name, stringOption(values, name)] as const)
-    .filter(([, v]) => v !== undefined)
-    .map(([name, v]) => ` --${name} ${v}`)
-    .join("") + (values.artifacts ? " --artifacts" : "");
+  return (
+    ["context", "state", "since", "limit", "history"]
+      .map((name) => [name, stringOption(values, name)] as const)
+      .filter(([, v]) => v !== undefined)
+      .map(([name, v]) => ` --${name} ${v}`)
+      .join("") + (values.artifacts ? " --artifacts" : "")
+  );
 }
 
 export const listCommand: Command = {
@@ -43,7 +45,10 @@ With --json: one ListTasksResponse per page (JSON Lines with --all).`,
   async run(ctx) {
     const stateArg = stringOption(ctx.values, "state");
     const status = stateArg === undefined ? undefined : parseState(stateArg);
-    if (stateArg !== undefined && status === undefined) throw new UsageError(`--state "${stateArg}" is not a task state (submitted, working, completed, failed, canceled, input-required, rejected, auth-required)`);
+    if (stateArg !== undefined && status === undefined)
+      throw new UsageError(
+        `--state "${stateArg}" is not a task state (submitted, working, completed, failed, canceled, input-required, rejected, auth-required)`,
+      );
     const since = stringOption(ctx.values, "since");
     const sinceDate = since === undefined ? undefined : new Date(since);
     if (sinceDate && Number.isNaN(sinceDate.getTime())) throw new UsageError(`--since "${since}" is not a date (ISO 8601, e.g. 2026-12-01T10:00:00Z)`);
@@ -66,7 +71,13 @@ With --json: one ListTasksResponse per page (JSON Lines with --all).`,
       };
       const page = await client.unary("listTasks", request);
       // totalSize 0 and an empty nextPageToken are answers here, not absent fields.
-      if (ctx.out.json) ctx.out.data({ ...(toJson(ListTasksResponseSchema, page) as object), nextPageToken: page.nextPageToken, pageSize: page.pageSize, totalSize: page.totalSize });
+      if (ctx.out.json)
+        ctx.out.data({
+          ...(toJson(ListTasksResponseSchema, page) as object),
+          nextPageToken: page.nextPageToken,
+          pageSize: page.pageSize,
+          totalSize: page.totalSize,
+        });
       else for (const task of page.tasks) ctx.out.line(taskRow(ctx.out, task));
       shown += page.tasks.length;
       pageToken = page.nextPageToken;
@@ -80,4 +91,3 @@ With --json: one ListTasksResponse per page (JSON Lines with --all).`,
     }
   },
 };
-

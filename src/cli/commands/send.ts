@@ -13,9 +13,21 @@ import { showStream } from "../stream-view.js";
 
 /** Media types of the files people send most; anything else goes as application/octet-stream. */
 const MEDIA_TYPES: Record<string, string> = {
-  ".txt": "text/plain", ".md": "text/markdown", ".csv": "text/csv", ".html": "text/html", ".json": "application/json",
-  ".pdf": "application/pdf", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-  ".webp": "image/webp", ".svg": "image/svg+xml", ".wav": "audio/wav", ".mp3": "audio/mpeg", ".zip": "application/zip",
+  ".txt": "text/plain",
+  ".md": "text/markdown",
+  ".csv": "text/csv",
+  ".html": "text/html",
+  ".json": "application/json",
+  ".pdf": "application/pdf",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".svg": "image/svg+xml",
+  ".wav": "audio/wav",
+  ".mp3": "audio/mpeg",
+  ".zip": "application/zip",
 };
 
 type PartInit = MessageInitShape<typeof PartSchema>;
@@ -40,7 +52,11 @@ function parts(ctx: CommandContext): PartInit[] {
     } catch (e) {
       throw new UsageError(`cannot read --file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    out.push({ content: { case: "raw", value: bytes }, filename: basename(path), mediaType: MEDIA_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream" });
+    out.push({
+      content: { case: "raw", value: bytes },
+      filename: basename(path),
+      mediaType: MEDIA_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream",
+    });
   }
   if (out.length === 0) throw new UsageError("nothing to send: give TEXT, --data or --file");
   return out;

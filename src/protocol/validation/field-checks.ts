@@ -27,13 +27,7 @@ export function hasControlChars(value: string): boolean {
  * An identifier: bounded length, no control characters; `required` (the sentence after
  * "must be set: ") makes the empty string a violation too.
  */
-export function checkId(
-  v: Violations,
-  field: string,
-  value: string,
-  limits: ValidationLimits,
-  required?: string,
-): void {
+export function checkId(v: Violations, field: string, value: string, limits: ValidationLimits, required?: string): void {
   if (value === "") {
     if (required !== undefined) v.add(field, `must be set: ${required}`);
     return;

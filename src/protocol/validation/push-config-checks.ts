@@ -11,12 +11,7 @@ const AUTH_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * configuration). `prefix` is the path of the config in the request ("" at the top level).
  * Whether the task exists and push is enabled is decided later (A-15).
  */
-export function checkPushConfigShape(
-  v: Violations,
-  prefix: string,
-  config: TaskPushNotificationConfig,
-  limits: ValidationLimits,
-): void {
+export function checkPushConfigShape(v: Violations, prefix: string, config: TaskPushNotificationConfig, limits: ValidationLimits): void {
   const at = (name: string) => (prefix === "" ? name : `${prefix}.${name}`);
   checkWebhookUrl(v, at("url"), config.url);
   checkId(v, at("id"), config.id, limits);

@@ -13,10 +13,7 @@ const TASK_ID = "the id of the task the push config belongs to";
 const CONFIG_ID = "the id of the push config, as returned by CreateTaskPushNotificationConfig";
 
 /** CreateTaskPushNotificationConfig: the request is the config itself (R-PUSH-2, A-8). */
-export function validateCreateTaskPushNotificationConfigRequest(
-  req: TaskPushNotificationConfig,
-  limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS,
-): void {
+export function validateCreateTaskPushNotificationConfigRequest(req: TaskPushNotificationConfig, limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS): void {
   const v = new Violations();
   checkId(v, "task_id", req.taskId, limits, TASK_ID);
   checkPushConfigShape(v, "", req, limits);
@@ -51,10 +48,7 @@ export function validateListTaskPushNotificationConfigsRequest(
   v.throwIfAny();
 }
 
-function checkTaskAndConfigIds(
-  req: { tenant: string; taskId: string; id: string },
-  limits: ValidationLimits,
-): void {
+function checkTaskAndConfigIds(req: { tenant: string; taskId: string; id: string }, limits: ValidationLimits): void {
   const v = new Violations();
   checkId(v, "tenant", req.tenant, limits);
   checkId(v, "task_id", req.taskId, limits, TASK_ID);

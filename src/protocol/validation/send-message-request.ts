@@ -17,10 +17,7 @@ import { Violations } from "./violations.js";
  * SendMessage / SendStreamingMessage (R-SEND-8, R-HIST-4, A-16). Shape only: whether the
  * referenced task exists, is terminal, or the media types are accepted is decided later.
  */
-export function validateSendMessageRequest(
-  req: SendMessageRequest,
-  limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS,
-): void {
+export function validateSendMessageRequest(req: SendMessageRequest, limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS): void {
   const v = new Violations();
   checkId(v, "tenant", req.tenant, limits);
   if (req.message === undefined) {
@@ -61,14 +58,9 @@ function checkMessage(v: Violations, message: Message, limits: ValidationLimits)
     else checkNoControlChars(v, field, uri);
   });
   if (message.referenceTaskIds.length > limits.maxReferenceTaskIds) {
-    v.add(
-      "message.reference_task_ids",
-      `must have at most ${limits.maxReferenceTaskIds} entries (got ${message.referenceTaskIds.length})`,
-    );
+    v.add("message.reference_task_ids", `must have at most ${limits.maxReferenceTaskIds} entries (got ${message.referenceTaskIds.length})`);
   }
-  message.referenceTaskIds.forEach((id, i) =>
-    checkId(v, `message.reference_task_ids[${i}]`, id, limits, "the id of an earlier task; remove empty entries"),
-  );
+  message.referenceTaskIds.forEach((id, i) => checkId(v, `message.reference_task_ids[${i}]`, id, limits, "the id of an earlier task; remove empty entries"));
 }
 
 function checkPart(v: Violations, index: number, part: Part, limits: ValidationLimits): void {

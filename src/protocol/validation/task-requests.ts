@@ -29,10 +29,7 @@ export function validateGetTaskRequest(req: GetTaskRequest, limits: ValidationLi
  * ListTasks (R-LIST-3, R-LIST-7, A-13). The page token is opaque: the codec that issued it
  * decides whether it is valid, so it is not looked at here.
  */
-export function validateListTasksRequest(
-  req: ListTasksRequest,
-  limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS,
-): void {
+export function validateListTasksRequest(req: ListTasksRequest, limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS): void {
   const v = new Violations();
   checkId(v, "tenant", req.tenant, limits);
   checkId(v, "context_id", req.contextId, limits);
@@ -48,10 +45,7 @@ export function validateListTasksRequest(
 }
 
 /** CancelTask (R-CANCEL-*): the id names the task; metadata is passed to the agent. */
-export function validateCancelTaskRequest(
-  req: CancelTaskRequest,
-  limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS,
-): void {
+export function validateCancelTaskRequest(req: CancelTaskRequest, limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS): void {
   const v = new Violations();
   checkId(v, "tenant", req.tenant, limits);
   checkId(v, "id", req.id, limits, TASK_ID);
@@ -60,10 +54,7 @@ export function validateCancelTaskRequest(
 }
 
 /** SubscribeToTask (R-SUB-*). */
-export function validateSubscribeToTaskRequest(
-  req: SubscribeToTaskRequest,
-  limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS,
-): void {
+export function validateSubscribeToTaskRequest(req: SubscribeToTaskRequest, limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS): void {
   const v = new Violations();
   checkId(v, "tenant", req.tenant, limits);
   checkId(v, "id", req.id, limits, TASK_ID);
@@ -71,10 +62,7 @@ export function validateSubscribeToTaskRequest(
 }
 
 /** GetExtendedAgentCard: nothing is required; only the tenant is bounded. */
-export function validateGetExtendedAgentCardRequest(
-  req: GetExtendedAgentCardRequest,
-  limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS,
-): void {
+export function validateGetExtendedAgentCardRequest(req: GetExtendedAgentCardRequest, limits: ValidationLimits = DEFAULT_VALIDATION_LIMITS): void {
   const v = new Violations();
   checkId(v, "tenant", req.tenant, limits);
   v.throwIfAny();

@@ -34,7 +34,10 @@ export class EventRing {
   bytes = 0;
   readonly retentionMs: number;
 
-  constructor(options: EventLogOptions, private readonly now: () => number = Date.now) {
+  constructor(
+    options: EventLogOptions,
+    private readonly now: () => number = Date.now,
+  ) {
     this.retentionMs = options.retentionMs;
     this.maxEvents = Math.max(1, options.maxEvents ?? DEFAULT_MAX_EVENTS);
     this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_MAX_BYTES);

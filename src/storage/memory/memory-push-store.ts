@@ -76,7 +76,8 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     if (configs === undefined) this.configs.set(config.taskId, (configs = { scope: { tenant: scope.tenant, principal: scope.principal }, byId: new Map() }));
     // A replaced config keeps what was queued for it: those deliveries now go where it says.
     configs.byId.set(config.id, clone(TaskPushNotificationConfigSchema, config));
-    if (options.snapshot) this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event: pushSnapshotOf(task) });
+    if (options.snapshot)
+      this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event: pushSnapshotOf(task) });
   };
 
   async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {

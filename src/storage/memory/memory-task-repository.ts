@@ -60,7 +60,10 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   constructor(options: { readonly eventLog?: EventLogOptions } = {}) {
     this.ring = options.eventLog === undefined ? undefined : new EventRing(options.eventLog);
-    this.eventLog = this.ring === undefined ? undefined : { retentionMs: this.ring.retentionMs, readAfter: (scope, taskId, after) => this.readEventsAfter(scope, taskId, after) };
+    this.eventLog =
+      this.ring === undefined
+        ? undefined
+        : { retentionMs: this.ring.retentionMs, readAfter: (scope, taskId, after) => this.readEventsAfter(scope, taskId, after) };
   }
 
   /** Push configs and the outbox of pending deliveries, beside the tasks they belong to. */

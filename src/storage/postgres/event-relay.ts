@@ -230,7 +230,8 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
    * newer. Later, it is a gap the stream cannot fill; it is logged.
    */
   private skipTo(taskId: string, cursor: Cursor, version: number): void {
-    if (cursor.delivered > 0) this.options.logger.warn({ task_id: taskId, from: cursor.delivered + 1, to: version - 1 }, "task events missing from the event table were skipped");
+    if (cursor.delivered > 0)
+      this.options.logger.warn({ task_id: taskId, from: cursor.delivered + 1, to: version - 1 }, "task events missing from the event table were skipped");
     cursor.delivered = version - 1;
   }
 }

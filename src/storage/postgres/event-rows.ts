@@ -1,11 +1,5 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import {
-  MessageSchema,
-  TaskArtifactUpdateEventSchema,
-  TaskSchema,
-  TaskStatusUpdateEventSchema,
-  type Task,
-} from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { MessageSchema, TaskArtifactUpdateEventSchema, TaskSchema, TaskStatusUpdateEventSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeMessage, encodeTask } from "../../codec/task-encoder.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskChange } from "../../lifecycle/task-repository.js";
@@ -30,7 +24,10 @@ export function createdEventRow(task: Task): EventRow {
 export function changeEventRow(change: TaskChange, taskId: string, contextId: string): EventRow {
   switch (change.kind) {
     case "status":
-      return { kind: EVENT_KIND.status, body: toBinary(TaskStatusUpdateEventSchema, create(TaskStatusUpdateEventSchema, { taskId, contextId, status: change.status })) };
+      return {
+        kind: EVENT_KIND.status,
+        body: toBinary(TaskStatusUpdateEventSchema, create(TaskStatusUpdateEventSchema, { taskId, contextId, status: change.status })),
+      };
     case "artifact":
       return {
         kind: EVENT_KIND.artifact,

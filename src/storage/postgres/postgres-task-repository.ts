@@ -122,8 +122,20 @@ export class PostgresTaskRepository implements TaskRepository {
                e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, 1, $13, $14 FROM t)
                SELECT pg_notify('${TASK_CHANNEL}', $15) FROM t`,
         values: [
-          own.id, scope.tenant, scope.principal, own.contextId, own.status!.state, statusMicros(own), own.history.length, core, artifacts,
-          this.replicaId, this.leaseMs, own.history.map(encodeMessage), event.kind, event.body,
+          own.id,
+          scope.tenant,
+          scope.principal,
+          own.contextId,
+          own.status!.state,
+          statusMicros(own),
+          own.history.length,
+          core,
+          artifacts,
+          this.replicaId,
+          this.leaseMs,
+          own.history.map(encodeMessage),
+          event.kind,
+          event.body,
           noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId }),
         ],
       });
@@ -188,9 +200,20 @@ export class PostgresTaskRepository implements TaskRepository {
              e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, $3, $13, $14 FROM u)
              SELECT pg_notify('${TASK_CHANNEL}', $15) FROM u`,
       values: [
-        taskId, expectedVersion, version, state, statusMicros(task), known.historyLen + added,
-        core, change.kind === "artifact", artifacts, settled,
-        known.historyLen, task.history.map(encodeMessage), event.kind, event.body,
+        taskId,
+        expectedVersion,
+        version,
+        state,
+        statusMicros(task),
+        known.historyLen + added,
+        core,
+        change.kind === "artifact",
+        artifacts,
+        settled,
+        known.historyLen,
+        task.history.map(encodeMessage),
+        event.kind,
+        event.body,
         noticePayload({ taskId, version, state, writer: this.replicaId }),
       ],
     });
@@ -327,7 +350,15 @@ export class PostgresTaskRepository implements TaskRepository {
     });
     const row = rows[0];
     if (row === undefined || row.tenant !== scope.tenant || row.principal !== scope.principal) throw new TaskNotFoundError(taskId);
-    return { tenant: row.tenant, principal: row.principal, version: row.version, core: decodeTaskCore(row.task), artifacts: undefined, artifactsBlob: row.artifacts, historyLen: row.history_len };
+    return {
+      tenant: row.tenant,
+      principal: row.principal,
+      version: row.version,
+      core: decodeTaskCore(row.task),
+      artifacts: undefined,
+      artifactsBlob: row.artifacts,
+      historyLen: row.history_len,
+    };
   }
 
   private remember(taskId: string, known: KnownTask): void {

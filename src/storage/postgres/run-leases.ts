@@ -47,7 +47,11 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
     if (!this.held.delete(taskId) || (state !== undefined && isSettled(state))) return; // the settling write dropped the lease already
     // Left active (a write failed): no owner, so the orphan sweep settles it by the restart rule.
     this.options.pool
-      .query({ name: "a2a_lease_release", text: "UPDATE a2a_tasks SET owner = NULL, lease_until = NULL WHERE id = $1 AND owner = $2", values: [taskId, this.options.replicaId] })
+      .query({
+        name: "a2a_lease_release",
+        text: "UPDATE a2a_tasks SET owner = NULL, lease_until = NULL WHERE id = $1 AND owner = $2",
+        values: [taskId, this.options.replicaId],
+      })
       .catch((error: unknown) => this.options.logger.warn({ err: error, task_id: taskId }, "could not release a task's lease; it runs out by itself"));
   }
 
@@ -117,9 +121,7 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
     this.closed = true;
     clearInterval(this.renewer);
     this.stopListening();
-    await this.options.pool
-      .query("UPDATE a2a_tasks SET lease_until = now() WHERE owner = $1 AND state IN (1, 2)", [this.options.replicaId])
-      .catch(() => {});
+    await this.options.pool.query("UPDATE a2a_tasks SET lease_until = now() WHERE owner = $1 AND state IN (1, 2)", [this.options.replicaId]).catch(() => {});
     this.held.clear();
   }
 }

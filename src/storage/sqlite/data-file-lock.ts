@@ -23,7 +23,11 @@ export function lockDataFile(file: string): DataFileLock {
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === "SQLITE_BUSY") {
-      throw new SqliteStoreError(file, `is in use by another server process (it holds ${lockFile}); stop that process, or give this one another data directory`, { cause: err });
+      throw new SqliteStoreError(
+        file,
+        `is in use by another server process (it holds ${lockFile}); stop that process, or give this one another data directory`,
+        { cause: err },
+      );
     }
     throw new SqliteStoreError(file, `cannot be locked through ${lockFile} (${(err as Error).message})`, { cause: err });
   }

@@ -53,7 +53,10 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Rows committed since listeners were last told. */
   private unannounced = 0;
 
-  constructor(db: Db, private readonly host: SqlitePushHost) {
+  constructor(
+    db: Db,
+    private readonly host: SqlitePushHost,
+  ) {
     this.s = {
       any: db.prepare("SELECT EXISTS (SELECT 1 FROM push_configs)").pluck(),
       configIds: db.prepare("SELECT id FROM push_configs WHERE task_pk = ?").pluck(),
@@ -66,7 +69,9 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       deleteConfig: db.prepare("DELETE FROM push_configs WHERE task_pk = ? AND id = ?"),
       addOutbox: db.prepare("INSERT INTO push_outbox (task_pk, config_id, created_ms, event) VALUES (?, ?, ?, ?)"),
       pendingAfter: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.seq > ? ORDER BY o.seq LIMIT ?`),
-      firstOf: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.task_pk = (SELECT pk FROM tasks WHERE id = ?) AND o.config_id = ? AND o.seq > ? ORDER BY o.seq LIMIT 1`),
+      firstOf: db.prepare(
+        `SELECT ${OUTBOX_COLUMNS} WHERE o.task_pk = (SELECT pk FROM tasks WHERE id = ?) AND o.config_id = ? AND o.seq > ? ORDER BY o.seq LIMIT 1`,
+      ),
       remove: db.prepare("DELETE FROM push_outbox WHERE seq = ?"),
       count: db.prepare("SELECT count(*) FROM push_outbox").pluck(),
     };

@@ -5,7 +5,11 @@
  * so an operator can inspect it or restore a backup.
  */
 export class SqliteStoreError extends Error {
-  constructor(readonly file: string, detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly file: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
     super(`task database ${file}: ${detail}`, options);
     this.name = "SqliteStoreError";
   }

@@ -31,14 +31,7 @@ import { statusMicros } from "../../lifecycle/clock.js";
 import { lockDataFile, type DataFileLock } from "./data-file-lock.js";
 import { SqlitePushStore, type StagedPush } from "./sqlite-push-store.js";
 import { SqliteStoreError, isBadDataError } from "./sqlite-store-error.js";
-import {
-  decodeArtifacts,
-  decodeMessage,
-  decodeTaskCore,
-  encodeArtifacts,
-  encodeMessage,
-  encodeTaskCore,
-} from "./task-row-codec.js";
+import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "./task-row-codec.js";
 
 export interface SqliteTaskRepositoryOptions {
   /** Database file; its directory is created if missing. ":memory:" for a throw-away store. */
@@ -177,11 +170,9 @@ function validateReadOnly(file: string, options: SqliteTaskRepositoryOptions): v
 
 function badData(file: string, err: unknown): SqliteStoreError {
   const code = (err as { code?: string }).code;
-  return new SqliteStoreError(
-    file,
-    `is corrupt or unreadable (${code ? `${code}: ` : ""}${(err as Error).message}); the file was not modified`,
-    { cause: err },
-  );
+  return new SqliteStoreError(file, `is corrupt or unreadable (${code ? `${code}: ` : ""}${(err as Error).message}); the file was not modified`, {
+    cause: err,
+  });
 }
 
 /** Writes staged per batch at most: a longer run of writes within one turn commits and starts a new batch. */
@@ -263,7 +254,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     private readonly lock?: DataFileLock,
     eventLog?: EventLogOptions,
   ) {
-    this.eventLog = eventLog === undefined ? undefined : { retentionMs: eventLog.retentionMs, readAfter: (scope, taskId, after) => this.readEventsAfter(scope, taskId, after) };
+    this.eventLog =
+      eventLog === undefined
+        ? undefined
+        : { retentionMs: eventLog.retentionMs, readAfter: (scope, taskId, after) => this.readEventsAfter(scope, taskId, after) };
     // Prepared once: every call below reuses a compiled statement.
     this.s = {
       findScope: db.prepare("SELECT scope_id FROM scopes WHERE tenant = ? AND principal = ?").pluck(),
@@ -417,7 +411,8 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   }
 
   readonly afterCommit = (callback: CommitCallback): void => {
-    if (this.batchCallbacks === undefined) callback(undefined); // nothing waits for a commit
+    if (this.batchCallbacks === undefined)
+      callback(undefined); // nothing waits for a commit
     else this.batchCallbacks.push(callback);
   };
 
@@ -538,7 +533,13 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox(this.outboxAdded);
     if (observedAt !== undefined) {
       const durationMs = performance.now() - observedAt;
-      storeCommitChannel.publish({ store: "sqlite", durationMs, writes: this.batchWrites, tasks: this.staged.size, failed: failure !== undefined } satisfies StoreCommit);
+      storeCommitChannel.publish({
+        store: "sqlite",
+        durationMs,
+        writes: this.batchWrites,
+        tasks: this.staged.size,
+        failed: failure !== undefined,
+      } satisfies StoreCommit);
     }
     this.staged.clear();
     this.batchCallbacks = undefined;

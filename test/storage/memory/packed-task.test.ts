@@ -1,6 +1,16 @@
 import { describe, expect, it } from "@jest/globals";
 import { clone, create, equals } from "@bufbuild/protobuf";
-import { ArtifactSchema, MessageSchema, PartSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Message, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import {
+  ArtifactSchema,
+  MessageSchema,
+  PartSchema,
+  Role,
+  TaskSchema,
+  TaskState,
+  TaskStatusSchema,
+  type Message,
+  type Task,
+} from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { ByteSlabs } from "../../../src/storage/memory/byte-slabs.js";
 import { packTask, unpackTask } from "../../../src/storage/memory/packed-task.js";
 
