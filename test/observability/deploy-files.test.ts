@@ -127,6 +127,6 @@ describe("deploy/: dashboard and alert rules", () => {
     ];
     const ours = families.filter((f) => /^(rpc_|a2a_)/.test(f));
     expect(ours.length).toBeGreaterThan(15);
-    expect(ours.filter((f) => !new RegExp(`^\\| \`${f}\` \\|`, "m").test(readme))).toEqual([]);
+    expect(ours.filter((f) => !new RegExp(`^\\| \`${f}\` +\\|`, "m").test(readme))).toEqual([]);
   });
 });
