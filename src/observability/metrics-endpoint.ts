@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenHttp } from "../protocol/agent-card-http.js";
 import type { Registry } from "prom-client";
 
 export const METRICS_PATH = "/metrics";
@@ -40,18 +40,5 @@ export function startMetricsServer(options: { host: string; port: number; regist
     res.writeHead(404, { "Content-Type": "text/plain" });
     res.end(`not found; the metrics are at ${METRICS_PATH}\n`);
   });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve({
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((done, fail) => {
-            server.close((err) => (err ? fail(err) : done()));
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
+  return listenHttp(server, options.host, options.port);
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toJson } from "@bufbuild/protobuf";
 import { AgentCardSchema, type AgentCard } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
@@ -78,21 +78,7 @@ export function startAgentCardServer(options: AgentCardServerOptions): Promise<A
     res.end(req.method === "HEAD" ? undefined : body);
   });
 
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve({
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((done, fail) => {
-            server.close((err) => (err ? fail(err) : done()));
-            // Idle keep-alive sockets would otherwise hold close() open.
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
+  return listenHttp(server, options.host, options.port);
 }
 
 /**
@@ -119,4 +105,22 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** Listens on host:port; `close` also ends idle keep-alive sockets, which would otherwise hold it open. */
+export function listenHttp(server: Server, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () =>
+          new Promise<void>((done, fail) => {
+            server.close((err) => (err ? fail(err) : done()));
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
 }
