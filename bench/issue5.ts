@@ -22,7 +22,8 @@ import { loadClient, type LoadClient } from "./lib/load.js";
 import { drive, measurePhase, waitUntilServing, type PhaseResult } from "./lib/measure.js";
 import { startServerProcess, type ServerProcess, type Usage } from "./lib/server-process.js";
 import { median } from "./lib/stats.js";
-import { comparisonTable, formatNumber, markdownTable, targetsTable, type Target } from "./lib/table.js";
+import { profileSummary } from "./lib/cpu-profile.js";
+import { formatNumber, formatRatio, markdownTable, targetsTable, type Target } from "./lib/table.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS = join(ROOT, "bench", "results");
@@ -33,12 +34,17 @@ const STORE_FILE = "tasks.sqlite"; // src/app.ts STORE_FILE_NAME
 
 export interface Issue5Options {
   readonly quick: boolean;
+  /** Also profile the memory and the default SQLite server (a separate, unmeasured run each). */
+  readonly profile?: boolean;
+  /** Only the interleaved SendMessage rounds, not the store-size phases. */
+  readonly throughputOnly?: boolean;
 }
 
 const FULL = {
   inFlight: 32,
   warmup: 2_000,
-  calls: 20_000,
+  calls: 24_000,
+  rounds: 12,
   listInFlight: 8,
   listCalls: 1_000,
   listMaxSeconds: 15,
@@ -50,8 +56,9 @@ const FULL = {
 };
 const QUICK: typeof FULL = {
   ...FULL,
-  warmup: 500,
-  calls: 5_000,
+  warmup: 1_000,
+  calls: 9_000,
+  rounds: 6,
   listCalls: 300,
   listMaxSeconds: 5,
   sizedCalls: 1_000,
@@ -72,7 +79,7 @@ const sendRequest = Buffer.from(
 );
 const listRequest = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTasksRequestSchema, { pageSize: 50 })));
 
-function start(store: Store, dataDir: string | undefined, logLevel = "warn"): Promise<ServerProcess> {
+function start(store: Store, dataDir: string | undefined, logLevel = "warn", extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
   return startServerProcess({
     name: `ours (${store})`,
     script: join(ROOT, "dist/src/main.js"),
@@ -86,12 +93,13 @@ function start(store: Store, dataDir: string | undefined, logLevel = "warn"): Pr
       ...(dataDir ? { A2A_DATA_DIR: dataDir } : {}),
       A2A_CARD_LISTEN: "off",
       A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs",
+      ...extraEnv,
     }),
   });
 }
 
-async function serving(store: Store, dataDir?: string): Promise<{ server: ServerProcess; lc: LoadClient }> {
-  const server = await start(store, dataDir);
+async function serving(store: Store, dataDir?: string, extraEnv: Record<string, string> = {}): Promise<{ server: ServerProcess; lc: LoadClient }> {
+  const server = await start(store, dataDir, "warn", extraEnv);
   const lc = loadClient(server.address, A2A_METADATA);
   await waitUntilServing(server, () => lc.call(LIST, listRequest), 60_000);
   return { server, lc };
@@ -218,17 +226,77 @@ async function memoryAt(cfg: typeof FULL, log: (s: string) => void): Promise<Siz
   }
 }
 
-async function throughput(store: Store, cfg: typeof FULL): Promise<{ store: Store; phase: PhaseResult }> {
-  const dir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-bench-issue5-")) : undefined;
-  const { server, lc } = await serving(store, dir);
+/** The throughput phase's servers: the memory store, SQLite as configured by default, and SQLite without the resume event log. */
+type ThroughputKind = "memory" | "sqlite" | "sqlite-nolog";
+const THROUGHPUT_KINDS: readonly ThroughputKind[] = ["memory", "sqlite", "sqlite-nolog"];
+const THROUGHPUT_LABEL: Record<ThroughputKind, string> = {
+  memory: "memory",
+  sqlite: "sqlite (default: resume event log on)",
+  "sqlite-nolog": "sqlite, A2A_STREAM_RESUME_RETENTION=off",
+};
+/** Each round measures the three back to back; the order turns so that none always goes first or last. */
+const ROUND_ORDERS: ReadonlyArray<readonly ThroughputKind[]> = [
+  ["memory", "sqlite", "sqlite-nolog"],
+  ["sqlite-nolog", "memory", "sqlite"],
+  ["sqlite", "sqlite-nolog", "memory"],
+];
+
+interface ThroughputResult {
+  readonly rounds: Map<ThroughputKind, PhaseResult[]>;
+  readonly profiles: string[];
+}
+
+/**
+ * Blocking SendMessage on the three servers side by side, in interleaved rounds (the machine is
+ * shared: servers measured seconds apart see the same load, so the ratios are taken per round).
+ * As issue3: a warm-up, a forced full GC in each, a third of the warm-up again, then the rounds.
+ */
+async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) => void): Promise<ThroughputResult> {
+  const dirs: string[] = [];
+  const served: Array<{ kind: ThroughputKind; server: ServerProcess; lc: LoadClient }> = [];
   try {
+    for (const kind of THROUGHPUT_KINDS) {
+      const dir = kind === "memory" ? undefined : mkdtempSync(join(tmpdir(), "a2a-bench-issue5-"));
+      if (dir) dirs.push(dir);
+      const store: Store = kind === "memory" ? "memory" : "sqlite";
+      const { server, lc } = await serving(store, dir, kind === "sqlite-nolog" ? { A2A_STREAM_RESUME_RETENTION: "off" } : {});
+      served.push({ kind, server, lc });
+    }
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
-    await drive(server, lc, load, cfg.warmup);
-    return { store, phase: await measurePhase(server, lc, { ...load, calls: cfg.calls }) };
+    for (const s of served) await drive(s.server, s.lc, load, cfg.warmup);
+    for (const s of served) await s.server.usageAfterGc();
+    for (const s of served) await drive(s.server, s.lc, load, Math.ceil(cfg.warmup / 3));
+    const rounds = new Map<ThroughputKind, PhaseResult[]>(THROUGHPUT_KINDS.map((k) => [k, []]));
+    const perRound = Math.ceil(cfg.calls / cfg.rounds);
+    for (let round = 0; round < cfg.rounds; round++) {
+      for (const kind of ROUND_ORDERS[round % ROUND_ORDERS.length]!) {
+        const s = served.find((x) => x.kind === kind)!;
+        rounds.get(kind)!.push(await measurePhase(s.server, s.lc, { ...load, calls: perRound }));
+      }
+      const cpu = (k: ThroughputKind) => rounds.get(k)![round]!.serverCpuPerCall;
+      log(
+        `round ${round + 1}/${cfg.rounds}: memory ${formatNumber(cpu("memory"))} µs/call, sqlite ${formatRatio(cpu("sqlite") / cpu("memory"))}, no log ${formatRatio(cpu("sqlite-nolog") / cpu("memory"))}`,
+      );
+    }
+    const profiles: string[] = [];
+    if (profile) {
+      for (const s of served) {
+        if (s.kind === "sqlite-nolog") continue;
+        const file = join(RESULTS, `issue5-${s.kind}-send-${Date.now()}.cpuprofile`);
+        await s.server.profileStart();
+        const calls = perRound * 2;
+        await drive(s.server, s.lc, load, calls);
+        await s.server.profileStop(file);
+        profiles.push(`#### ${THROUGHPUT_LABEL[s.kind]}\n\n${profileSummary(file, calls, 20)}\n\nProfile: ${file}`);
+      }
+    }
+    return { rounds, profiles };
   } finally {
-    lc.close();
-    await server.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    for (const s of served) {
+      s.lc.close();
+      await s.server.stop();
+    }
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -242,27 +310,82 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
 
-  log(`throughput: ${cfg.warmup} warm-up + ${cfg.calls} measured blocking SendMessage calls, ${cfg.inFlight} in flight, per store`);
-  const memory = await throughput("memory", cfg);
-  const sqlite = await throughput("sqlite", cfg);
+  log(
+    `throughput: ${cfg.warmup} warm-up, then ${cfg.rounds} interleaved rounds of ${Math.ceil(cfg.calls / cfg.rounds)} blocking SendMessage calls, ${cfg.inFlight} in flight`,
+  );
+  const tp = await throughput(cfg, opts.profile === true, log);
+  const of = (k: ThroughputKind) => tp.rounds.get(k)!;
+  const ratios = (k: ThroughputKind, pick: (p: PhaseResult) => number) => of(k).map((p, i) => pick(p) / pick(of("memory")[i]!));
+  const cpuOf = (p: PhaseResult) => p.serverCpuPerCall;
+  const rateOf = (p: PhaseResult) => p.callsPerSec;
+  const spread = (r: number[]) => `${formatRatio(median(r))} (${formatRatio(Math.min(...r))}–${formatRatio(Math.max(...r))})`;
+  const throughputTable = markdownTable(
+    ["server", "server CPU µs/call (median)", "÷ memory per round: median (range)", "calls/s (median)", "÷ memory", "p50 ms", "p99 ms"],
+    THROUGHPUT_KINDS.map((k) => [
+      THROUGHPUT_LABEL[k],
+      formatNumber(median(of(k).map(cpuOf)), 1),
+      k === "memory" ? "1.00×" : spread(ratios(k, cpuOf)),
+      formatNumber(median(of(k).map(rateOf))),
+      k === "memory" ? "1.00×" : formatRatio(median(ratios(k, rateOf))),
+      formatNumber(median(of(k).map((p) => p.p50Ms)), 2),
+      formatNumber(median(of(k).map((p) => p.p99Ms)), 2),
+    ]),
+  );
+  const roundsTable = markdownTable(
+    ["round", "memory µs/call", "sqlite µs/call", "no-log µs/call", "sqlite ÷ memory", "no-log ÷ memory"],
+    of("memory").map((p, i) => [
+      String(i + 1),
+      formatNumber(p.serverCpuPerCall, 1),
+      formatNumber(of("sqlite")[i]!.serverCpuPerCall, 1),
+      formatNumber(of("sqlite-nolog")[i]!.serverCpuPerCall, 1),
+      formatRatio(ratios("sqlite", cpuOf)[i]),
+      formatRatio(ratios("sqlite-nolog", cpuOf)[i]),
+    ]),
+  );
+  const throughputTargets: Target[] = [
+    { what: "SendMessage server CPU per call, sqlite ÷ memory (median of rounds)", actual: median(ratios("sqlite", cpuOf)), op: "<=", limit: 1.25 },
+    { what: "SendMessage calls/s, sqlite ÷ memory", actual: median(ratios("sqlite", rateOf)), op: ">=", limit: 0.5 },
+  ];
+  const throughputSection = [
+    `### Blocking SendMessage, trivial agent, ${cfg.inFlight} calls in flight, empty stores: ${cfg.rounds} interleaved rounds of ${formatNumber(Math.ceil(cfg.calls / cfg.rounds))} calls after ${formatNumber(cfg.warmup)} warm-up`,
+    "",
+    throughputTable,
+    "",
+    "SQLite with the default durability (`process`: WAL, a commit survives a crash of the process). Ratios are taken per round (the three servers measured back to back, the order turning), then the median.",
+    "",
+    roundsTable,
+    ...(tp.profiles.length > 0
+      ? [
+          "",
+          `### Where the server's CPU goes: SendMessage (V8 CPU profile, ${formatNumber(Math.ceil(cfg.calls / cfg.rounds) * 2)} calls, a separate run)`,
+          "",
+          ...tp.profiles,
+        ]
+      : []),
+  ];
+  const flags = `${opts.quick ? " --quick" : ""}${opts.throughputOnly ? " --throughput-only" : ""}${opts.profile ? " --profile" : ""}`;
+  const command = `npm run build && npm run bench -- issue5${flags}`;
+  const header = [
+    `## Issue 5 benchmark: SQLite vs memory store${opts.quick ? " (quick)" : ""}`,
+    "",
+    `Reproduce: \`${command}\``,
+    "",
+    `${startedAt.toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? "?"} · load average ${load0.toFixed(2)} at start (shared machine)`,
+    "",
+  ];
+  const save = (report: string) => {
+    const file = join(RESULTS, `issue5-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
+    writeFileSync(file, `${report}\n`);
+    log(`written to ${file}`);
+    return report;
+  };
+  if (opts.throughputOnly) return save([...header, ...throughputSection, "", "### Targets", "", targetsTable(throughputTargets)].join("\n"));
+
   const memoryStartup = await startupMs("memory", undefined, cfg.startupRuns);
   const sizes: SizeRow[] = [];
   for (const n of cfg.sqliteSizes) sizes.push(await sqliteAt(n, cfg, log));
   sizes.push(...(await memoryAt(cfg, log)));
 
-  const label = (r: { store: Store }) => r.store;
-  const throughputTable = comparisonTable(
-    [memory, sqlite],
-    label,
-    [
-      { header: "calls/s", value: (r) => r.phase.callsPerSec, ratio: true },
-      { header: "server CPU µs/call", value: (r) => r.phase.serverCpuPerCall, ratio: true },
-      { header: "p50 ms", value: (r) => r.phase.p50Ms, digits: 2, ratio: true },
-      { header: "p99 ms", value: (r) => r.phase.p99Ms, digits: 2, ratio: true },
-      { header: "client CPU µs/call", value: (r) => r.phase.clientCpuPerCall },
-    ],
-    [memory],
-  );
   const ms = (v: number[] | undefined) => (v ? `${formatNumber(median(v))} (${v.map((x) => formatNumber(x)).join(", ")})` : "–");
   const sizeTable = markdownTable(
     [
@@ -306,13 +429,7 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
   const [memSmall, memBig] = [mem[0]!, mem.at(-1)!];
   const n = (v: number) => formatNumber(v);
   const targets: Target[] = [
-    { what: "SendMessage calls/s, sqlite vs memory", actual: sqlite.phase.callsPerSec / memory.phase.callsPerSec, op: ">=", limit: 0.5 },
-    {
-      what: "SendMessage calls per server CPU second, sqlite vs memory",
-      actual: memory.phase.serverCpuPerCall / sqlite.phase.serverCpuPerCall,
-      op: ">=",
-      limit: 0.5,
-    },
+    ...throughputTargets,
     { what: `sqlite RSS after work at ${n(sqBig.tasks)} vs ${n(sqSmall.tasks)} tasks (flat)`, actual: sqBig.rss / sqSmall.rss, op: "<=", limit: 1.25 },
     { what: `sqlite start-up with ${n(sqBig.tasks)} tasks (median)`, actual: median(sqBig.startup!), op: "<", limit: 2_000, format: (v) => `${n(v)} ms` },
     {
@@ -328,19 +445,9 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
       limit: 1.5,
     },
   ];
-  const command = `npm run build && npm run bench -- issue5${opts.quick ? " --quick" : ""}`;
   const report = [
-    `## Issue 5 benchmark: SQLite vs memory store${opts.quick ? " (quick)" : ""}`,
-    "",
-    `Reproduce: \`${command}\``,
-    "",
-    `${startedAt.toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? "?"} · load average ${load0.toFixed(2)} at start`,
-    "",
-    `### Blocking SendMessage, trivial agent, ${cfg.inFlight} calls in flight, ${formatNumber(cfg.calls)} calls after ${formatNumber(cfg.warmup)} warm-up, empty store`,
-    "",
-    throughputTable,
-    "",
-    "Ratios to the memory store in parentheses. SQLite with the default durability (`process`: WAL, a commit survives a crash of the process).",
+    ...header,
+    ...throughputSection,
     "",
     `### Store size: start-up, RSS, ListTasks (page of 50, first page, ${cfg.listInFlight} in flight), SendMessage (${formatNumber(cfg.sizedCalls)} calls)`,
     "",
@@ -355,14 +462,15 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
     "",
     targetsTable(targets),
   ].join("\n");
-  const file = join(RESULTS, `issue5-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
-  writeFileSync(file, `${report}\n`);
-  log(`written to ${file}`);
-  return report;
+  return save(report);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runIssue5({ quick: process.argv.includes("--quick") }).then(
+  runIssue5({
+    quick: process.argv.includes("--quick"),
+    profile: process.argv.includes("--profile"),
+    throughputOnly: process.argv.includes("--throughput-only"),
+  }).then(
     (report) => process.stdout.write(`${report}\n`),
     (err: unknown) => {
       process.stderr.write(`${(err as Error)?.stack ?? err}\n`);

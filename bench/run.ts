@@ -16,8 +16,14 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
   issue5: {
-    describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
-    run: async (args) => (await import("./issue5.js")).runIssue5({ quick: args.includes("--quick") }),
+    describe:
+      "SQLite vs memory store: SendMessage (interleaved rounds, event log on / off), RSS and ListTasks at 10k / 1M tasks, start-up time [--quick] [--profile] [--throughput-only]",
+    run: async (args) =>
+      (await import("./issue5.js")).runIssue5({
+        quick: args.includes("--quick"),
+        profile: args.includes("--profile"),
+        throughputOnly: args.includes("--throughput-only"),
+      }),
   },
   push: {
     describe: "push delivery: 100 tasks with webhooks on one loopback receiver vs @a2a-js/sdk's push sender; an outage of the receiver [--quick] [--profile]",
