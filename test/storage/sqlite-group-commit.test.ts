@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { IllegalTransitionError, VersionConflictError } from "../../src/lifecycle/task-repository.js";
+import { IllegalTransitionError, type StoredTask, VersionConflictError } from "../../src/lifecycle/task-repository.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
-import { Clock, newTask, scopeOf, statusChange } from "../support/tasks.js";
+import { artifactChange, artifactTexts, Clock, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 
 /**
  * Group commit in the SQLite store: the writes of one event-loop turn share one transaction,
@@ -112,6 +112,45 @@ test("issue 5 §3 (synchronous face): a write is applied and answered at once, a
   const later: unknown[] = [];
   store.afterCommit!((error) => later.push(error));
   expect(later).toEqual([undefined]); // nothing waits for a commit: told at once
+});
+
+test("issue 15 item 5: a read in the commit's callback (a blocking reply) gets the task as its row holds it, handed over once, for any history length", async () => {
+  // One task made in the turn (all its history in memory), one that had rows before (history on disk).
+  const [old] = await created(1);
+  await repo.update(alice, old!, 1, statusChange(S.WORKING, clock.next(), "working"));
+  const store = repo.immediate;
+  const fresh = newTask({ micros: clock.next(), text: "q" });
+  store.createNow(alice, fresh);
+  store.updateNow(alice, fresh.id, 1, statusChange(S.WORKING, clock.next(), "w"));
+  store.updateNow(alice, fresh.id, 2, artifactChange(textArtifact("a1", "one")));
+  store.updateNow(alice, fresh.id, 3, statusChange(S.COMPLETED, clock.next(), "done"));
+  store.updateNow(alice, old!, 2, statusChange(S.COMPLETED, clock.next(), "old done"));
+  const inCallback: Array<StoredTask | undefined> = [];
+  const lengths = [undefined, 0, 1, 2, 5];
+  store.afterCommit!(() => {
+    for (const historyLength of lengths) {
+      for (const id of [fresh.id, old!]) inCallback.push(store.getNow(alice, id, { historyLength }));
+    }
+    const handed = inCallback[0]!.task;
+    handed.history.length = 0; // the reader owns what it was handed: this must not reach later reads
+    handed.artifacts.length = 0;
+    inCallback.push(store.getNow(scopeOf("t1", "mallory"), fresh.id)); // another principal's task stays invisible
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(inCallback.at(-1)).toBeUndefined();
+  let i = 0;
+  for (const historyLength of lengths) {
+    for (const id of [fresh.id, old!]) {
+      const fromRow = await repo.get(alice, id, { historyLength });
+      if (i === 0) expect(inCallback[i]!.version).toBe(fromRow!.version);
+      else expect(inCallback[i]).toEqual(fromRow);
+      i++;
+    }
+  }
+  const stored = (await repo.get(alice, fresh.id))!;
+  expect(stored.version).toBe(4);
+  expect(stored.task.history.map((m) => m.parts[0]!.content.value)).toEqual(["q", "w", "done"]);
+  expect(artifactTexts(stored.task.artifacts[0])).toEqual(["one"]);
 });
 
 test("issue 5 §3: a batch that fails half-written is rolled back whole, everyone who waits hears why, and the store keeps working", async () => {

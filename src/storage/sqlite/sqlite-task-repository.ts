@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database, { type Database as Db, type Statement } from "better-sqlite3";
-import { cloneTask } from "../../codec/task-clone.js";
+import { cloneMessage, cloneTask } from "../../codec/task-clone.js";
 import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange } from "../../lifecycle/task-change.js";
@@ -228,9 +228,19 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private readonly tx;
   private readonly pageStatements = new Map<string, Statement>();
   private readonly countStatements = new Map<string, Statement>();
-  private readonly scopeIds = new Map<string, number>();
+  /** Interned scope ids by tenant, then principal. Why two levels: a joined string key cost a JSON.stringify per call. */
+  private readonly scopeIds = new Map<string, Map<string, number>>();
+  private scopeIdCount = 0;
   /** The open batch: tasks written this turn, by id. */
-  private readonly staged = new Map<string, StagedTask>();
+  private staged = new Map<string, StagedTask>();
+  /**
+   * While the callbacks of a commit run: the tasks that commit wrote, as they were written, each
+   * handed once to a reader instead of read back from its row. Why: a blocking SendMessage reads
+   * its task in the commit's callback, and reading it back (a SELECT of the row and its history,
+   * three protobuf decodes) cost a third of SQLite's CPU per call. Only for that window, so a
+   * task is never served from memory after anything else could have changed its row.
+   */
+  private justCommitted: Map<string, StagedTask> | undefined;
   /** Told when the open batch commits or is lost; undefined while no batch is open. */
   private batchCallbacks: CommitCallback[] | undefined;
   private batchWrites = 0;
@@ -370,7 +380,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined {
     if (this.staged.has(taskId)) this.commit();
+    const written = this.justCommitted?.get(taskId);
     return this.guarded(() => {
+      if (written !== undefined) {
+        const handed = this.takeJustCommitted(scope, written, options?.historyLength);
+        if (handed !== undefined) return handed;
+      }
       const scopeId = this.scopeId(scope, false);
       if (scopeId === undefined) return undefined;
       const row = this.s.selectTask.get(taskId) as TaskRow | undefined;
@@ -438,6 +453,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
    * event loop between batches so a large purge never stalls the server.
    */
   async purgeTerminalBefore(statusMicros: number): Promise<number> {
+    this.justCommitted = undefined; // rows may go: read them
     let total = 0;
     for (;;) {
       this.commit(); // writes made while the last batch was deleted go first: a purge is a transaction of its own
@@ -506,6 +522,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       }
     }
     this.staged.set(taskId, staged);
+    this.justCommitted?.delete(taskId); // written again: its row is what a read must see
     this.batchWrites++;
   }
 
@@ -541,10 +558,41 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
         failed: failure !== undefined,
       } satisfies StoreCommit);
     }
-    this.staged.clear();
+    const written = this.staged;
+    this.staged = new Map();
     this.batchCallbacks = undefined;
     this.batchWrites = 0;
-    for (const callback of callbacks) callback(failure);
+    const outer = this.justCommitted; // a callback may commit again (a read of a task it wrote): this commit's tasks are kept apart
+    this.justCommitted = failure === undefined ? written : undefined;
+    try {
+      for (const callback of callbacks) callback(failure);
+    } finally {
+      this.justCommitted = outer;
+    }
+  }
+
+  /**
+   * The task `written` as the commit whose callbacks run left it, handed over (no one else holds
+   * it: the batch is gone), as the read of its row would give it; undefined when the read needs
+   * history rows that are not in memory, or the task is not the caller's.
+   */
+  private takeJustCommitted(scope: TaskScope, written: StagedTask, historyLength: number | undefined): StoredTask | undefined {
+    if (this.scopeId(scope, false) !== written.scopeId) return undefined;
+    const added = written.newHistory;
+    let history: Message[];
+    if (historyLength !== undefined && historyLength <= 0) history = [];
+    else if (written.storedHistoryLength === 0) history = historyLength === undefined || historyLength >= added.length ? added : added.slice(-historyLength);
+    else if (historyLength !== undefined && historyLength <= added.length) history = added.slice(-historyLength);
+    else return undefined; // earlier messages are only in their rows
+    this.justCommitted!.delete(written.task.id);
+    const task = written.task;
+    if (!written.artifactsDecoded) task.artifacts = decodeArtifacts(written.storedArtifacts);
+    task.history = history;
+    // The guard put the status message into history as the same object; a decoded row has two.
+    // A new status object too: the stored one may be the run's own (a fresh change), shared with its event.
+    const status = task.status;
+    if (status?.message !== undefined && status.message === added[added.length - 1]) task.status = { ...status, message: cloneMessage(status.message) };
+    return { task, version: written.version };
   }
 
   /** One staged task to its row: inserted if new, else only the columns its writes changed; then its new messages. */
@@ -652,7 +700,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   }
 
   private knownScopeId(scope: TaskScope): number | undefined {
-    return this.scopeIds.get(scopeKey(scope));
+    return this.scopeIds.get(scope.tenant)?.get(scope.principal);
   }
 
   /**
@@ -669,8 +717,14 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private findScope(scope: TaskScope): number | undefined {
     const id = this.s.findScope.get(scope.tenant, scope.principal) as number | undefined;
     if (id !== undefined) {
-      if (this.scopeIds.size >= SCOPE_CACHE_LIMIT) this.scopeIds.clear();
-      this.scopeIds.set(scopeKey(scope), id);
+      if (this.scopeIdCount >= SCOPE_CACHE_LIMIT) {
+        this.scopeIds.clear();
+        this.scopeIdCount = 0;
+      }
+      let byPrincipal = this.scopeIds.get(scope.tenant);
+      if (byPrincipal === undefined) this.scopeIds.set(scope.tenant, (byPrincipal = new Map()));
+      if (!byPrincipal.has(scope.principal)) this.scopeIdCount++;
+      byPrincipal.set(scope.principal, id);
     }
     return id;
   }
@@ -723,10 +777,6 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       throw err;
     }
   }
-}
-
-function scopeKey(scope: TaskScope): string {
-  return JSON.stringify([scope.tenant, scope.principal]);
 }
 
 function filters(q: TaskQuery): string[] {
