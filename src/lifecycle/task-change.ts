@@ -60,7 +60,7 @@ function checkArtifact(taskId: string, artifact: Artifact): void {
  * with its event), so an append pushes onto that list in place: appending a chunk costs the
  * chunk, not a copy of every part before it (a 100,000-chunk answer was quadratic).
  */
-function mergeArtifact(task: Task, artifact: Artifact, append: boolean): void {
+export function mergeArtifact(task: Task, artifact: Artifact, append: boolean): void {
   const index = indexOfArtifact(task.artifacts, artifact.artifactId);
   if (index < 0) {
     // A one-item literal for the first: an empty array's first push reserves 17 slots.

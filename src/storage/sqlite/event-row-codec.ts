@@ -2,10 +2,13 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { TaskSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeTask } from "../../codec/task-encoder.js";
 import type { LoggedEvent } from "../../lifecycle/event-log.js";
+import type { TaskChange } from "../../lifecycle/task-repository.js";
 
 const STATUS = 1;
 const ARTIFACT = 2;
 const HISTORY = 3;
+/** A row holding the events of versions first_version..version, framed in its body (migration 5). */
+export const BATCH = 4;
 const APPEND = 1;
 const LAST_CHUNK = 2;
 
@@ -34,4 +37,104 @@ export function decodeEvent(row: { version: number; kind: number; flags: number;
 
 function taskLiteral(fields: Partial<Pick<Task, "status" | "artifacts">>): Task {
   return { $typeName: "lf.a2a.v1.Task", id: "", contextId: "", status: undefined, artifacts: [], history: [], metadata: undefined, ...fields };
+}
+
+/**
+ * The body of a BATCH row: the events of one task in one commit, in version order, each framed
+ * as its kind, its flags, then its body's length + 1 (0: no body) as a varint, then the body.
+ * Why one row per task and commit instead of one per event: a blocking SendMessage makes three
+ * events in one commit, and each row is an insert into the table and into two indexes.
+ */
+export function encodeEventBatch(events: readonly LoggedEvent[]): Uint8Array {
+  return frame(events.map(encodeEvent));
+}
+
+/**
+ * The artifact changes one commit made to a task, for its `artifact_tail` row (migration 5):
+ * framed as a BATCH body, so the appends since the task's artifacts blob was last written are
+ * kept without rewriting that blob (appending a chunk costs the chunk, not every part before it).
+ */
+export function encodeArtifactChanges(changes: readonly ArtifactChange[]): Uint8Array {
+  return frame(
+    changes.map((c) => [ARTIFACT, (c.append ? APPEND : 0) | (c.lastChunk ? LAST_CHUNK : 0), encodeTask(taskLiteral({ artifacts: [c.artifact] }))] as const),
+  );
+}
+
+export function decodeArtifactChanges(body: Uint8Array): ArtifactChange[] {
+  const changes: ArtifactChange[] = [];
+  unframe(body, (kind, flags, part) => {
+    if (kind !== ARTIFACT || part === null) throw new Error(`artifact_tail row holds an event of kind ${kind}`);
+    changes.push({
+      kind: "artifact",
+      artifact: fromBinary(TaskSchema, part).artifacts[0]!,
+      append: (flags & APPEND) !== 0,
+      lastChunk: (flags & LAST_CHUNK) !== 0,
+    });
+  });
+  return changes;
+}
+
+type ArtifactChange = Extract<TaskChange, { kind: "artifact" }>;
+
+/** Each event as its kind, its flags, its body's length + 1 (0: no body) as a varint, then the body. */
+function frame(parts: ReadonlyArray<readonly [number, number, Uint8Array | null]>): Uint8Array {
+  let size = 0;
+  for (const [, , body] of parts) size += 2 + varintSize(body === null ? 0 : body.length + 1) + (body?.length ?? 0);
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const [kind, flags, body] of parts) {
+    out[at++] = kind;
+    out[at++] = flags;
+    let n = body === null ? 0 : body.length + 1;
+    while (n > 0x7f) {
+      out[at++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    out[at++] = n;
+    if (body !== null) {
+      out.set(body, at);
+      at += body.length;
+    }
+  }
+  return out;
+}
+
+function unframe(body: Uint8Array, each: (kind: number, flags: number, part: Uint8Array | null) => void): void {
+  let at = 0;
+  while (at < body.length) {
+    const kind = body[at++]!;
+    const flags = body[at++]!;
+    let n = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = body[at++]!;
+      n += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    const part = n === 0 ? null : body.subarray(at, at + n - 1);
+    if (part !== null) at += n - 1;
+    each(kind, flags, part);
+  }
+}
+
+/** The events of a row of `task_events`, one or a BATCH, from `firstVersion` (the row's version unless a batch). */
+export function decodeEventRow(
+  row: { version: number; first_version: number | null; kind: number; flags: number; body: Uint8Array | null },
+  taskId: string,
+  contextId: string,
+): LoggedEvent[] {
+  if (row.kind !== BATCH) return [decodeEvent(row, taskId, contextId)];
+  const events: LoggedEvent[] = [];
+  let version = row.first_version!;
+  unframe(row.body!, (kind, flags, body) => events.push(decodeEvent({ version: version++, kind, flags, body }, taskId, contextId)));
+  if (version - 1 !== row.version) throw new Error(`task_events batch row of version ${row.version} holds events up to ${version - 1}`);
+  return events;
+}
+
+function varintSize(n: number): number {
+  let size = 1;
+  while (n > 0x7f) {
+    n >>>= 7;
+    size++;
+  }
+  return size;
 }

@@ -28,6 +28,10 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  *   with the config (trigger).
  * - (v4) `task_events`: each change under its version, for resuming streams (A-33), trimmed
  *   by age.
+ * - (v5) A `task_events` row may hold all the events one commit made to its task (versions
+ *   first_version..version): one insert per task and commit instead of one per change. And
+ *   `artifact_tail` keeps artifact appends apart from the artifacts blob until rewriting it
+ *   is worth it, so a chunk written per commit costs the chunk.
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -166,6 +170,28 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (task_pk, version)
       );
       CREATE INDEX task_events_by_time ON task_events (at_micros);
+    `,
+  },
+  {
+    version: 5,
+    description: "task_events rows holding a commit's events of a task together; artifact appends kept apart from the artifacts blob",
+    // NULL: the row holds the one event of `version` (as every row of v4). Otherwise kind is 4
+    // (batch) and the body frames the events of first_version..version (event-row-codec.ts).
+    //
+    // artifact_tail: the artifact changes made to a task since its `artifacts` blob was last
+    // written, one row per commit (a BATCH body of artifact events), applied in version order
+    // over the blob when it is read; `tail_bytes` is their size, so the writer can tell when
+    // rewriting the blob (and emptying the tail) costs less than keeping on. Why: rewriting the
+    // whole blob on every commit made an agent that appends a chunk per turn quadratic.
+    sql: `
+      ALTER TABLE task_events ADD COLUMN first_version INTEGER;
+      ALTER TABLE tasks ADD COLUMN tail_bytes INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE artifact_tail (
+        task_pk INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        changes BLOB NOT NULL,
+        PRIMARY KEY (task_pk, version)
+      ) WITHOUT ROWID;
     `,
   },
 ];

@@ -5,10 +5,10 @@ import Database, { type Database as Db, type Statement } from "better-sqlite3";
 import { cloneMessage, cloneTask } from "../../codec/task-clone.js";
 import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
-import { applyChange } from "../../lifecycle/task-change.js";
+import { applyChange, mergeArtifact } from "../../lifecycle/task-change.js";
 import { storeCommitChannel, type StoreCommit } from "../../lifecycle/diagnostics.js";
 import { ownChange } from "../owned-change.js";
-import { INITIAL_STATE, stateName } from "../../lifecycle/task-state.js";
+import { INITIAL_STATE, isTerminal, stateName } from "../../lifecycle/task-state.js";
 import {
   DuplicateTaskError,
   InvalidChangeError,
@@ -24,7 +24,7 @@ import {
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
 import { eventAtVersion, type EventLogOptions, type EventLogRead, type LoggedEvent, type TaskEventLog } from "../../lifecycle/event-log.js";
-import { decodeEvent, encodeEvent } from "./event-row-codec.js";
+import { BATCH, decodeArtifactChanges, decodeEventRow, encodeArtifactChanges, encodeEvent, encodeEventBatch } from "./event-row-codec.js";
 import { checkDatabaseFile } from "./check-database-file.js";
 import { checkSchema, migrate } from "./migrations.js";
 import { statusMicros } from "../../lifecycle/clock.js";
@@ -70,6 +70,10 @@ const DEFAULT_QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024;
 const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index tasks_active
 const TERMINAL = "(3, 4, 5, 7)"; // COMPLETED, FAILED, CANCELED, REJECTED: index tasks_terminal
 const SCOPE_CACHE_LIMIT = 10_000;
+/** Tasks still going kept in memory between their writes (see `kept`). */
+const KEPT_LIMIT = 1000;
+/** Artifact changes kept apart from a blob smaller than this before it is rewritten (see appendToTail). */
+const MIN_TAIL_BYTES = 16 * 1024;
 
 interface TaskRow {
   pk: number;
@@ -78,10 +82,12 @@ interface TaskRow {
   history_len: number;
   task: Uint8Array;
   artifacts: Uint8Array | null;
+  tail_bytes: number;
 }
 
 interface EventRow {
   version: number;
+  first_version: number | null;
   at_micros: number;
   kind: number;
   flags: number;
@@ -94,7 +100,11 @@ interface ListRow {
   status_micros: number;
   task: Uint8Array;
   artifacts: Uint8Array | null;
+  tail_bytes: number;
 }
+
+/** What a row holds of a task's artifacts: the blob, and the size of the changes kept after it in `artifact_tail`. */
+type ArtifactsRow = Pick<TaskRow, "pk" | "artifacts" | "tail_bytes">;
 
 /**
  * Opens (creating or upgrading) a durable task store. Refuses with SqliteStoreError, without
@@ -185,12 +195,17 @@ const BATCH_WRITE_LIMIT = 1000;
  */
 interface StagedTask {
   readonly scopeId: number;
-  /** The row's key; undefined for a task created in this batch (inserted at commit). */
-  readonly pk: number | undefined;
+  /** The row's key; undefined for a task created in this batch until its row is inserted at commit. */
+  pk: number | undefined;
   readonly task: Task;
-  /** The stored artifacts blob, decoded into `task.artifacts` only when an artifact change needs them. */
+  /** The stored artifacts blob, decoded into `task.artifacts` (with the tail after it) only when an artifact change needs them. */
   readonly storedArtifacts: Uint8Array | null;
   artifactsDecoded: boolean;
+  /** Bytes of the artifacts blob as last written, and of the artifact changes kept in `artifact_tail` since. */
+  artifactBytes: number;
+  tailBytes: number;
+  /** This batch's artifact changes to a task that has a row: what its tail row would hold. */
+  newArtifactChanges: Array<Extract<TaskChange, { kind: "artifact" }>> | undefined;
   version: number;
   readonly storedHistoryLength: number;
   readonly newHistory: Message[];
@@ -219,8 +234,8 @@ interface StagedTask {
  * waits for it hears why. Reads never see a write that is not committed, nor miss one that
  * was applied: a read of a staged task (or any list) commits the batch first.
  *
- * Nothing is cached but scope ids and the tasks of the open batch, so memory stays flat
- * however many tasks are stored.
+ * Nothing is cached but scope ids, the tasks of the open batch and up to KEPT_LIMIT tasks still
+ * going (as their last commit left them), so memory stays flat however many tasks are stored.
  */
 export class SqliteTaskRepository implements TaskRepository, ImmediateTaskRepository {
   readonly immediate: ImmediateTaskRepository = this;
@@ -241,6 +256,14 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
    * task is never served from memory after anything else could have changed its row.
    */
   private justCommitted: Map<string, StagedTask> | undefined;
+  /**
+   * Tasks still going (not terminal) as their last commit left them, the oldest first, so the
+   * next write to one starts from the object instead of its row. Why: an agent that writes a
+   * chunk per turn made every write decode the task and all its artifacts again (quadratic in
+   * the answer's size). Exact because this process is the file's only writer (the lock); a task
+   * leaves when it is written again, handed to a reader, or its batch is lost.
+   */
+  private readonly kept = new Map<string, StagedTask>();
   /** Told when the open batch commits or is lost; undefined while no batch is open. */
   private batchCallbacks: CommitCallback[] | undefined;
   private batchWrites = 0;
@@ -277,18 +300,22 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
          VALUES (@id, @scopeId, @contextId, @state, @statusMicros, @version, @historyLen, @task, @artifacts)`,
       ),
       taskExists: db.prepare("SELECT 1 FROM tasks WHERE id = ?").pluck(),
-      selectTask: db.prepare("SELECT pk, scope_id, version, history_len, task, artifacts FROM tasks WHERE id = ?"),
+      selectTask: db.prepare("SELECT pk, scope_id, version, history_len, task, artifacts, tail_bytes FROM tasks WHERE id = ?"),
       updateStatus: db.prepare(
         `UPDATE tasks SET state = @state, status_micros = @statusMicros, version = @version, history_len = @historyLen, task = @task
          WHERE pk = @pk`,
       ),
-      updateArtifacts: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen, artifacts = @artifacts WHERE pk = @pk"),
+      updateArtifacts: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen, artifacts = @artifacts, tail_bytes = 0 WHERE pk = @pk"),
+      updateTail: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen, tail_bytes = @tailBytes WHERE pk = @pk"),
+      insertTail: db.prepare("INSERT INTO artifact_tail (task_pk, version, changes) VALUES (?, ?, ?)"),
+      tailOf: db.prepare("SELECT changes FROM artifact_tail WHERE task_pk = ? ORDER BY version").pluck(),
+      clearTail: db.prepare("DELETE FROM artifact_tail WHERE task_pk = ?"),
       updateVersion: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen WHERE pk = @pk"),
       insertHistory: db.prepare("INSERT INTO history (task_pk, seq, message) VALUES (?, ?, ?)"),
       allHistory: db.prepare("SELECT message FROM history WHERE task_pk = ? ORDER BY seq").pluck(),
       lastHistory: db.prepare("SELECT message FROM history WHERE task_pk = ? ORDER BY seq DESC LIMIT ?").pluck(),
       active: db.prepare(
-        `SELECT t.pk, t.scope_id, t.version, t.history_len, t.task, t.artifacts, s.tenant, s.principal
+        `SELECT t.pk, t.scope_id, t.version, t.history_len, t.task, t.artifacts, t.tail_bytes, s.tenant, s.principal
          FROM tasks t JOIN scopes s USING (scope_id) WHERE t.state IN ${ACTIVE}`,
       ),
       purgeBatch: db.prepare(
@@ -296,8 +323,11 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
            (SELECT pk FROM tasks WHERE state IN ${TERMINAL} AND status_micros < ? LIMIT ?)`,
       ),
       insertEvent: db.prepare("INSERT INTO task_events (task_pk, version, at_micros, kind, flags, body) VALUES (?, ?, ?, ?, ?, ?)"),
+      insertEvents: db.prepare(`INSERT INTO task_events (task_pk, version, first_version, at_micros, kind, flags, body) VALUES (?, ?, ?, ?, ${BATCH}, 0, ?)`),
       taskHead: db.prepare("SELECT pk, scope_id, version, state, context_id FROM tasks WHERE id = ?"),
-      eventsAfter: db.prepare("SELECT version, at_micros, kind, flags, body FROM task_events WHERE task_pk = ? AND version > ? ORDER BY version"),
+      eventsAfter: db.prepare(
+        "SELECT version, first_version, at_micros, kind, flags, body FROM task_events WHERE task_pk = ? AND version > ? ORDER BY version",
+      ),
       trimEvents: db.prepare("DELETE FROM task_events WHERE at_micros < ?"),
       getMeta: db.prepare("SELECT value FROM meta WHERE key = ?").pluck(),
       setMeta: db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
@@ -367,6 +397,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       task: own,
       storedArtifacts: null,
       artifactsDecoded: true,
+      artifactBytes: 0,
+      tailBytes: 0,
+      newArtifactChanges: undefined,
       version: 1,
       storedHistoryLength: 0,
       newHistory: history,
@@ -398,12 +431,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.makeRoom();
     const scopeId = this.scopeId(scope, false);
     const known = this.staged.get(taskId);
-    const staged = known ?? this.guarded(() => this.load(taskId));
+    const staged = known ?? this.takeKept(taskId) ?? this.guarded(() => this.load(taskId));
     if (staged === undefined || scopeId === undefined || staged.scopeId !== scopeId) throw new TaskNotFoundError(taskId);
     if (staged.version !== expectedVersion) throw new VersionConflictError(taskId, expectedVersion, staged.version);
     const task = staged.task;
     if (change.kind === "artifact" && !staged.artifactsDecoded) {
-      task.artifacts = this.guarded(() => decodeArtifacts(staged.storedArtifacts));
+      this.guarded(() => this.readArtifacts(task, { pk: staged.pk!, artifacts: staged.storedArtifacts, tail_bytes: staged.tailBytes }));
       staged.artifactsDecoded = true;
     }
     const owned = ownChange(change);
@@ -412,6 +445,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     for (const message of task.history) staged.newHistory.push(message);
     task.history.length = 0;
     staged.version++;
+    if (owned.kind === "artifact" && staged.pk !== undefined) {
+      if (staged.newArtifactChanges === undefined) staged.newArtifactChanges = [owned];
+      else staged.newArtifactChanges.push(owned);
+    }
     if (staged.push !== undefined) this.push.recordWrite(staged.push, taskId, task.contextId, change); // the outbox, in the same commit
     if (this.eventLog !== undefined) {
       const event = eventAtVersion(taskId, task.contextId, staged.version, owned);
@@ -477,6 +514,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (this.db.open) {
       this.commit(); // applied writes commit (and their callers hear so) before the file closes
       this.push.flushRemovals();
+      this.kept.clear();
       this.db.close();
     }
     this.lock?.release();
@@ -497,6 +535,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       task: decodeTaskCore(row.task), // without history: the guard only appends to it
       storedArtifacts: row.artifacts,
       artifactsDecoded: false,
+      artifactBytes: row.artifacts?.length ?? 0,
+      tailBytes: row.tail_bytes,
+      newArtifactChanges: undefined,
       version: row.version,
       storedHistoryLength: row.history_len,
       newHistory: [],
@@ -524,6 +565,37 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.staged.set(taskId, staged);
     this.justCommitted?.delete(taskId); // written again: its row is what a read must see
     this.batchWrites++;
+  }
+
+  /** A task of the batch just committed, kept for its next write if it is still going. */
+  private keep(taskId: string, staged: StagedTask): void {
+    if (isTerminal(staged.task.status!.state)) return;
+    if (this.kept.size >= KEPT_LIMIT) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(taskId, staged);
+  }
+
+  /** The kept task, as a new staged entry for this batch (its row's state: the last commit wrote it). */
+  private takeKept(taskId: string): StagedTask | undefined {
+    const k = this.kept.get(taskId);
+    if (k === undefined) return undefined;
+    this.kept.delete(taskId);
+    return {
+      scopeId: k.scopeId,
+      pk: k.pk,
+      task: k.task,
+      storedArtifacts: k.storedArtifacts,
+      artifactsDecoded: k.artifactsDecoded,
+      artifactBytes: k.artifactBytes,
+      tailBytes: k.tailBytes,
+      newArtifactChanges: undefined,
+      version: k.version,
+      storedHistoryLength: k.storedHistoryLength + k.newHistory.length,
+      newHistory: [],
+      statusChanged: false,
+      artifactsChanged: false,
+      push: this.guarded(() => this.push.loadStaged(k.pk!)),
+      newEvents: undefined,
+    };
   }
 
   private readonly commitAtTurnEnd = (): void => {
@@ -560,6 +632,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     }
     const written = this.staged;
     this.staged = new Map();
+    if (failure === undefined) for (const [id, staged] of written) this.keep(id, staged);
     this.batchCallbacks = undefined;
     this.batchWrites = 0;
     const outer = this.justCommitted; // a callback may commit again (a read of a task it wrote): this commit's tasks are kept apart
@@ -585,8 +658,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     else if (historyLength !== undefined && historyLength <= added.length) history = added.slice(-historyLength);
     else return undefined; // earlier messages are only in their rows
     this.justCommitted!.delete(written.task.id);
+    this.kept.delete(written.task.id); // the reader owns the object now
     const task = written.task;
-    if (!written.artifactsDecoded) task.artifacts = decodeArtifacts(written.storedArtifacts);
+    if (!written.artifactsDecoded) this.readArtifacts(task, { pk: written.pk!, artifacts: written.storedArtifacts, tail_bytes: written.tailBytes });
     task.history = history;
     // The guard put the status message into history as the same object; a decoded row has two.
     // A new status object too: the stored one may be the run's own (a fresh change), shared with its event.
@@ -600,6 +674,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     const task = staged.task;
     const historyLen = staged.storedHistoryLength + staged.newHistory.length;
     let pk = staged.pk;
+    let artifacts: Uint8Array | null;
     if (pk === undefined) {
       pk = Number(
         this.s.insertTask.run({
@@ -611,16 +686,25 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
           version: staged.version,
           historyLen,
           task: encodeTaskCore(task),
-          artifacts: encodeArtifacts(task.artifacts),
+          artifacts: (artifacts = encodeArtifacts(task.artifacts)),
         }).lastInsertRowid,
       );
+      staged.pk = pk;
+      staged.artifactBytes = artifacts?.length ?? 0;
     } else {
       const version = staged.version;
       if (staged.statusChanged) {
         this.s.updateStatus.run({ pk, state: task.status!.state, statusMicros: statusMicros(task), version, historyLen, task: encodeTaskCore(task) });
       }
-      if (staged.artifactsChanged) this.s.updateArtifacts.run({ pk, version, historyLen, artifacts: encodeArtifacts(task.artifacts) });
-      if (!staged.statusChanged && !staged.artifactsChanged) this.s.updateVersion.run({ pk, version, historyLen });
+      if (!staged.artifactsChanged || !this.appendToTail(staged, pk, historyLen)) {
+        if (staged.artifactsChanged) {
+          const artifacts = encodeArtifacts(task.artifacts);
+          this.s.updateArtifacts.run({ pk, version, historyLen, artifacts });
+          if (staged.tailBytes > 0) this.s.clearTail.run(pk);
+          staged.artifactBytes = artifacts?.length ?? 0;
+          staged.tailBytes = 0;
+        } else if (!staged.statusChanged) this.s.updateVersion.run({ pk, version, historyLen });
+      }
     }
     for (let i = 0; i < staged.newHistory.length; i++) {
       this.s.insertHistory.run(pk, staged.storedHistoryLength + i, encodeMessage(staged.newHistory[i]!));
@@ -629,7 +713,34 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     const events = staged.newEvents;
     if (events !== undefined) {
       const at = Date.now() * 1000;
-      for (const event of events) this.s.insertEvent.run(pk, event.version, at, ...encodeEvent(event));
+      if (events.length === 1) this.s.insertEvent.run(pk, events[0]!.version, at, ...encodeEvent(events[0]!));
+      else this.s.insertEvents.run(pk, events[events.length - 1]!.version, events[0]!.version, at, encodeEventBatch(events));
+    }
+  }
+
+  /**
+   * Writes this batch's artifact changes of a task that has a row as one `artifact_tail` row,
+   * unless the tail would outgrow the blob (or the task is finished): then the caller rewrites
+   * the blob. Rewriting only when the tail is as large as the blob keeps the bytes written
+   * linear in the artifact's size however many commits it takes. False when it wrote nothing.
+   */
+  private appendToTail(staged: StagedTask, pk: number, historyLen: number): boolean {
+    const changes = staged.newArtifactChanges;
+    if (changes === undefined || isTerminal(staged.task.status!.state)) return false;
+    const body = encodeArtifactChanges(changes);
+    if (staged.tailBytes + body.length > Math.max(staged.artifactBytes, MIN_TAIL_BYTES)) return false;
+    this.s.insertTail.run(pk, staged.version, body);
+    staged.tailBytes += body.length;
+    this.s.updateTail.run({ pk, version: staged.version, historyLen, tailBytes: staged.tailBytes });
+    return true;
+  }
+
+  /** `task.artifacts` as the row holds them: the blob, then the changes kept after it, applied in order. */
+  private readArtifacts(task: Task, row: ArtifactsRow): void {
+    task.artifacts = decodeArtifacts(row.artifacts);
+    if (row.tail_bytes === 0) return;
+    for (const body of this.s.tailOf.all(row.pk) as Uint8Array[]) {
+      for (const change of decodeArtifactChanges(body)) mergeArtifact(task, change.artifact, change.append);
     }
   }
 
@@ -649,10 +760,25 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       const rows = this.s.eventsAfter.all(row.pk, afterVersion) as EventRow[];
       const first = rows[0];
       const oldest = (Date.now() - this.eventLog!.retentionMs) * 1000;
-      if (first === undefined || first.version !== afterVersion + 1 || first.at_micros < oldest || rows[rows.length - 1]!.version !== row.version) {
+      if (
+        first === undefined ||
+        (first.first_version ?? first.version) > afterVersion + 1 ||
+        first.at_micros < oldest ||
+        rows[rows.length - 1]!.version !== row.version
+      ) {
         return { kind: "expired" } as const;
       }
-      return { kind: "events", events: rows.map((r) => decodeEvent(r, taskId, row.context_id)), state: row.state } as const;
+      const events: LoggedEvent[] = [];
+      let next = afterVersion + 1;
+      for (const r of rows) {
+        for (const event of decodeEventRow(r, taskId, row.context_id)) {
+          if (event.version < next) continue; // a batch row that began at or before the cursor
+          if (event.version !== next) return { kind: "expired" } as const; // a gap: the log was off meanwhile
+          events.push(event);
+          next++;
+        }
+      }
+      return { kind: "events", events, state: row.state } as const;
     });
   }
 
@@ -683,9 +809,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     return more && last ? { tasks, next: { statusMicros: last.status_micros, taskId: last.id }, totalSize } : { tasks, totalSize };
   }
 
-  private assemble(row: { pk: number; task: Uint8Array; artifacts: Uint8Array | null }, historyLength: number | undefined, withArtifacts: boolean): Task {
+  private assemble(row: ArtifactsRow & { task: Uint8Array }, historyLength: number | undefined, withArtifacts: boolean): Task {
     const task = decodeTaskCore(row.task);
-    if (withArtifacts) task.artifacts = decodeArtifacts(row.artifacts);
+    if (withArtifacts) this.readArtifacts(task, row);
     if (historyLength === undefined) {
       task.history = (this.s.allHistory.all(row.pk) as Uint8Array[]).map(decodeMessage);
     } else if (historyLength > 0) {
@@ -740,7 +866,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       const where = filters(q);
       if (q.after !== undefined) where.push("(status_micros, id) < (@afterMicros, @afterId)");
       stmt = this.db.prepare(
-        `SELECT pk, id, status_micros, task, ${q.includeArtifacts ? "artifacts" : "NULL AS artifacts"}
+        `SELECT pk, id, status_micros, task, ${q.includeArtifacts ? "artifacts, tail_bytes" : "NULL AS artifacts, 0 AS tail_bytes"}
          FROM tasks INDEXED BY ${indexFor(q)} WHERE ${where.join(" AND ")}
          ORDER BY status_micros DESC, id DESC LIMIT @limit`,
       );

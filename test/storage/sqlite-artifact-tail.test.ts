@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
+import { Clock, artifactChange, artifactTexts, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+
+/**
+ * Issue 15 item 5: an agent that appends one chunk per event-loop turn makes one commit per
+ * chunk. The SQLite store keeps those appends in `artifact_tail` rows instead of rewriting the
+ * task's whole artifacts blob each commit, and rewrites the blob only once the tail is as large
+ * as it (or the task finishes). Whatever the split, every read gives the artifacts as applied.
+ */
+const S = TaskState;
+const alice = scopeOf("t1", "alice");
+const clock = new Clock();
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+let dir: string;
+let file: string;
+let repo: SqliteTaskRepository;
+let reader: Database.Database;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-tail-"));
+  file = join(dir, "tasks.db");
+  repo = openSqliteTaskRepository({ file });
+  reader = new Database(file, { readonly: true });
+});
+afterEach(async () => {
+  reader.close();
+  await repo.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function stored(id: string): { tailRows: number; tailBytes: number; blobBytes: number } {
+  const row = reader.prepare("SELECT pk, tail_bytes, length(artifacts) AS blob FROM tasks WHERE id = ?").get(id) as {
+    pk: number;
+    tail_bytes: number;
+    blob: number | null;
+  };
+  const tailRows = reader.prepare("SELECT count(*) FROM artifact_tail WHERE task_pk = ?").pluck().get(row.pk) as number;
+  return { tailRows, tailBytes: row.tail_bytes, blobBytes: row.blob ?? 0 };
+}
+
+/** A task in WORKING with a first chunk of artifact "a", committed. */
+async function started(): Promise<string> {
+  const task = newTask({ micros: clock.next(), text: "q" });
+  await repo.create(alice, task);
+  await repo.update(alice, task.id, 1, statusChange(S.WORKING, clock.next()));
+  await repo.update(alice, task.id, 2, artifactChange(textArtifact("a", "chunk-0")));
+  return task.id;
+}
+
+test("issue 15 item 5: appends committed one per turn go to the tail, not the blob; every read, and a reopen, gives all of them in order", async () => {
+  const id = await started();
+  const expected = ["chunk-0"];
+  let version = 3;
+  for (let i = 1; i <= 60; i++) {
+    repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", `chunk-${i}`), true));
+    expected.push(`chunk-${i}`);
+    await nextTurn(); // its own commit
+    if (i % 20 === 0) expect(artifactTexts((await repo.get(alice, id))!.task.artifacts[0])).toEqual(expected);
+  }
+  const { tailRows, blobBytes } = stored(id);
+  expect(tailRows).toBe(61); // one row per commit (the first chunk's too: the task had its row), the blob untouched
+  expect(blobBytes).toBe(0); // the task had no artifact when its row was written
+  // A replacing write of another artifact and an append to the first, in one commit: one more row.
+  repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("b", "b-0")));
+  repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", "last"), true, true));
+  await nextTurn();
+  expect(stored(id).tailRows).toBe(62);
+  const read = (await repo.get(alice, id))!.task;
+  expect(read.artifacts.map((a) => a.artifactId)).toEqual(["a", "b"]);
+  expect(artifactTexts(read.artifacts[0])).toEqual([...expected, "last"]);
+  await repo.close();
+  repo = openSqliteTaskRepository({ file });
+  const reopened = (await repo.get(alice, id))!.task;
+  expect(reopened.artifacts).toEqual(read.artifacts);
+  // The next write after the reopen starts from the row (blob + tail).
+  await repo.update(alice, id, version++, artifactChange(textArtifact("b", "b-1"), true));
+  expect(artifactTexts((await repo.get(alice, id))!.task.artifacts[1])).toEqual(["b-0", "b-1"]);
+});
+
+test("issue 15 item 5: the blob is rewritten once the tail outgrows it, so the bytes written stay linear; a finished task keeps no tail", async () => {
+  const id = await started();
+  const big = "x".repeat(4096);
+  let version = 3;
+  let rewrites = 0;
+  let lastBlob = stored(id).blobBytes;
+  for (let i = 1; i <= 200; i++) {
+    repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", `${i}:${big}`), true));
+    await nextTurn();
+    const now = stored(id);
+    expect(now.tailBytes).toBeLessThanOrEqual(Math.max(now.blobBytes, 16 * 1024));
+    if (now.blobBytes !== lastBlob) {
+      rewrites++;
+      expect(now).toMatchObject({ tailRows: 0, tailBytes: 0 });
+      lastBlob = now.blobBytes;
+    }
+  }
+  // 200 chunks of 4 KiB: the blob doubles at each rewrite, so a handful of rewrites, not 200.
+  expect(rewrites).toBeGreaterThan(2);
+  expect(rewrites).toBeLessThan(12);
+  await repo.update(alice, id, version++, statusChange(S.COMPLETED, clock.next()));
+  await repo.update(alice, id, version - 1, statusChange(S.COMPLETED, clock.next())).catch(() => undefined); // refused: terminal
+  const done = (await repo.get(alice, id))!.task;
+  expect(done.artifacts[0]!.parts).toHaveLength(201);
+  expect(
+    artifactTexts(done.artifacts[0])
+      .slice(1)
+      .map((t) => Number(t.split(":")[0])),
+  ).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+});
+
+test("issue 15 item 5: a task finishing in the commit of its last append writes the whole blob and empties its tail", async () => {
+  const id = await started();
+  let version = 3;
+  for (let i = 1; i <= 5; i++) {
+    await repo.update(alice, id, version++, artifactChange(textArtifact("a", `chunk-${i}`), true));
+  }
+  expect(stored(id).tailRows).toBe(6);
+  repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", "end"), true, true));
+  repo.immediate.updateNow(alice, id, version++, statusChange(S.COMPLETED, clock.next()));
+  await nextTurn();
+  expect(stored(id)).toMatchObject({ tailRows: 0, tailBytes: 0 });
+  const page = await repo.list(alice, { pageSize: 10, includeArtifacts: true });
+  expect(artifactTexts(page.tasks[0]!.artifacts[0])).toEqual(["chunk-0", "chunk-1", "chunk-2", "chunk-3", "chunk-4", "chunk-5", "end"]);
+});

@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { LoggedEvent } from "../../src/lifecycle/event-log.js";
+import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
+import { Clock, artifactChange, artifactTexts, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+
+/**
+ * The SQLite store's event log for resuming streams (A-33), read at the store: the events a
+ * commit makes to one task share one `task_events` row (issue 15 item 5), and a read from any
+ * cursor gives exactly the events after it, from such rows, from single-event rows, and after
+ * a reopen.
+ */
+const S = TaskState;
+const alice = scopeOf("t1", "alice");
+const clock = new Clock();
+const HOUR = 3_600_000;
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+let dir: string;
+let file: string;
+let repo: SqliteTaskRepository;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-events-"));
+  file = join(dir, "tasks.db");
+  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+});
+afterEach(async () => {
+  await repo.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What a logged event says, in a form to compare. */
+function describe(e: LoggedEvent): string {
+  if (e.kind === "status") return `${e.version} status ${e.status.state}${e.status.message ? ` ${e.status.message.parts[0]!.content.value}` : ""}`;
+  if (e.kind === "artifact")
+    return `${e.version} artifact ${e.artifact.artifactId} ${artifactTexts(e.artifact).join("+")}${e.append ? " append" : ""}${e.lastChunk ? " last" : ""}`;
+  return `${e.version} history`;
+}
+
+/** A task whose changes come as one commit of three (versions 2–4), one of one (5), then one of three (6–8). */
+async function writeTask(): Promise<{ id: string; expected: string[] }> {
+  const store = repo.immediate;
+  const task = newTask({ micros: clock.next(), text: "q" });
+  await repo.create(alice, task);
+  store.updateNow(alice, task.id, 1, statusChange(S.WORKING, clock.next(), "on it"));
+  store.updateNow(alice, task.id, 2, artifactChange(textArtifact("a", "one")));
+  store.updateNow(alice, task.id, 3, artifactChange(textArtifact("a", "two"), true));
+  await nextTurn(); // committed
+  await repo.update(alice, task.id, 4, historyChange("more"));
+  store.updateNow(alice, task.id, 5, artifactChange(textArtifact("a", "three"), true, true));
+  store.updateNow(alice, task.id, 6, statusChange(S.INPUT_REQUIRED, clock.next()));
+  await repo.update(alice, task.id, 7, statusChange(S.WORKING, clock.next(), "again"));
+  const expected = [
+    `2 status ${S.WORKING} on it`,
+    "3 artifact a one",
+    "4 artifact a two append",
+    "5 history",
+    "6 artifact a three append last",
+    `7 status ${S.INPUT_REQUIRED}`,
+    `8 status ${S.WORKING} again`,
+  ];
+  return { id: task.id, expected };
+}
+
+async function eventsAfter(id: string, after: number): Promise<string[] | string> {
+  const read = await repo.eventLog!.readAfter(alice, id, after);
+  return read.kind === "events" ? read.events.map(describe) : read.kind;
+}
+
+test("A-33 / issue 15 item 5: the events one commit makes to a task share one row; a read from every cursor gives exactly the events after it", async () => {
+  const { id, expected } = await writeTask();
+  const db = new Database(file, { readonly: true });
+  const rows = db.prepare("SELECT first_version, version, kind FROM task_events ORDER BY version").all();
+  db.close();
+  expect(rows).toEqual([
+    { first_version: 2, version: 4, kind: 4 },
+    { first_version: null, version: 5, kind: 3 },
+    { first_version: 6, version: 8, kind: 4 },
+  ]);
+  for (let after = 1; after <= 8; after++) expect(await eventsAfter(id, after)).toEqual(expected.slice(after - 1));
+  const read = await repo.eventLog!.readAfter(alice, id, 3);
+  expect(read.kind === "events" && read.state).toBe(S.WORKING);
+  expect(await eventsAfter(id, 9)).toBe("expired"); // ahead of the task
+  expect(await repo.eventLog!.readAfter(scopeOf("t1", "mallory"), id, 1)).toEqual({ kind: "not-found" });
+});
+
+test("A-33: after a reopen the same reads give the same events; a log trimmed past the cursor is expired", async () => {
+  const { id, expected } = await writeTask();
+  await repo.close();
+  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  for (let after = 1; after <= 8; after++) expect(await eventsAfter(id, after)).toEqual(expected.slice(after - 1));
+  await repo.close();
+  const db = new Database(file);
+  db.prepare("DELETE FROM task_events WHERE version <= 4").run(); // the first commit's row trimmed
+  db.close();
+  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  for (let after = 1; after <= 3; after++) expect(await eventsAfter(id, after)).toBe("expired");
+  for (let after = 4; after <= 8; after++) expect(await eventsAfter(id, after)).toEqual(expected.slice(after - 1));
+});
+
+test("A-33: a gap in the log (events not kept while it was off) is expired, not skipped", async () => {
+  const { id } = await writeTask();
+  await repo.close();
+  const db = new Database(file);
+  db.prepare("DELETE FROM task_events WHERE version = 5").run();
+  db.close();
+  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  expect(await eventsAfter(id, 3)).toBe("expired");
+  expect(await eventsAfter(id, 5)).toHaveLength(3);
+});
