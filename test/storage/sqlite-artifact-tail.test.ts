@@ -33,14 +33,15 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function stored(id: string): { tailRows: number; tailBytes: number; blobBytes: number } {
-  const row = reader.prepare("SELECT pk, tail_bytes, length(artifacts) AS blob FROM tasks WHERE id = ?").get(id) as {
-    pk: number;
-    tail_bytes: number;
-    blob: number | null;
-  };
+function stored(id: string): { tailRows: number; tailBytes: number; blobBytes: number; apart: boolean } {
+  const row = reader
+    .prepare(
+      `SELECT t.pk, t.tail_bytes, length(coalesce(a.artifacts, t.artifacts)) AS blob, a.task_pk IS NOT NULL AS apart
+       FROM tasks t LEFT JOIN task_artifacts a ON a.task_pk = t.pk WHERE t.id = ?`,
+    )
+    .get(id) as { pk: number; tail_bytes: number; blob: number | null; apart: number };
   const tailRows = reader.prepare("SELECT count(*) FROM artifact_tail WHERE task_pk = ?").pluck().get(row.pk) as number;
-  return { tailRows, tailBytes: row.tail_bytes, blobBytes: row.blob ?? 0 };
+  return { tailRows, tailBytes: row.tail_bytes, blobBytes: row.blob ?? 0, apart: row.apart === 1 };
 }
 
 /** A task in WORKING with a first chunk of artifact "a", committed. */
@@ -95,7 +96,7 @@ test("issue 15 item 5: the blob is rewritten once the tail outgrows it, so the b
     expect(now.tailBytes).toBeLessThanOrEqual(Math.max(now.blobBytes, 16 * 1024));
     if (now.blobBytes !== lastBlob) {
       rewrites++;
-      expect(now).toMatchObject({ tailRows: 0, tailBytes: 0 });
+      expect(now).toMatchObject({ tailRows: 0, tailBytes: 0, apart: true }); // rewritten out of the task's row
       lastBlob = now.blobBytes;
     }
   }
@@ -126,4 +127,18 @@ test("issue 15 item 5: a task finishing in the commit of its last append writes 
   expect(stored(id)).toMatchObject({ tailRows: 0, tailBytes: 0 });
   const page = await repo.list(alice, { pageSize: 10, includeArtifacts: true });
   expect(artifactTexts(page.tasks[0]!.artifacts[0])).toEqual(["chunk-0", "chunk-1", "chunk-2", "chunk-3", "chunk-4", "chunk-5", "end"]);
+});
+
+test("issue 15 item 5: a blob written with the task's row moves out of it at the first later append; reads give it whole", async () => {
+  const task = newTask({ micros: clock.next(), text: "q" });
+  repo.immediate.createNow(alice, task);
+  repo.immediate.updateNow(alice, task.id, 1, statusChange(S.WORKING, clock.next()));
+  repo.immediate.updateNow(alice, task.id, 2, artifactChange(textArtifact("a", "in-row")));
+  await nextTurn();
+  expect(stored(task.id)).toMatchObject({ tailRows: 0, apart: false });
+  await repo.update(alice, task.id, 3, artifactChange(textArtifact("a", "next"), true));
+  expect(stored(task.id)).toMatchObject({ tailRows: 1, apart: true });
+  expect(artifactTexts((await repo.get(alice, task.id))!.task.artifacts[0])).toEqual(["in-row", "next"]);
+  const row = reader.prepare("SELECT artifacts FROM tasks WHERE id = ?").pluck().get(task.id);
+  expect(row).toBeNull();
 });

@@ -31,7 +31,8 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  * - (v5) A `task_events` row may hold all the events one commit made to its task (versions
  *   first_version..version): one insert per task and commit instead of one per change. And
  *   `artifact_tail` keeps artifact appends apart from the artifacts blob until rewriting it
- *   is worth it, so a chunk written per commit costs the chunk.
+ *   is worth it, and `task_artifacts` holds a blob rewritten after the insert apart from the
+ *   row, so a chunk written per commit costs the chunk.
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -183,9 +184,15 @@ export const MIGRATIONS: readonly Migration[] = [
     // over the blob when it is read; `tail_bytes` is their size, so the writer can tell when
     // rewriting the blob (and emptying the tail) costs less than keeping on. Why: rewriting the
     // whole blob on every commit made an agent that appends a chunk per turn quadratic.
+    // task_artifacts: the blob of a task whose artifacts changed after its insert, out of its row
+    // (tasks.artifacts is then NULL), because SQLite rewrites a whole row on any update of it.
     sql: `
       ALTER TABLE task_events ADD COLUMN first_version INTEGER;
       ALTER TABLE tasks ADD COLUMN tail_bytes INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE task_artifacts (
+        task_pk   INTEGER PRIMARY KEY REFERENCES tasks (pk) ON DELETE CASCADE,
+        artifacts BLOB NOT NULL -- lf.a2a.v1.Task holding only the artifacts, moved out of the row
+      );
       CREATE TABLE artifact_tail (
         task_pk INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
         version INTEGER NOT NULL,

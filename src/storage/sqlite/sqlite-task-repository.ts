@@ -70,6 +70,12 @@ const DEFAULT_QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024;
 const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index tasks_active
 const TERMINAL = "(3, 4, 5, 7)"; // COMPLETED, FAILED, CANCELED, REJECTED: index tasks_terminal
 const SCOPE_CACHE_LIMIT = 10_000;
+/**
+ * A task's artifacts blob: in `task_artifacts` once a write after its insert changed them, else
+ * in its row (as inserted). Why apart: SQLite rewrites a whole row, blob included, on any update,
+ * so a task streaming its answer rewrote all of it with every commit.
+ */
+const ARTIFACTS_OF = (t: string) => `coalesce((SELECT a.artifacts FROM task_artifacts a WHERE a.task_pk = ${t}.pk), ${t}.artifacts)`;
 /** Tasks still going kept in memory between their writes (see `kept`). */
 const KEPT_LIMIT = 1000;
 /** Artifact changes kept apart from a blob smaller than this before it is rewritten (see appendToTail). */
@@ -83,6 +89,8 @@ interface TaskRow {
   task: Uint8Array;
   artifacts: Uint8Array | null;
   tail_bytes: number;
+  /** 1 when the artifacts blob is in the row itself. */
+  inline?: number;
 }
 
 interface EventRow {
@@ -201,6 +209,8 @@ interface StagedTask {
   /** The stored artifacts blob, decoded into `task.artifacts` (with the tail after it) only when an artifact change needs them. */
   readonly storedArtifacts: Uint8Array | null;
   artifactsDecoded: boolean;
+  /** Whether the artifacts blob is in the task's row (as inserted) rather than in `task_artifacts`. */
+  artifactsInline: boolean;
   /** Bytes of the artifacts blob as last written, and of the artifact changes kept in `artifact_tail` since. */
   artifactBytes: number;
   tailBytes: number;
@@ -300,12 +310,20 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
          VALUES (@id, @scopeId, @contextId, @state, @statusMicros, @version, @historyLen, @task, @artifacts)`,
       ),
       taskExists: db.prepare("SELECT 1 FROM tasks WHERE id = ?").pluck(),
-      selectTask: db.prepare("SELECT pk, scope_id, version, history_len, task, artifacts, tail_bytes FROM tasks WHERE id = ?"),
+      selectTask: db.prepare(
+        `SELECT pk, scope_id, version, history_len, task, ${ARTIFACTS_OF("tasks")} AS artifacts, tail_bytes, tasks.artifacts IS NOT NULL AS inline
+         FROM tasks WHERE id = ?`,
+      ),
       updateStatus: db.prepare(
         `UPDATE tasks SET state = @state, status_micros = @statusMicros, version = @version, history_len = @historyLen, task = @task
          WHERE pk = @pk`,
       ),
-      updateArtifacts: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen, artifacts = @artifacts, tail_bytes = 0 WHERE pk = @pk"),
+      updateArtifacts: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen, artifacts = NULL, tail_bytes = 0 WHERE pk = @pk"),
+      putArtifacts: db.prepare(
+        "INSERT INTO task_artifacts (task_pk, artifacts) VALUES (?, ?) ON CONFLICT (task_pk) DO UPDATE SET artifacts = excluded.artifacts",
+      ),
+      moveArtifacts: db.prepare("INSERT INTO task_artifacts (task_pk, artifacts) SELECT pk, artifacts FROM tasks WHERE pk = ? AND artifacts IS NOT NULL"),
+      clearInline: db.prepare("UPDATE tasks SET artifacts = NULL WHERE pk = ?"),
       updateTail: db.prepare("UPDATE tasks SET version = @version, history_len = @historyLen, tail_bytes = @tailBytes WHERE pk = @pk"),
       insertTail: db.prepare("INSERT INTO artifact_tail (task_pk, version, changes) VALUES (?, ?, ?)"),
       tailOf: db.prepare("SELECT changes FROM artifact_tail WHERE task_pk = ? ORDER BY version").pluck(),
@@ -315,7 +333,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       allHistory: db.prepare("SELECT message FROM history WHERE task_pk = ? ORDER BY seq").pluck(),
       lastHistory: db.prepare("SELECT message FROM history WHERE task_pk = ? ORDER BY seq DESC LIMIT ?").pluck(),
       active: db.prepare(
-        `SELECT t.pk, t.scope_id, t.version, t.history_len, t.task, t.artifacts, t.tail_bytes, s.tenant, s.principal
+        `SELECT t.pk, t.scope_id, t.version, t.history_len, t.task, ${ARTIFACTS_OF("t")} AS artifacts, t.tail_bytes, s.tenant, s.principal
          FROM tasks t JOIN scopes s USING (scope_id) WHERE t.state IN ${ACTIVE}`,
       ),
       purgeBatch: db.prepare(
@@ -397,6 +415,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       task: own,
       storedArtifacts: null,
       artifactsDecoded: true,
+      artifactsInline: false, // set at insert
       artifactBytes: 0,
       tailBytes: 0,
       newArtifactChanges: undefined,
@@ -535,6 +554,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       task: decodeTaskCore(row.task), // without history: the guard only appends to it
       storedArtifacts: row.artifacts,
       artifactsDecoded: false,
+      artifactsInline: row.inline === 1,
       artifactBytes: row.artifacts?.length ?? 0,
       tailBytes: row.tail_bytes,
       newArtifactChanges: undefined,
@@ -585,6 +605,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       task: k.task,
       storedArtifacts: k.storedArtifacts,
       artifactsDecoded: k.artifactsDecoded,
+      artifactsInline: k.artifactsInline,
       artifactBytes: k.artifactBytes,
       tailBytes: k.tailBytes,
       newArtifactChanges: undefined,
@@ -691,6 +712,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       );
       staged.pk = pk;
       staged.artifactBytes = artifacts?.length ?? 0;
+      staged.artifactsInline = artifacts !== null;
     } else {
       const version = staged.version;
       if (staged.statusChanged) {
@@ -699,7 +721,9 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       if (!staged.artifactsChanged || !this.appendToTail(staged, pk, historyLen)) {
         if (staged.artifactsChanged) {
           const artifacts = encodeArtifacts(task.artifacts);
-          this.s.updateArtifacts.run({ pk, version, historyLen, artifacts });
+          this.s.updateArtifacts.run({ pk, version, historyLen });
+          this.s.putArtifacts.run(pk, artifacts);
+          staged.artifactsInline = false;
           if (staged.tailBytes > 0) this.s.clearTail.run(pk);
           staged.artifactBytes = artifacts?.length ?? 0;
           staged.tailBytes = 0;
@@ -729,6 +753,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (changes === undefined || isTerminal(staged.task.status!.state)) return false;
     const body = encodeArtifactChanges(changes);
     if (staged.tailBytes + body.length > Math.max(staged.artifactBytes, MIN_TAIL_BYTES)) return false;
+    if (staged.artifactsInline) {
+      // Out of the task's row first: every later update of the row would rewrite it.
+      this.s.moveArtifacts.run(pk);
+      this.s.clearInline.run(pk);
+      staged.artifactsInline = false;
+    }
     this.s.insertTail.run(pk, staged.version, body);
     staged.tailBytes += body.length;
     this.s.updateTail.run({ pk, version: staged.version, historyLen, tailBytes: staged.tailBytes });
@@ -866,7 +896,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       const where = filters(q);
       if (q.after !== undefined) where.push("(status_micros, id) < (@afterMicros, @afterId)");
       stmt = this.db.prepare(
-        `SELECT pk, id, status_micros, task, ${q.includeArtifacts ? "artifacts, tail_bytes" : "NULL AS artifacts, 0 AS tail_bytes"}
+        `SELECT pk, id, status_micros, task, ${q.includeArtifacts ? `${ARTIFACTS_OF("tasks")} AS artifacts, tail_bytes` : "NULL AS artifacts, 0 AS tail_bytes"}
          FROM tasks INDEXED BY ${indexFor(q)} WHERE ${where.join(" AND ")}
          ORDER BY status_micros DESC, id DESC LIMIT @limit`,
       );
