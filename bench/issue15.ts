@@ -11,7 +11,7 @@
  * system of the server process from "go" until the stream ended), responses on the wire, whether
  * every chunk arrived in order, and ours ÷ bare per round. Our server runs compiled (dist/).
  * --sqlite adds our server on the SQLite store. --profile profiles one extra (unmeasured)
- * 5,000-chunk run of each pace on our memory server and appends the summaries.
+ * 5,000-chunk run of each pace on each of our servers and appends the summaries.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -175,13 +175,15 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
     }
     let profiles = "";
     if (options.profile) {
-      const s = servers.get("ours")!;
-      for (const pace of paces) {
-        const file = join(RESULTS, `issue15-ours-${pace}-${Date.now()}.cpuprofile`);
-        await s.profileStart();
-        await stream(s, "ours", 5_000, pace, clients.get("ours")!);
-        await s.profileStop(file);
-        profiles += `\n\n### Profile: ours, 5,000 chunks, ${pace} (unmeasured run)\n\n${profileSummary(file, 5_000, 15)}\n\nProfile: ${file}`;
+      for (const kind of kinds.filter((k) => k !== "bare")) {
+        const s = servers.get(kind)!;
+        for (const pace of paces) {
+          const file = join(RESULTS, `issue15-${kind}-${pace}-${Date.now()}.cpuprofile`);
+          await s.profileStart();
+          await stream(s, kind, 5_000, pace, clients.get(kind)!);
+          await s.profileStop(file);
+          profiles += `\n\n### Profile: ${kind}, 5,000 chunks, ${pace} (unmeasured run)\n\n${profileSummary(file, 5_000, 15)}\n\nProfile: ${file}`;
+        }
       }
     }
     const report = [
