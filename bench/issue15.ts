@@ -114,6 +114,12 @@ function stream(server: ServerProcess, kind: Kind, n: number, pace: Pace, client
   });
 }
 
+/** One server's CPU ÷ another's, round by round: "median× (each round)". */
+function perRoundRatio(runs: ReadonlyArray<{ run: Run }>, base: ReadonlyArray<{ run: Run }>): string {
+  const ratios = runs.map((r, i) => r.run.cpuMicros / base[i]!.run.cpuMicros).sort((a, b) => a - b);
+  return `${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}× (${runs.map((r, i) => (r.run.cpuMicros / base[i]!.run.cpuMicros).toFixed(2)).join(", ")})`;
+}
+
 export async function runIssue15(options: { quick: boolean; profile: boolean; sqlite: boolean }): Promise<string> {
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -166,6 +172,7 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
             kind,
             formatNumber(median(runs.map((r) => r.run.cpuMicros / n)), 2),
             kind === "bare" ? "1" : `${median(ratios).toFixed(2)}× (${ratios.map((x) => x.toFixed(2)).join(", ")})`,
+            kind === "ours-sqlite" ? perRoundRatio(runs, of("ours")) : "",
             formatNumber(median(runs.map((r) => r.run.responses))),
             runs.every((r) => r.run.chunks === n && r.run.inOrder) ? "yes" : "NO",
             kind === "bare" ? "" : formatNumber(median(runs.map((r) => r.run.firstChunkMs ?? NaN)), 2),
@@ -200,6 +207,7 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
           "server",
           "CPU µs / agent event (median)",
           "÷ bare per round (median; rounds)",
+          "SQLite ÷ memory per round",
           "responses on the wire",
           "every chunk, in order",
           "first chunk ms",
