@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { IllegalTransitionError, type StoredTask, VersionConflictError } from "../../src/lifecycle/task-repository.js";
+import { DuplicateTaskError, IllegalTransitionError, type StoredTask, VersionConflictError } from "../../src/lifecycle/task-repository.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { artifactChange, artifactTexts, Clock, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 
@@ -198,4 +198,22 @@ test("issue 5 §3: close() commits the writes still queued and resolves them", a
   expect(await pending).toBe(2);
   repo = openSqliteTaskRepository({ file });
   expect((await repo.get(alice, id!))!.version).toBe(2);
+});
+
+test("R-TASK-2 / issue 15 item 5: a task id already stored is refused after a reopen, whether above or below the ids the server makes", async () => {
+  const made = await created(2); // time-ordered ids, as the server makes them
+  const low = newTask({ id: "0-client-chosen", micros: clock.next(), text: "q" });
+  const wide = newTask({ id: "\u00e9t\u00e9-\u{1f600}", micros: clock.next(), text: "q" });
+  await repo.create(alice, low);
+  await repo.create(alice, wide);
+  await repo.close();
+  for (const id of [made[1]!, low.id, wide.id]) {
+    repo = openSqliteTaskRepository({ file, busyTimeoutMs: 0 });
+    await expect(repo.create(alice, newTask({ id, micros: clock.next() }))).rejects.toBeInstanceOf(DuplicateTaskError);
+    const fresh = newTask({ micros: clock.next() });
+    await expect(repo.create(alice, fresh)).resolves.toMatchObject({ version: 1 });
+    await expect(repo.create(alice, newTask({ id: fresh.id, micros: clock.next() }))).rejects.toBeInstanceOf(DuplicateTaskError);
+    await repo.close();
+  }
+  repo = openSqliteTaskRepository({ file, busyTimeoutMs: 0 });
 });

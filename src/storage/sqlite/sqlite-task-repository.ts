@@ -285,6 +285,14 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   /** Events kept for resuming streams, when asked for. */
   readonly eventLog: TaskEventLog | undefined;
   private lastTrim = 0;
+  /**
+   * No stored task has an id above this one (string order). Why: the server's ids are
+   * time-ordered (lifecycle/ids.ts), so a new task's id is above every stored one and needs no
+   * lookup to be known new; the lookup (an implicit read transaction) was the one read a
+   * blocking call still made. Exact as this process is the file's only writer; a lost batch
+   * leaves it too high, which only brings the lookup back.
+   */
+  private highestTaskId: string;
 
   constructor(
     private readonly db: Db,
@@ -350,6 +358,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       getMeta: db.prepare("SELECT value FROM meta WHERE key = ?").pluck(),
       setMeta: db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = excluded.value"),
     };
+    this.highestTaskId = highestStoredId(db.prepare("SELECT max(id) FROM tasks").pluck().get() as string | null);
     // Transaction wrappers are made once too: better-sqlite3 compiles BEGIN/COMMIT per wrapper.
     this.tx = {
       batch: db.transaction(() => {
@@ -405,7 +414,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     }
     const scopeId = this.scopeId(scope, true)!;
     this.makeRoom();
-    if (this.staged.has(task.id) || this.guarded(() => this.s.taskExists.get(task.id)) !== undefined) throw new DuplicateTaskError(task.id);
+    if (this.staged.has(task.id) || (task.id <= this.highestTaskId && this.guarded(() => this.s.taskExists.get(task.id)) !== undefined)) {
+      throw new DuplicateTaskError(task.id);
+    }
+    if (task.id > this.highestTaskId) this.highestTaskId = task.id;
     const own = handOver ? task : cloneTask(task); // unless handed over, the caller keeps its object and may change it
     const history = own.history;
     own.history = [];
@@ -933,6 +945,15 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       throw err;
     }
   }
+}
+
+/**
+ * The highest stored id as a bound in JavaScript's string order: SQLite orders by UTF-8 bytes,
+ * which is the same order for ASCII (every id the server makes); past ASCII the bound is the top.
+ */
+function highestStoredId(id: string | null): string {
+  if (id === null) return "";
+  return /^[\x00-\x7f]*$/.test(id) ? id : "\uffff\uffff";
 }
 
 function filters(q: TaskQuery): string[] {
