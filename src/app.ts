@@ -93,7 +93,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       pushNotifications: pushStore !== undefined,
       security: cardSecurity(config.auth),
     },
-    resume === undefined
+    // Declared only when the store keeps the events (a repository given by the caller may not).
+    resume === undefined || repository.eventLog === undefined
       ? agent.card
       : { ...agent.card, extensions: [...(agent.card?.extensions ?? []), streamResumeDeclaration(resume.retentionMs, config.streamHeartbeatMs)] },
   );
@@ -235,7 +236,14 @@ async function openStore(
   if (config.store === "postgres") {
     // Loaded only when used: a server on SQLite or memory never loads the PostgreSQL client.
     const { openPostgresStore } = await import("./storage/postgres/index.js");
-    const pg = await openPostgresStore({ url: config.databaseUrl!, poolSize: config.databasePoolSize, leaseMs: config.leaseMs, logger, onListenerError });
+    const pg = await openPostgresStore({
+      url: config.databaseUrl!,
+      poolSize: config.databasePoolSize,
+      leaseMs: config.leaseMs,
+      logger,
+      onListenerError,
+      eventLog,
+    });
     // Every replica signs page tokens with the same key, so a page token from one works on all.
     const secret = await pg.repository.setMetaOnce(PAGE_TOKEN_SECRET_KEY, randomBytes(32).toString("base64"));
     return {

@@ -14,6 +14,8 @@ export interface EventRelayOptions {
   readonly logger: CoreLogger;
   /** How often the events of every watched task are read even without a wake-up, ms. */
   readonly pollMs?: number;
+  /** How long event rows are kept before pruning, ms (at least RELAY_KEEP_MS; longer when the resume log needs them). */
+  readonly keepMs?: number;
   /** Passed to the local hub: a listener that threw and was removed. */
   readonly onListenerError?: (error: unknown, event: TaskEvent) => void;
 }
@@ -21,8 +23,8 @@ export interface EventRelayOptions {
 /** Rows read per query: a task with more events left is read again at once. */
 const READ_LIMIT = 500;
 const DEFAULT_POLL_MS = 1000;
-/** Events are kept this long: only a relay that far behind, or a stream's first read of an old task, would want older ones. */
-const EVENT_KEEP_MS = 5 * 60_000;
+/** Events are kept at least this long: only a relay that far behind, or a stream's first read of an old task, would want older ones. */
+export const RELAY_KEEP_MS = 5 * 60_000;
 const PRUNE_EVERY_MS = 60_000;
 
 /** How far this process has delivered one watched task's events. */
@@ -119,8 +121,8 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
     this.stopListening();
   }
 
-  /** Deletes events older than EVENT_KEEP_MS (every replica does; the deletes do not conflict). */
-  async prune(keepMs = EVENT_KEEP_MS): Promise<number> {
+  /** Deletes events older than `keepMs` (every replica does; the deletes do not conflict). */
+  async prune(keepMs = Math.max(RELAY_KEEP_MS, this.options.keepMs ?? 0)): Promise<number> {
     try {
       const { rowCount } = await this.options.pool.query("DELETE FROM a2a_task_events WHERE written_at < now() - $1 * interval '1 millisecond'", [keepMs]);
       return rowCount ?? 0;

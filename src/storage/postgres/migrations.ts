@@ -20,8 +20,9 @@ import { PostgresStoreError } from "./postgres-store-error.js";
  * - (v2) Replicas: `owner`/`lease_until` say which replica runs a task and until when its
  *   lease holds; `a2a_task_events` keeps each write's event, keyed by (task, version), so any
  *   replica can read a task's events after a version (the cursor), in order, with no gap.
- * - Room left for push configs and their delivery outbox (issue #21) and the resume event log
- *   (issue #15): they come as steps 3 and later, in tables of their own.
+ * - Room left for push configs and their delivery outbox (issue #21): step 3.
+ * - (v4) The resume event log (A-33) is `a2a_task_events` itself, kept for the resume window;
+ *   an index on `written_at` lets every replica prune it without scanning the table.
  *
  * State numbers are the proto's TaskState values, written out so a step keeps its meaning if the
  * generated code changes: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4 CANCELED=5 REJECTED=7.
@@ -80,6 +81,11 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (task_id, version)
       );
     `,
+  },
+  {
+    version: 4,
+    description: "the resume event log: prune the task event table by age",
+    sql: "CREATE INDEX a2a_task_events_by_time ON a2a_task_events (written_at);",
   },
 ];
 

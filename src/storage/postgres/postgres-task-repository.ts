@@ -4,6 +4,7 @@ import type { Artifact, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneTask } from "../../codec/task-clone.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
+import type { EventLogOptions, TaskEventLog } from "../../lifecycle/event-log.js";
 import { applyChange } from "../../lifecycle/task-change.js";
 import {
   DuplicateTaskError,
@@ -20,6 +21,7 @@ import {
 import { INITIAL_STATE, isSettled, stateName } from "../../lifecycle/task-state.js";
 import { ownChange } from "../owned-change.js";
 import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
+import { PostgresEventLog } from "./event-log.js";
 import { changeEventRow, createdEventRow } from "./event-rows.js";
 import { TASK_CHANNEL, noticePayload } from "./task-notice.js";
 
@@ -31,6 +33,8 @@ export interface PostgresTaskRepositoryOptions {
   readonly leaseMs: number;
   /** Rows deleted per statement by purgeTerminalBefore. */
   readonly purgeBatchSize?: number;
+  /** Serve the resume event log from the event table, with this window. Absent: no log. */
+  readonly eventLog?: Pick<EventLogOptions, "retentionMs">;
 }
 
 const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index a2a_tasks_active
@@ -93,9 +97,12 @@ export class PostgresTaskRepository implements TaskRepository {
   private readonly leaseMs: number;
   private readonly purgeBatchSize: number;
   private readonly known = new Map<string, KnownTask>();
+  /** The event table every write fills anyway, read by cursor for resuming streams. */
+  readonly eventLog: TaskEventLog | undefined;
 
   constructor(options: PostgresTaskRepositoryOptions) {
     this.pool = options.pool;
+    this.eventLog = options.eventLog && new PostgresEventLog({ pool: options.pool, retentionMs: options.eventLog.retentionMs });
     this.replicaId = options.replicaId;
     this.leaseMs = options.leaseMs;
     this.purgeBatchSize = options.purgeBatchSize ?? 1000;
