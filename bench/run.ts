@@ -41,8 +41,18 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./auth.js")).runAuthBench({ quick: args.includes("--quick") }),
   },
   postgres: {
-    describe: "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick]",
-    run: async (args) => (await import("./postgres.js")).runPostgresBench({ quick: args.includes("--quick") }),
+    describe:
+      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick] [--latency [--rounds=N] [--baseline=DIR]]",
+    run: async (args) => {
+      const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+      const rounds = value("rounds");
+      return (await import("./postgres.js")).runPostgresBench({
+        quick: args.includes("--quick"),
+        latency: args.includes("--latency"),
+        rounds: rounds === undefined ? undefined : Number(rounds),
+        baseline: value("baseline"),
+      });
+    },
   },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",

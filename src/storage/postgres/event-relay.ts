@@ -107,6 +107,15 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
     if (notice.writer === this.options.replicaId) return; // published here already, or about to be
     const cursor = this.cursors.get(notice.taskId);
     if (cursor === undefined || notice.version <= cursor.delivered || cursor.ahead.has(notice.version)) return;
+    // The notice's copy of the row, when it is the very next version: delivered without waiting
+    // for a read (the read would return these same committed bytes). Anything else is read.
+    if (notice.event !== undefined && notice.version === cursor.delivered + 1) {
+      const event = eventOfRow(notice.taskId, notice.version, notice.event.kind, notice.event.body);
+      if (event !== undefined) {
+        this.offer(notice.taskId, cursor, event);
+        return;
+      }
+    }
     this.markDue(notice.taskId);
   }
 

@@ -143,7 +143,7 @@ export class PostgresTaskRepository implements TaskRepository {
           own.history.map(encodeMessage),
           event.kind,
           event.body,
-          noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId }),
+          noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId, event }),
         ],
       });
     } catch (error) {
@@ -221,7 +221,7 @@ export class PostgresTaskRepository implements TaskRepository {
         task.history.map(encodeMessage),
         event.kind,
         event.body,
-        noticePayload({ taskId, version, state, writer: this.replicaId }),
+        noticePayload({ taskId, version, state, writer: this.replicaId, event }),
       ],
     });
     if (rowCount === 0) {
