@@ -39,9 +39,11 @@ interface Cursor {
  * The event hub of a replica: streams on this process hear every write to their task, made here
  * or on any other replica. The carrier is the event table (`a2a_task_events`, one row per write,
  * in the write's transaction), read by cursor: per watched task, the last version delivered.
- * LISTEN/NOTIFY only wakes the relay up (notices of one turn are read in one query), and the
- * table is read anyway every `pollMs` and after the notification connection was remade, so a lost
- * notice delays events and never loses them.
+ * LISTEN/NOTIFY wakes the relay up (notices of one turn are read in one query); a notice that
+ * carries a copy of its row (small events, see task-notice.ts) and is the cursor's very next
+ * version is delivered from the copy, which saves the read (most of what crossing replicas cost:
+ * see docs/architecture.md). The table is read anyway for anything else, every `pollMs` and after
+ * the notification connection was remade, so a lost notice delays events and never loses them.
  *
  * Ordering: a task's versions are committed in order (each write is a compare-and-set on the
  * version), so the table never shows version n+1 without n. This process's own writes are
