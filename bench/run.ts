@@ -42,13 +42,14 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   },
   postgres: {
     describe:
-      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick] [--latency [--rounds=N] [--baseline=DIR]]",
+      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick] [--latency [--rounds=N] [--baseline=DIR]] [--throughput --baseline=DIR [--rounds=N]]",
     run: async (args) => {
       const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
       const rounds = value("rounds");
       return (await import("./postgres.js")).runPostgresBench({
         quick: args.includes("--quick"),
         latency: args.includes("--latency"),
+        throughput: args.includes("--throughput"),
         rounds: rounds === undefined ? undefined : Number(rounds),
         baseline: value("baseline"),
       });

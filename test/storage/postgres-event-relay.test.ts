@@ -4,7 +4,7 @@ import type { TaskEvent } from "../../src/events/task-event.js";
 import { silentLogger } from "../../src/lifecycle/logger.js";
 import { PostgresEventRelay } from "../../src/storage/postgres/event-relay.js";
 import { TaskNotifications, type NoticeListener } from "../../src/storage/postgres/notifications.js";
-import { INLINE_EVENT_BYTES, noticePayload, parseNotice, type TaskNotice } from "../../src/storage/postgres/task-notice.js";
+import { INLINE_EVENT_BYTES, copiedRow, noticePayload, parseNotice, type HeardNotice, type TaskNotice } from "../../src/storage/postgres/task-notice.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import type { TaskChange } from "../../src/lifecycle/task-repository.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
@@ -147,7 +147,7 @@ describe("PostgresEventRelay", () => {
       ),
     };
     let heard: NoticeListener | undefined;
-    const notices: TaskNotice[] = [];
+    const notices: HeardNotice[] = [];
     const live = new TaskNotifications(db.url, silentLogger);
     // The real notices, passed on by the test so that it can also drop one.
     live.add({ notice: (n) => notices.push(n), resumed: () => {} });
@@ -180,12 +180,12 @@ describe("PostgresEventRelay", () => {
       for (const v of [1, 2, 3]) await pass(v);
       await got.until(3);
       expect(reads).toBe(0);
-      expect(notices.find((n) => n.taskId === task.id && n.version === 3)?.event).toBeDefined();
+      expect(notices.find((n) => n.taskId === task.id && n.version === 3)?.copy).toBeDefined();
       const big = "b".repeat(INLINE_EVENT_BYTES + 1);
       await write(x, task.id, 3, artifactChange(textArtifact("a", big), true), task.contextId);
       await pass(4);
       await got.until(4);
-      expect(notices.find((n) => n.taskId === task.id && n.version === 4)?.event).toBeUndefined();
+      expect(notices.find((n) => n.taskId === task.id && n.version === 4)?.copy).toBeUndefined();
       expect(reads).toBe(1);
       const fourth = got.events[3]!;
       expect(fourth.kind === "artifact" && fourth.artifact.parts[0]!.content.value).toBe(big);
@@ -208,7 +208,9 @@ describe("task notices", () => {
 
   it("carry a copy of a small event row, and none of a large one; a task id with spaces survives", () => {
     const notice: TaskNotice = { taskId: "a task id", version: 7, state: TaskState.WORKING, writer: "replica-1", event: row };
-    expect(parseNotice(noticePayload(notice))).toEqual({ ...notice, event: { kind: 3, body: Buffer.from(row.body) } });
+    const heard = parseNotice(noticePayload(notice))!;
+    expect({ ...heard, copy: undefined }).toEqual({ taskId: "a task id", version: 7, state: TaskState.WORKING, writer: "replica-1", copy: undefined });
+    expect(copiedRow(heard)).toEqual({ kind: 3, body: Buffer.from(row.body) });
     const large = { ...notice, event: { kind: 3, body: Buffer.alloc(INLINE_EVENT_BYTES + 1) } };
     expect(parseNotice(noticePayload(large))).toEqual({ taskId: "a task id", version: 7, state: TaskState.WORKING, writer: "replica-1" });
     expect(noticePayload({ ...notice, event: { kind: 3, body: Buffer.alloc(INLINE_EVENT_BYTES) } }).length).toBeLessThan(8000 - 200);

@@ -5,7 +5,7 @@ import type { TaskEvent, TaskEventListener } from "../../events/task-event.js";
 import type { CoreLogger } from "../../lifecycle/logger.js";
 import { eventOfRow } from "./event-rows.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
-import type { TaskNotice } from "./task-notice.js";
+import { copiedRow, type HeardNotice } from "./task-notice.js";
 
 export interface EventRelayOptions {
   readonly pool: pg.Pool;
@@ -105,14 +105,15 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
     if (cursor !== undefined) this.offer(event.taskId, cursor, event);
   }
 
-  notice(notice: TaskNotice): void {
+  notice(notice: HeardNotice): void {
     if (notice.writer === this.options.replicaId) return; // published here already, or about to be
     const cursor = this.cursors.get(notice.taskId);
     if (cursor === undefined || notice.version <= cursor.delivered || cursor.ahead.has(notice.version)) return;
     // The notice's copy of the row, when it is the very next version: delivered without waiting
     // for a read (the read would return these same committed bytes). Anything else is read.
-    if (notice.event !== undefined && notice.version === cursor.delivered + 1) {
-      const event = eventOfRow(notice.taskId, notice.version, notice.event.kind, notice.event.body);
+    const row = notice.version === cursor.delivered + 1 ? copiedRow(notice) : undefined;
+    if (row !== undefined) {
+      const event = eventOfRow(notice.taskId, notice.version, row.kind, row.body);
       if (event !== undefined) {
         this.offer(notice.taskId, cursor, event);
         return;

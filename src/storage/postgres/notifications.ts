@@ -1,10 +1,10 @@
 import pg from "pg";
 import type { CoreLogger } from "../../lifecycle/logger.js";
-import { TASK_CHANNEL, parseNotice, type TaskNotice } from "./task-notice.js";
+import { TASK_CHANNEL, parseNotice, type HeardNotice } from "./task-notice.js";
 
 export interface NoticeListener {
   /** A write committed somewhere (this replica's own included). */
-  notice(notice: TaskNotice): void;
+  notice(notice: HeardNotice): void;
   /** The listening connection was (re)made: notices may have been missed meanwhile. */
   resumed(): void;
 }

@@ -26,6 +26,19 @@ export interface TaskNotice {
   readonly event?: EventRow;
 }
 
+/** A notice as heard: the copy of the row stays base64 until a listener wants it (most notices are for tasks nobody here watches). */
+export interface HeardNotice extends Omit<TaskNotice, "event"> {
+  /** `<kind>|<base64 body>`, decoded by `copiedRow`. */
+  readonly copy?: string;
+}
+
+/** The event row a heard notice carries a copy of, or undefined. */
+export function copiedRow(notice: HeardNotice): EventRow | undefined {
+  if (notice.copy === undefined) return undefined;
+  const bar = notice.copy.indexOf("|");
+  return { kind: Number(notice.copy.slice(0, bar)), body: Buffer.from(notice.copy.slice(bar + 1), "base64") };
+}
+
 /**
  * `<version> <state> <writer>[|<kind>|<base64 body>] <task id>`. The copy is glued to the writer
  * field (no spaces in base64), so a replica of the previous release, which knows only the four
@@ -39,11 +52,10 @@ export function noticePayload(notice: TaskNotice): string {
 }
 
 /** Parses a payload; undefined if it is not one (the task id is last: it is the only part that may hold spaces). */
-export function parseNotice(payload: string): TaskNotice | undefined {
+export function parseNotice(payload: string): HeardNotice | undefined {
   const match = /^(\d+) (\d+) (\S+) (.+)$/s.exec(payload);
   if (match === null) return undefined;
   const notice = { version: Number(match[1]), state: Number(match[2]) as TaskState, writer: match[3]!, taskId: match[4]! };
-  const copy = /^(.+)\|(\d+)\|([A-Za-z0-9+/]*={0,2})$/.exec(notice.writer);
-  if (copy === null) return notice;
-  return { ...notice, writer: copy[1]!, event: { kind: Number(copy[2]), body: Buffer.from(copy[3]!, "base64") } };
+  const copy = /^(.+?)\|(\d+\|[A-Za-z0-9+/]*={0,2})$/.exec(notice.writer);
+  return copy === null ? notice : { ...notice, writer: copy[1]!, copy: copy[2]! };
 }
