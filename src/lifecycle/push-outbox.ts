@@ -26,6 +26,16 @@ export interface PushOutbox {
    * (never inside a task write: a slow listener must not stall the task).
    */
   onAdded(listener: (added: number) => void): void;
+  /**
+   * Only on a store several processes deliver from (PostgreSQL); the single-process stores leave
+   * it out. Claims up to `limit` (task, config) lanes that no live process holds and returns the
+   * oldest pending entry of each, oldest first: their lanes are this process's until `firstOf`
+   * finds nothing more after a head (the claim then ends), the claim is lost (it expired: the
+   * holder stopped renewing it) or the store closes. Lanes this process holds are not returned
+   * again. With it the delivery side reads no cursor: `pendingAfter` is not needed for delivery,
+   * and `firstOf` also answers undefined once the lane is no longer this process's.
+   */
+  claimLanes?(limit: number): Promise<OutboxEntry[]>;
 }
 
 /** One event owed to one config. */
