@@ -5,7 +5,7 @@ import type { TaskScope } from "./task-repository.js";
  * (event, config of its task) in the SAME commit as the event itself, so a crash between the
  * commit and the delivery loses nothing (ruling A-29): this is the transactional outbox. The
  * push service (src/push) reads it after the commit and removes an entry once it was delivered
- * or given up. Implementations: src/storage/memory, src/storage/sqlite; contract in
+ * or given up. Implementations: src/storage/memory, src/storage/sqlite, src/storage/postgres; contract in
  * test/storage/push-config-store.contract.ts.
  */
 export interface PushOutbox {

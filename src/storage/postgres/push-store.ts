@@ -244,18 +244,25 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
 
   /**
    * Claims, in one statement, up to `limit` lanes with pending entries that no live replica holds
-   * (none, or its claim expired), oldest head first, and returns their heads. Concurrent claims of
-   * one lane meet on its primary key: the second finds the first's live claim and gets nothing.
+   * (none, or its claim expired), oldest head first, and returns their heads.
+   * - The heads are locked (`FOR UPDATE SKIP LOCKED`): concurrent claims split the lanes between
+   *   them, and a head removed since the statement's snapshot (its lane delivered it and was
+   *   released meanwhile, by another replica) is skipped instead of being sent a second time.
+   * - A lane whose claim another replica committed after the snapshot meets it on the primary key:
+   *   the insert then finds a live claim and takes nothing.
    */
   async claimLanes(limit: number): Promise<OutboxEntry[]> {
     const { rows } = await this.pool.query<OutboxRow>({
       name: "a2a_push_claim_lanes",
-      text: `WITH heads AS (
-               SELECT seq, task_id, config_id FROM (
-                 SELECT DISTINCT ON (o.task_id, o.config_id) o.seq, o.task_id, o.config_id FROM a2a_push_outbox o
+      text: `WITH candidates AS (
+               SELECT seq FROM (
+                 SELECT DISTINCT ON (o.task_id, o.config_id) o.seq FROM a2a_push_outbox o
                  WHERE NOT EXISTS (SELECT 1 FROM a2a_push_lanes l WHERE l.task_id = o.task_id AND l.config_id = o.config_id AND l.lease_until >= now())
                  ORDER BY o.task_id, o.config_id, o.seq) AS firsts
                ORDER BY seq LIMIT $2),
+             heads AS (
+               SELECT o.seq, o.task_id, o.config_id FROM a2a_push_outbox o WHERE o.seq IN (SELECT seq FROM candidates)
+               ORDER BY o.seq FOR UPDATE OF o SKIP LOCKED),
              claimed AS (
                INSERT INTO a2a_push_lanes (task_id, config_id, owner, lease_until)
                SELECT task_id, config_id, $1, now() + $3 * interval '1 millisecond' FROM heads ORDER BY seq
