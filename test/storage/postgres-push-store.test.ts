@@ -6,6 +6,9 @@ import { EVENT_KIND, changeEventRow } from "../../src/storage/postgres/event-row
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { pushEventOfRow } from "../../src/storage/postgres/push-events.js";
 import { PostgresPushStore } from "../../src/storage/postgres/push-store.js";
+import { PushService } from "../../src/push/push-service.js";
+import type { WebhookRequest } from "../../src/push/webhook-sender.js";
+import { silentLogger } from "../../src/lifecycle/logger.js";
 import { encodeTask } from "../../src/codec/task-encoder.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
 import { Clock, artifactChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
@@ -128,6 +131,55 @@ describe("PostgreSQL push store: replicas", () => {
       await holder.close();
     }
     expect(await other.repository.push.claimLanes(10)).toHaveLength(1); // released at close: at once
+  });
+
+  test("A-29 across replicas: two push services on one database deliver every entry once, in order per (task, config), while tasks are written on both", async () => {
+    const sent: Array<{ replica: string; lane: string; seq: number }> = [];
+    const serviceOn = (replica: string, s: PostgresStore) =>
+      new PushService({
+        outbox: s.repository.push,
+        configs: s.repository.push,
+        logger: silentLogger,
+        concurrency: 8,
+        retry: { maxAttempts: 3, backoffMs: 10, maxBackoffMs: 10, maxAgeMs: 60_000 },
+        sender: {
+          async send(request: WebhookRequest) {
+            const [, seq, taskId] = /^msg_(\d+)_(.+)$/.exec(request.headers["webhook-id"]!)!;
+            sent.push({ replica, lane: `${taskId}${request.url}`, seq: Number(seq) });
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+            return { kind: "answered", status: 200, retryAfter: undefined };
+          },
+        },
+      });
+    const services = [serviceOn("A", store), serviceOn("B", other)];
+    try {
+      await Promise.all(services.map((service) => service.start()));
+      const TASKS = 12;
+      const WRITES = 5;
+      await Promise.all(
+        Array.from({ length: TASKS }, async (_, i) => {
+          const s = i % 2 === 0 ? store : other;
+          const t = (await s.repository.create(alice, newTask({ micros: clock.next(), text: "hi" }))).task;
+          for (const id of ["c1", "c2"]) await s.repository.push.put(alice, config(t.id, id), limits);
+          for (let v = 1; v <= WRITES; v++) await s.repository.update(alice, t.id, v, statusChange(TaskState.WORKING, clock.next()));
+        }),
+      );
+      const expected = TASKS * 2 * WRITES;
+      const deadline = Date.now() + 20_000;
+      while ((sent.length < expected || (await store.repository.push.count()) > 0) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200)); // a second send, if any, would come now
+      expect(sent).toHaveLength(expected);
+      expect(new Set(sent.map((d) => d.seq)).size).toBe(expected);
+      const lanes = new Map<string, number[]>();
+      for (const d of sent) lanes.set(d.lane, [...(lanes.get(d.lane) ?? []), d.seq]);
+      expect(lanes.size).toBe(TASKS * 2);
+      for (const seqs of lanes.values()) expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+      expect(new Set(sent.map((d) => d.replica))).toEqual(new Set(["A", "B"]));
+    } finally {
+      for (const service of services) service.stop();
+    }
   });
 
   test("A-29: a task write blocked by a config put that holds the task's row still owes the new config its event", async () => {
