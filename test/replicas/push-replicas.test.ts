@@ -11,7 +11,7 @@ import { startReplica, type Replica } from "./replica-cluster.js";
  * once across the replicas, in order per config; a killed replica's pending deliveries are made by
  * another once its claims expire; configs outlive the processes that stored them.
  */
-const LEASE_MS = 1500;
+const LEASE_MS = 2500; // long enough that a loaded machine's stalls do not let a live replica's claims run out
 const PUSH_ENV = {
   A2A_PUSH_ALLOW_HOSTS: "127.0.0.1",
   A2A_PUSH_ALLOW_HTTP: "true",
