@@ -18,7 +18,7 @@ import { loadConfig } from "../src/config/index.js";
 import type { Agent } from "../src/lifecycle/agent.js";
 import { startServer } from "../src/protocol/server.js";
 import { a2aStatusMapper } from "../src/protocol/status-mapper.js";
-import { runHostile, type HostileReport } from "./lib/hostile.js";
+import { runHostile, type HostileOptions, type HostileReport } from "./lib/hostile.js";
 
 const ISSUER = "https://issuer.hostile.test";
 const AUDIENCE = "a2a-hostile";
@@ -44,6 +44,7 @@ export interface HostileRunOptions {
   readonly inFlight?: number;
   /** Print figures to stderr every 5,000 cases. */
   readonly progress?: boolean;
+  readonly onCase?: HostileOptions["onCase"];
 }
 
 export interface HostileRunResult extends HostileReport {
@@ -111,6 +112,7 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
       taskIds,
       inFlight: options.inFlight,
       onProgress,
+      onCase: options.onCase,
     });
     await new Promise((r) => setTimeout(r, 200));
     collectGarbage();

@@ -63,6 +63,22 @@ export interface HostileOptions {
   readonly deadlineMs?: number;
   /** Called after every batch of 1,000 cases with the figures so far (long runs report progress). */
   readonly onProgress?: (done: number, report: HostileReport) => void;
+  /** Told of every case as it ends (diagnosis: which cases fail how). */
+  readonly onCase?: (record: CaseRecord) => void;
+}
+
+/** One case as it ended. */
+export interface CaseRecord {
+  readonly rpc: string;
+  readonly connection: number;
+  readonly metadataBytes: number;
+  /** The longest header value the client puts on the wire (repeated keys are joined into one). */
+  readonly largestHeaderBytes: number;
+  readonly bodyBytes: number;
+  readonly code: number | "hang" | "data";
+  readonly details: string | undefined;
+  readonly startedMs: number;
+  readonly ms: number;
 }
 
 export interface HostileReport {
@@ -354,7 +370,22 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
           const body = cases.body(rpc);
           const md = cases.metadata(options.credentials);
           const client = cases.pick(clients);
+          const startedMs = performance.now() - started;
           const outcome = await runCase(client, rpc, body, md, deadlineMs);
+          if (options.onCase) {
+            const sizes = Object.entries(md.toHttp2Headers()).map(([k, v]) => k.length + String(v).length);
+            options.onCase({
+              rpc,
+              connection: clients.indexOf(client),
+              metadataBytes: sizes.reduce((a, b) => a + b, 0),
+              largestHeaderBytes: Math.max(0, ...sizes),
+              bodyBytes: body.length,
+              code: outcome.code,
+              details: outcome.details,
+              startedMs,
+              ms: performance.now() - started - startedMs,
+            });
+          }
           const name = typeof outcome.code === "number" ? (grpc.status[outcome.code] ?? String(outcome.code)) : outcome.code;
           byCode[name] = (byCode[name] ?? 0) + 1;
           if (outcome.code === "hang") hangs++;
