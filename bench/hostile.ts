@@ -25,7 +25,6 @@ import { a2aStatusMapper } from "../src/protocol/status-mapper.js";
 import { GetTaskRequest, ListTasksRequest, SendMessageRequest } from "../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { runHostile, type HostileOptions, type HostileReport } from "./lib/hostile.js";
 import { startServerProcess, type ServerProcess } from "./lib/server-process.js";
-import { waitUntilServing } from "./lib/measure.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ISSUER = "https://issuer.hostile.test";
@@ -335,7 +334,7 @@ export async function runHostileBench(args: readonly string[]): Promise<string> 
     "",
     `Server: src/main.ts in its own process${arenas === undefined ? "" : `, MALLOC_ARENA_MAX=${arenas}`}; memory is heap / RSS in MB after a forced full GC, idle = after ${idleMs / 1000} s more.`,
     "",
-    "| load | auth | cases | s | hangs | wedged connections | INTERNAL/UNKNOWN from our code | header field over the HPACK cap (own connection closed) | other HTTP/2 resets | DEADLINE_EXCEEDED | before | after | idle | " +
+    "| load | auth | cases | s | hangs | wedged connections | INTERNAL/UNKNOWN from our code | header refused by the HTTP/2 layer (own connection closed) | other HTTP/2 resets | DEADLINE_EXCEEDED | before | after | idle | " +
       codes.join(" | ") +
       " |",
     "|" + " --- |".repeat(13 + codes.length),
