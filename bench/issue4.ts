@@ -53,6 +53,7 @@ const A2A_METADATA = { "a2a-version": "1.0" };
 
 export interface Issue4Options {
   readonly quick: boolean;
+  readonly smoke?: boolean;
   readonly profile?: boolean;
 }
 
@@ -98,6 +99,24 @@ const QUICK: typeof FULL = {
   ],
 };
 
+/** A minute's check that every phase and the report run (not figures): `--smoke`. */
+const SMOKE: typeof FULL = {
+  ...QUICK,
+  subscribers: 20,
+  events: 30,
+  warmupSubscribers: 10,
+  warmupEvents: 10,
+  pacedEvents: 20,
+  stalled: 10,
+  stalledLive: 2,
+  stalledEvents: 100,
+  single: [
+    { n: 300, rounds: 2 },
+    { n: 1_000, rounds: 1 },
+  ],
+  sdkSize: 300,
+};
+
 type ServerKind = "sdk" | "ours";
 const LABEL: Record<ServerKind, string> = { sdk: "@a2a-js/sdk", ours: "ours" };
 
@@ -120,7 +139,8 @@ function start(kind: ServerKind, cfg: typeof FULL, defaults = false): Promise<Se
       A2A_STORE: "memory",
       A2A_CARD_LISTEN: "off",
       A2A_AGENT_MODULE: "bench/agents/fanout-agent.mjs",
-      ...(defaults ? {} : budgets),
+      // A 100,000-chunk artifact is ~4 MB: over the task size limit that the default 4 MiB message size gives (A-34).
+      ...(defaults ? { A2A_MAX_MESSAGE_BYTES: String(16 * 1024 * 1024) } : budgets),
     }),
   });
 }
@@ -147,6 +167,8 @@ interface Go {
   readonly yieldEach?: boolean;
   readonly padBytes: number;
   readonly replace: boolean;
+  /** The agent hashes the texts it writes (the grpc-js subscribers' content check). */
+  readonly hash?: boolean;
 }
 
 interface Published {
@@ -225,7 +247,7 @@ async function fanout(s: Served, cfg: typeof FULL, subscribers: number, go: Go, 
     await window?.open();
     const before = await s.server.usage();
     const goAt = performance.timeOrigin + performance.now();
-    s.server.send({ bench: "fanout-go", taskId, ...go });
+    s.server.send({ bench: "fanout-go", taskId, ...go, hash: client === "grpc-js" });
     const result = await subs.done();
     const after = await s.server.usage();
     await window?.close();
@@ -404,7 +426,10 @@ function singleRatio(rows: readonly SingleRow[], n: number, pace: Pace, kind: Si
   const of = (k: SingleKind) => rows.filter((r) => r.n === n && r.pace === pace && r.kind === k);
   const a = of(kind);
   const b = of(base);
-  const byRound = a.map((r) => r.run.cpuMicros / b.find((x) => x.round === r.round)!.run.cpuMicros);
+  const byRound = a.flatMap((r) => {
+    const other = b.find((x) => x.round === r.round);
+    return other === undefined ? [] : [r.run.cpuMicros / other.run.cpuMicros];
+  });
   return { median: byRound.length > 0 ? median(byRound) : NaN, rounds: byRound };
 }
 
@@ -416,7 +441,7 @@ const codes = (r: SubscribersResult) =>
     .join(", ");
 
 export async function runIssue4(opts: Issue4Options): Promise<string> {
-  const cfg = opts.quick ? QUICK : FULL;
+  const cfg = opts.smoke ? SMOKE : opts.quick ? QUICK : FULL;
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`[issue4] ${s}\n`);
@@ -654,9 +679,9 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     },
   ];
 
-  const command = `npm run build && npm run bench -- issue4${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
+  const command = `npm run build && npm run bench -- issue4${opts.smoke ? " --smoke" : opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
   const report = [
-    `## Issue 4 benchmark: streaming fan-out${opts.quick ? " (quick)" : ""}`,
+    `## Streaming benchmark (issues 4 and 15): fan-out and single stream${opts.smoke ? " (smoke: not figures)" : opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\``,
     "",
@@ -720,7 +745,7 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runIssue4({ quick: process.argv.includes("--quick"), profile: process.argv.includes("--profile") }).then(
+  runIssue4({ quick: process.argv.includes("--quick"), smoke: process.argv.includes("--smoke"), profile: process.argv.includes("--profile") }).then(
     (report) => process.stdout.write(`${report}\n`),
     (err: unknown) => {
       process.stderr.write(`${(err as Error)?.stack ?? err}\n`);

@@ -21,6 +21,8 @@ interface Go {
   readonly yieldEach?: boolean;
   readonly padBytes: number;
   readonly replace: boolean;
+  /** Hash the artifact's texts (contentSha256): the grpc-js fan-out checks content with it. */
+  readonly hash?: boolean;
 }
 const waiting = new Map<string, (go: Go) => void>();
 const early = new Map<string, Go>();
@@ -48,7 +50,7 @@ class FanoutExecutor implements AgentExecutor {
     const content = createHash("sha256");
     for (let i = 0; i < go.events; i++) {
       const text = `#seq=${i};t=${(performance.timeOrigin + performance.now()).toFixed(3)};${pad}`;
-      if (!go.replace || i === go.events - 1) content.update(text).update("\0");
+      if (go.hash && (!go.replace || i === go.events - 1)) content.update(text).update("\0");
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId,
