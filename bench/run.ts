@@ -12,8 +12,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     },
   },
   issue4: {
-    describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick] [--profile]",
-    run: async (args) => (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    describe:
+      "streaming: 500 SubscribeToTask streams × 1,000 chunks (raw HTTP/2 and grpc-js subscribers) vs @a2a-js/sdk, paced latency, stalled subscribers vs the budgets; one stream of 5,000 / 100,000 chunks vs bare grpc-js and the SDK [--quick] [--profile] [--smoke]",
+    run: async (args) =>
+      (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), smoke: args.includes("--smoke"), profile: args.includes("--profile") }),
   },
   issue5: {
     describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
