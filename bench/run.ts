@@ -26,8 +26,12 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
   observability: {
-    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick]",
-    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick") }),
+    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick] [--profile]",
+    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+  },
+  "otel-spans": {
+    describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
+    run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),
   },
   issue15: {
     describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
