@@ -12,8 +12,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     },
   },
   issue4: {
-    describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick] [--profile]",
-    run: async (args) => (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    describe:
+      "streaming: 500 SubscribeToTask streams × 1,000 chunks (raw HTTP/2 and grpc-js subscribers) vs @a2a-js/sdk, paced latency, stalled subscribers vs the budgets; one stream of 5,000 / 100,000 chunks vs bare grpc-js and the SDK [--quick] [--profile] [--smoke]",
+    run: async (args) =>
+      (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), smoke: args.includes("--smoke"), profile: args.includes("--profile") }),
   },
   issue5: {
     describe: "SQLite vs memory store: SendMessage, RSS and ListTasks at 10k / 1M tasks, start-up time [--quick]",
@@ -24,8 +26,12 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
   observability: {
-    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick]",
-    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick") }),
+    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick] [--profile]",
+    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+  },
+  "otel-spans": {
+    describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
+    run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),
   },
   issue15: {
     describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
@@ -54,6 +60,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
         baseline: value("baseline"),
       });
     },
+  },
+  "postgres-push": {
+    describe: "push on PostgreSQL at the store: a write with a webhook config vs without; outbox drain with one replica's push service vs two [--quick]",
+    run: async (args) => (await import("./postgres-push.js")).runPostgresPushBench({ quick: args.includes("--quick") }),
   },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",

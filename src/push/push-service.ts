@@ -163,7 +163,8 @@ export class PushService {
       this.rescan = false;
       this.scanBlocked = false;
       for (;;) {
-        const page = await this.options.outbox.pendingAfter(this.cursor, this.pageSize);
+        const page = await this.nextPage();
+        if (page === undefined) return;
         if (this.stopped) return;
         for (const entry of page) {
           const key = laneKey(entry.taskId, entry.configId);
@@ -182,6 +183,16 @@ export class PushService {
         if (page.length < this.pageSize) break;
       }
     } while (this.rescan);
+  }
+
+  /** Entries past the cursor; or, on a store shared by replicas, the heads of lanes claimed for this process (undefined: no room for one). */
+  private async nextPage(): Promise<OutboxEntry[] | undefined> {
+    const { outbox } = this.options;
+    if (outbox.claimLanes === undefined) return outbox.pendingAfter(this.cursor, this.pageSize);
+    const room = Math.min(this.pageSize, this.maxLanes - this.lanes.size);
+    if (room > 0) return outbox.claimLanes(room);
+    this.scanBlocked = true;
+    return undefined;
   }
 
   private open(key: string, head: OutboxEntry): void {

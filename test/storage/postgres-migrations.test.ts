@@ -31,12 +31,7 @@ describe("PostgreSQL schema migrations", () => {
     const store = await openPostgresStore({ url: db.url, poolSize: 1 });
     try {
       expect(store.schema).toEqual({ from: 0, to: SCHEMA_VERSION });
-      // Steps increase, the newest last. (Step 3, push configs, is being added on another branch
-      // beside step 4: once both are in, this is again 1..n without a hole.)
-      const versions = MIGRATIONS.map((m) => m.version);
-      expect(versions).toEqual([...versions].sort((x, y) => x - y));
-      expect(new Set(versions).size).toBe(versions.length);
-      expect(versions[versions.length - 1]).toBe(SCHEMA_VERSION);
+      expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
       const { rows } = await store.pool.query("SELECT version FROM a2a_schema");
       expect(rows).toEqual([{ version: SCHEMA_VERSION }]);
     } finally {
