@@ -397,7 +397,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     for (const message of task.history) staged.newHistory.push(message);
     task.history.length = 0;
     staged.version++;
-    if (staged.push !== undefined) this.push.recordWrite(staged.push, taskId, task.contextId, change); // the outbox, in the same commit
+    if (staged.push !== undefined) this.push.recordWrite(staged.push, scope, taskId, task.contextId, change); // the outbox, in the same commit
     if (this.eventLog !== undefined) {
       const event = eventAtVersion(taskId, task.contextId, staged.version, owned);
       if (staged.newEvents === undefined) staged.newEvents = [event];
@@ -442,6 +442,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     for (;;) {
       this.commit(); // writes made while the last batch was deleted go first: a purge is a transaction of its own
       const deleted = this.guarded(() => this.tx.purge.immediate(statusMicros));
+      if (deleted > 0) this.push.tasksPurged(); // their configs and pending deliveries went with them
       total += deleted;
       if (deleted < this.purgeBatchSize) return total;
       await nextTurn();
@@ -530,7 +531,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     } catch (error) {
       failure = isBadDataError(error) ? badData(this.file, error) : error;
     }
-    if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox(this.outboxAdded);
+    if (this.outboxAdded > 0) this.push.committedOutbox(failure === undefined);
     if (observedAt !== undefined) {
       const durationMs = performance.now() - observedAt;
       storeCommitChannel.publish({
