@@ -52,6 +52,9 @@ interface OutboxRow {
   principal: string;
 }
 
+/** How long a delivered entry waits for a batch of task writes to delete it with. */
+const REMOVAL_DELAY_MS = 20;
+
 const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, o.trace_context, s.tenant, s.principal
   FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
 
@@ -107,18 +110,41 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   private readonly removeBatch;
-  /** Delivered entries not deleted yet: deleted together, one transaction a turn, instead of one commit each. */
+  /**
+   * Delivered entries not deleted yet: deleted together, by the next batch of task writes (in its
+   * transaction) or, when none comes within REMOVAL_DELAY_MS, by one transaction of their own;
+   * not one commit each. A crash before re-delivers them (at least once).
+   */
   private removals: number[] = [];
+  /** Removals the batch being written deletes: back in `removals` if it is lost. */
+  private batchRemovals: number[] = [];
+  private removalTimer: NodeJS.Timeout | undefined;
 
   /** Deletes the removals waiting for their batch (before reads that must not see them, and at close). */
   flushRemovals(): void {
+    clearTimeout(this.removalTimer);
+    this.removalTimer = undefined;
     if (this.removals.length === 0) return;
     const seqs = this.removals;
     this.removals = [];
-    this.host.guarded(() => this.removeBatch.immediate(seqs));
+    try {
+      this.host.guarded(() => this.removeBatch.immediate(seqs));
+    } catch (error) {
+      this.removals = seqs.concat(this.removals);
+      throw error;
+    }
   }
 
-  private readonly flushAtTurnEnd = (): void => {
+  /** Inside the batch transaction of task writes: the removals waiting go with it. */
+  writeRemovals(): void {
+    if (this.removals.length === 0) return;
+    this.batchRemovals = this.removals;
+    this.removals = [];
+    for (const seq of this.batchRemovals) this.s.remove.run(seq);
+  }
+
+  private readonly flushLater = (): void => {
+    this.removalTimer = undefined;
     try {
       this.flushRemovals();
     } catch {
@@ -145,18 +171,21 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     for (const configId of push.configIds) push.outbox.push({ scope, taskId, configId, createdMs, event, traceContext });
   }
 
-  /** Inside the batch transaction, after the task's row: its new configs and outbox rows. Returns how many rows the outbox gained. */
-  writeStaged(taskPk: number, push: StagedPush): number {
+  /** Inside the batch transaction, after the task's row: its new configs and outbox rows. */
+  writeStaged(taskPk: number, push: StagedPush): void {
     for (const config of push.newConfigs) this.s.putConfig.run(taskPk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
     for (const row of push.outbox) this.batchEntries.push(this.insertOutbox(taskPk, row));
-    return push.outbox.length;
   }
 
   /**
-   * The batch that wrote `writeStaged`'s rows committed (or was lost): listeners hear of its
-   * rows after the commit, outside the write (a microtask later).
+   * The batch of task writes committed (or was lost): listeners hear of the rows it added after
+   * the commit, outside the write (a microtask later); removals it was to delete wait again if lost.
    */
-  committedOutbox(committed: boolean): void {
+  batchEnded(committed: boolean): void {
+    if (this.batchRemovals.length > 0) {
+      if (!committed) this.removals = this.batchRemovals.concat(this.removals);
+      this.batchRemovals = [];
+    }
     const entries = this.batchEntries;
     if (entries.length === 0) return;
     this.batchEntries = [];
@@ -263,8 +292,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   async remove(seq: number): Promise<void> {
-    if (this.removals.length === 0) setImmediate(this.flushAtTurnEnd);
     this.removals.push(seq);
+    if (this.removalTimer === undefined) {
+      this.removalTimer = setTimeout(this.flushLater, REMOVAL_DELAY_MS);
+      this.removalTimer.unref();
+    }
   }
 
   async count(): Promise<number> {
