@@ -1,6 +1,6 @@
 import { channel } from "node:diagnostics_channel";
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { CHANNELS } from "../lifecycle/diagnostics.js";
+import { CHANNELS, type PushDeliveryStart } from "../lifecycle/diagnostics.js";
 import type { CoreLogger } from "../lifecycle/logger.js";
 import type { PushConfigStore } from "../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox } from "../lifecycle/push-outbox.js";
@@ -16,6 +16,7 @@ export interface DeliveryOutcome {
   readonly outcome: "delivered" | "retrying" | "gave-up" | "removed" | "refused";
   readonly attempt: number;
   readonly durationMs: number;
+  readonly started?: PushDeliveryStart;
 }
 
 /** Sends one request; the WebhookSender in production. */
@@ -64,6 +65,8 @@ interface Lane {
   /** The webhook body of `head`, encoded at its first attempt and reused by its retries. */
   body: string | undefined;
   timer: NodeJS.Timeout | undefined;
+  /** What the current attempt published at its start (a traced event, someone listening). */
+  started: PushDeliveryStart | undefined;
 }
 
 /** A config as last read, and when (or at which revision of the configs). */
@@ -77,6 +80,7 @@ interface CachedConfig {
 const MAX_QUEUED = 8;
 
 const delivery = channel(DELIVERY_CHANNEL);
+const deliveryStart = channel(CHANNELS.pushDeliveryStart);
 
 /**
  * Push delivery (R-PUSHD, A-9, A-10, A-12, A-29). It watches the outbox the store writes in the
@@ -232,6 +236,7 @@ export class PushService {
       sawMore: false,
       timer: undefined,
       body: undefined,
+      started: undefined,
     };
     this.lanes.set(key, lane);
     this.enqueue(lane);
@@ -273,7 +278,14 @@ export class PushService {
     }
     const started = this.now();
     lane.body ??= webhookBody(entry.event);
-    const result = await this.options.sender.send(webhookRequest(config, entry, lane.body, this.options.signingKey, started), this.stopping.signal);
+    lane.started = undefined;
+    if (entry.traceContext !== undefined && deliveryStart.hasSubscribers) {
+      // The write was traced: the delivery joins its trace (tracing adds the traceparent header).
+      lane.started = { traceContext: entry.traceContext, headers: {} };
+      deliveryStart.publish(lane.started);
+    }
+    const request = webhookRequest(config, entry, lane.body, this.options.signingKey, started, lane.started?.headers);
+    const result = await this.options.sender.send(request, this.stopping.signal);
     if (this.stopped) return;
     const durationMs = this.now() - started;
     const attempt = lane.failed + 1;
@@ -288,7 +300,7 @@ export class PushService {
     const status = `HTTP ${result.status}`;
     switch (verdictOf(result.status)) {
       case "delivered":
-        this.publish("delivered", attempt, durationMs);
+        this.publish("delivered", attempt, durationMs, lane);
         this.delivered++;
         await this.options.outbox.remove(entry.seq);
         this.pending--;
@@ -300,7 +312,7 @@ export class PushService {
           { task_id: entry.taskId, config_id: entry.configId, last_status: status },
           "push: the receiver answered 410 Gone; its config is removed",
         );
-        this.publish("removed", attempt, durationMs);
+        this.publish("removed", attempt, durationMs, lane);
         await this.options.configs.delete(entry.scope, entry.taskId, entry.configId);
         this.pending = await this.options.outbox.count(); // the config's other entries went with it
         await this.advance(lane);
@@ -346,7 +358,7 @@ export class PushService {
       );
       return;
     }
-    this.publish("retrying", lane.failed, durationMs);
+    this.publish("retrying", lane.failed, durationMs, lane);
     lane.timer = setTimeout(() => {
       lane.timer = undefined;
       this.enqueue(lane);
@@ -362,7 +374,7 @@ export class PushService {
       { task_id: entry.taskId, config_id: entry.configId, last_status: lastStatus, attempts: lane.failed + (outcome === "refused" ? 1 : 0) },
       "push: gave up a delivery",
     );
-    this.publish(outcome, lane.failed + 1, durationMs);
+    this.publish(outcome, lane.failed + 1, durationMs, lane);
     await this.options.outbox.remove(entry.seq);
     this.pending--;
     await this.advance(lane);
@@ -420,8 +432,10 @@ export class PushService {
     if (this.scanBlocked) this.scan();
   }
 
-  private publish(outcome: DeliveryOutcome["outcome"], attempt: number, durationMs: number): void {
-    if (delivery.hasSubscribers) delivery.publish({ outcome, attempt, durationMs } satisfies DeliveryOutcome);
+  private publish(outcome: DeliveryOutcome["outcome"], attempt: number, durationMs: number, lane: Lane): void {
+    const started = lane.started;
+    lane.started = undefined;
+    if (delivery.hasSubscribers) delivery.publish({ outcome, attempt, durationMs, started } satisfies DeliveryOutcome);
   }
 
   private checkIdle(): void {
