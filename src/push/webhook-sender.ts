@@ -1,5 +1,4 @@
 import type { LookupAddress, LookupOptions } from "node:dns";
-import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import { DestinationRefusedError, type DestinationGuard } from "./destination-guard.js";
 
@@ -120,19 +119,21 @@ export class WebhookSender {
 }
 
 /**
- * One request's handler (undici's dispatch API): the status and Retry-After are all that is kept
- * of the answer; the body is read and dropped. The timer bounds the whole request, connection
- * included (A-12).
+ * One request's handler, in undici's own (legacy) dispatch interface: the one its client calls
+ * without a wrapper, and whose raw headers are not parsed into an object per answer (the newer
+ * interface does both). The status and Retry-After are all that is kept of the answer; the body
+ * is read and dropped. The timer bounds the whole request, connection included (A-12).
  */
 class Attempt implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+  private abortRequest: ((error?: Error) => void) | undefined;
   private readonly timer: NodeJS.Timeout;
-  private answer: { status: number; retryAfter: string | undefined } | undefined;
+  private status = 0;
+  private retryAfter: string | undefined;
   private bytes = 0;
   private done = false;
   private timedOut = false;
   /** A reason to abort that came before the request started: applied when it does. */
-  private abortReason: unknown;
+  private abortReason: Error | undefined;
 
   constructor(
     private readonly timeoutMs: number,
@@ -145,36 +146,37 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   abort(reason: unknown): void {
-    if (this.controller !== undefined) this.controller.abort(reason as Error);
-    else this.abortReason ??= reason ?? new Error("aborted");
+    const error = reason instanceof Error ? reason : new Error(String(reason ?? "aborted"));
+    if (this.abortRequest !== undefined) this.abortRequest(error);
+    else this.abortReason ??= error;
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.abortReason !== undefined) controller.abort(this.abortReason as Error);
+  onConnect(abort: (error?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.abortReason !== undefined) abort(this.abortReason);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    const retryAfter = headers["retry-after"];
-    this.answer = { status: statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.status = statusCode;
+    if (statusCode < 200 || statusCode >= 300) this.retryAfter = headerValue(rawHeaders, "retry-after"); // a success needs none
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.bytes += chunk.length;
-    if (this.bytes > MAX_ANSWER_BYTES && this.answer !== undefined) {
+    if (this.bytes > MAX_ANSWER_BYTES) {
       // Answered: the rest of a huge body is not read; the connection goes.
-      const answer = this.answer;
-      this.end({ kind: "answered", status: answer.status, retryAfter: answer.retryAfter });
-      controller.abort(new Error("answer body too large"));
+      this.end({ kind: "answered", status: this.status, retryAfter: this.retryAfter });
+      this.abortRequest?.(new Error("answer body too large"));
     }
+    return true;
   }
 
-  onResponseEnd(): void {
-    const answer = this.answer;
-    this.end(answer === undefined ? { kind: "failed", reason: "no answer" } : { kind: "answered", status: answer.status, retryAfter: answer.retryAfter });
+  onComplete(): void {
+    this.end(this.status === 0 ? { kind: "failed", reason: "no answer" } : { kind: "answered", status: this.status, retryAfter: this.retryAfter });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  onError(error: Error): void {
     const refused = refusalIn(error);
     if (refused !== undefined) this.end({ kind: "refused", reason: refused.message });
     else if (this.timedOut) this.end({ kind: "failed", reason: `no answer within ${this.timeoutMs} ms` });
@@ -187,6 +189,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     clearTimeout(this.timer);
     this.finish(result);
   }
+}
+
+/** The first value of a header in undici's raw list (name, value, name, value...), names in any case. */
+function headerValue(raw: Buffer[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.length === name.length && raw[i]!.toString("latin1").toLowerCase() === name) return raw[i + 1]!.toString("latin1");
+  }
+  return undefined;
 }
 
 function refusalIn(error: unknown): DestinationRefusedError | undefined {

@@ -52,6 +52,9 @@ interface OutboxRow {
   principal: string;
 }
 
+/** Tasks whose config ids are kept (see loadStaged). */
+const MAX_CACHED_TASKS = 4096;
+
 /** How long a delivered entry waits for a batch of task writes to delete it with. */
 const REMOVAL_DELAY_MS = 20;
 
@@ -73,6 +76,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Rows the batch being written inserted: announced if it commits, forgotten if it is lost. */
   private batchEntries: OutboxEntry[] = [];
   private changes = 0;
+  /** Config ids by task pk (see loadStaged). */
+  private readonly idsByTask = new Map<number, string[]>();
   private traceContext: TraceContextSource | undefined;
 
   constructor(
@@ -154,11 +159,20 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
 
   private readonly put$;
 
-  /** Config ids of a task's row, read when a batch first stages it; undefined when it has none. */
+  /**
+   * Config ids of a task's row, when a batch first stages it; undefined when it has none. Kept per
+   * task (bounded) until one of its configs is put or deleted, or tasks are purged: a task is
+   * staged again at each of its writes, and its configs seldom change.
+   */
   loadStaged(taskPk: number): StagedPush | undefined {
     if (!this.anyConfigs) return undefined;
-    const ids = this.s.configIds.all(taskPk) as string[];
-    return ids.length === 0 ? undefined : { configIds: ids, newConfigs: [], outbox: [] };
+    let ids = this.idsByTask.get(taskPk);
+    if (ids === undefined) {
+      ids = this.s.configIds.all(taskPk) as string[];
+      if (this.idsByTask.size >= MAX_CACHED_TASKS) this.idsByTask.clear();
+      this.idsByTask.set(taskPk, ids);
+    }
+    return ids.length === 0 ? undefined : { configIds: ids.slice(), newConfigs: [], outbox: [] };
   }
 
   /** A staged write of a task with configs: its outbox rows, written with it. */
@@ -174,6 +188,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Inside the batch transaction, after the task's row: its new configs and outbox rows. */
   writeStaged(taskPk: number, push: StagedPush): void {
     for (const config of push.newConfigs) this.s.putConfig.run(taskPk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
+    if (push.newConfigs.length > 0) this.idsByTask.delete(taskPk);
     for (const row of push.outbox) this.batchEntries.push(this.insertOutbox(taskPk, row));
   }
 
@@ -195,6 +210,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Tasks went (retention): their configs and pending rows went with them. */
   tasksPurged(): void {
     this.changes++;
+    this.idsByTask.clear();
   }
 
   readonly revision = (): number => this.changes;
@@ -247,6 +263,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
           traceContext: this.traceContext?.(),
         }
       : undefined;
+    this.idsByTask.delete(pk);
     const { replaces, added } = this.host.guarded(() => this.put$.immediate(pk, own, options, snapshot));
     if (replaces) this.changes++; // a new config makes nothing read before untrue
     this.anyConfigs = true;
@@ -276,7 +293,10 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   async delete(scope: TaskScope, taskId: string, configId: string): Promise<void> {
     this.host.commitIfStaged(taskId); // a write staged for the task must not owe this config anything at commit
     const pk = this.taskPk(scope, taskId);
-    if (pk !== undefined) this.host.guarded(() => this.s.deleteConfig.run(pk, configId)); // its outbox rows go by trigger
+    if (pk !== undefined) {
+      this.idsByTask.delete(pk);
+      this.host.guarded(() => this.s.deleteConfig.run(pk, configId)); // its outbox rows go by trigger
+    }
     this.changes++;
   }
 
