@@ -48,6 +48,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick]",
     run: async (args) => (await import("./postgres.js")).runPostgresBench({ quick: args.includes("--quick") }),
   },
+  "postgres-push": {
+    describe: "push on PostgreSQL at the store: a write with a webhook config vs without; outbox drain with one replica's push service vs two [--quick]",
+    run: async (args) => (await import("./postgres-push.js")).runPostgresPushBench({ quick: args.includes("--quick") }),
+  },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",
     run: async () => (await import("./stream-release.js")).runStreamRelease(),

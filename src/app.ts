@@ -21,6 +21,7 @@ import { measureTask } from "./codec/list-response-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
+import type { ServiceGuard } from "./protocol/service-guard.js";
 import {
   createTelemetry,
   currentTraceContext,
@@ -52,6 +53,8 @@ export interface A2AApp {
   readonly metrics: ServiceMetrics | undefined;
   /** Port of the HTTP listener serving /metrics: the card's, or its own. */
   readonly metricsPort: number | undefined;
+  /** Proves who calls health or reflection when A2A_AUTH_OPEN_SERVICES closes them (RunningServer.guardServices); undefined with no authentication. */
+  readonly serviceGuard: ServiceGuard | undefined;
   /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
   close(graceMs: number): Promise<void>;
 }
@@ -190,6 +193,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     cardPort: cardServer?.port,
     metrics,
     metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
+    serviceGuard: auth.callers && ((call, service) => auth.callers!.authenticateService(call, service)),
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
       auth.close();

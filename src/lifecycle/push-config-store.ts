@@ -4,8 +4,8 @@ import type { TaskScope } from "./task-repository.js";
 /**
  * Where a task's webhook configs live (R-PUSH, A-7, A-8). Implementations sit beside the task
  * store, in the same database, because a config belongs to its task: it is scoped with it and
- * removed with it (retention). Implementations: src/storage/memory, src/storage/sqlite. Both
- * pass test/storage/push-config-store.contract.ts.
+ * removed with it (retention). Implementations: src/storage/memory, src/storage/sqlite,
+ * src/storage/postgres. All pass test/storage/push-config-store.contract.ts.
  */
 export interface PushConfigStore {
   /**

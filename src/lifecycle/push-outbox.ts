@@ -5,7 +5,7 @@ import type { TaskScope } from "./task-repository.js";
  * (event, config of its task) in the SAME commit as the event itself, so a crash between the
  * commit and the delivery loses nothing (ruling A-29): this is the transactional outbox. The
  * push service (src/push) reads it after the commit and removes an entry once it was delivered
- * or given up. Implementations: src/storage/memory, src/storage/sqlite; contract in
+ * or given up. Implementations: src/storage/memory, src/storage/sqlite, src/storage/postgres; contract in
  * test/storage/push-config-store.contract.ts.
  */
 export interface PushOutbox {
@@ -34,6 +34,16 @@ export interface PushOutbox {
    * context of the write); a store that cannot keep it leaves this out.
    */
   useTraceContext?(source: TraceContextSource): void;
+  /**
+   * Only on a store several processes deliver from (PostgreSQL); the single-process stores leave
+   * it out. Claims up to `limit` (task, config) lanes that no live process holds and returns the
+   * oldest pending entry of each, oldest first: their lanes are this process's until `firstOf`
+   * finds nothing more after a head (the claim then ends), the claim is lost (it expired: the
+   * holder stopped renewing it) or the store closes. Lanes this process holds are not returned
+   * again. With it the delivery side reads no cursor: `pendingAfter` is not needed for delivery,
+   * and `firstOf` also answers undefined once the lane is no longer this process's.
+   */
+  claimLanes?(limit: number): Promise<OutboxEntry[]>;
 }
 
 /**

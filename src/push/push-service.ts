@@ -118,12 +118,15 @@ export class PushService {
    */
   private readonly configCache = new Map<string, CachedConfig>();
   private readonly revision: (() => number) | undefined;
+  /** Lanes are claimed from a store shared by replicas: no cursor, and every lane ends by reading the outbox (which ends its claim). */
+  private readonly claims: boolean;
 
   constructor(private readonly options: PushServiceOptions) {
     this.maxLanes = options.maxLanes ?? 4096;
     this.pageSize = options.pageSize ?? 256;
     this.now = options.now ?? Date.now;
     this.revision = options.configs.revision;
+    this.claims = options.outbox.claimLanes !== undefined;
   }
 
   /** Starts watching the outbox, resuming whatever a previous process left pending. */
@@ -131,7 +134,7 @@ export class PushService {
     this.options.outbox.onAdded((added, entries) => {
       this.pending += added;
       // Handed the entries and nothing read is waiting: take them as they are, no read back.
-      if (entries !== undefined && !this.scanning && !this.scanBlocked) this.take(entries);
+      if (entries !== undefined && !this.scanning && !this.scanBlocked && !this.claims) this.take(entries);
       else this.scan();
     });
     this.pending = await this.options.outbox.count();
@@ -190,7 +193,8 @@ export class PushService {
       this.rescan = false;
       this.scanBlocked = false;
       for (;;) {
-        const page = await this.options.outbox.pendingAfter(this.cursor, this.pageSize);
+        const page = await this.nextPage();
+        if (page === undefined) return;
         if (this.stopped) return;
         if (!this.take(page)) return;
         if (page.length < this.pageSize) break;
@@ -205,7 +209,7 @@ export class PushService {
    */
   private take(entries: readonly OutboxEntry[]): boolean {
     for (const entry of entries) {
-      if (entry.seq <= this.cursor) continue; // seen already
+      if (entry.seq <= this.cursor && !this.claims) continue; // seen already (claimed heads come in any order: no cursor)
       const key = laneKey(entry.taskId, entry.configId);
       const lane = this.lanes.get(key);
       if (lane !== undefined) {
@@ -222,6 +226,16 @@ export class PushService {
       this.cursor = entry.seq;
     }
     return true;
+  }
+
+  /** Entries past the cursor; or, on a store shared by replicas, the heads of lanes claimed for this process (undefined: no room for one). */
+  private async nextPage(): Promise<OutboxEntry[] | undefined> {
+    const { outbox } = this.options;
+    if (outbox.claimLanes === undefined) return outbox.pendingAfter(this.cursor, this.pageSize);
+    const room = Math.min(this.pageSize, this.maxLanes - this.lanes.size);
+    if (room > 0) return outbox.claimLanes(room);
+    this.scanBlocked = true;
+    return undefined;
   }
 
   private open(key: string, head: OutboxEntry): void {
@@ -420,7 +434,7 @@ export class PushService {
 
   private async close(lane: Lane): Promise<void> {
     this.lanes.delete(lane.key);
-    if (this.lanes.size === 0 && !this.scanning && !this.scanBlocked) {
+    if (this.lanes.size === 0 && !this.scanning && !this.scanBlocked && !this.claims) {
       // Everything the store announced was taken and is done: nothing is pending (no count read needed).
       this.pending = 0;
     } else if (this.now() - this.countedAt > 1000) {

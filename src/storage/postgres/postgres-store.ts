@@ -27,8 +27,9 @@ export const DEFAULT_LEASE_MS = 10_000;
 export const DEFAULT_POOL_SIZE = 10;
 
 /**
- * What one replica holds of the shared database: its pool, the task repository, the event relay
- * (its event hub) and the run leases, which the app hands to the task service.
+ * What one replica holds of the shared database: its pool, the task repository (with its push
+ * store, `repository.push`), the event relay (its event hub) and the run leases, which the app
+ * hands to the task service.
  */
 export interface PostgresStore {
   readonly pool: pg.Pool;
@@ -76,6 +77,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   const relay = new PostgresEventRelay({ pool, notifications, replicaId, logger, pollMs: options.eventPollMs, onListenerError: options.onListenerError });
   const leases = new PostgresRunLeases({ pool, repository, notifications, replicaId, leaseMs, logger });
+  repository.push.start({ notifications, logger });
   let closing: Promise<void> | undefined;
   return {
     pool,
@@ -89,6 +91,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       closing ??= (async () => {
         relay.close();
         await leases.close();
+        await repository.push.close();
         await notifications.close();
         await repository.close();
         await pool.end();

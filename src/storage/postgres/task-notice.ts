@@ -25,3 +25,23 @@ export function parseNotice(payload: string): TaskNotice | undefined {
   if (match === null) return undefined;
   return { version: Number(match[1]), state: Number(match[2]) as TaskState, writer: match[3]!, taskId: match[4]! };
 }
+
+/**
+ * What a commit that added push outbox rows says on the same channel (from `a2a_push_owe`, or a
+ * config put with its snapshot): how many rows, and which replica wrote them. A wake-up only,
+ * like a task notice: replicas read the outbox itself, and poll it too.
+ */
+export interface PushNotice {
+  readonly added: number;
+  readonly writer: string;
+}
+
+export function pushNoticePayload(notice: PushNotice): string {
+  return `push ${notice.added} ${notice.writer}`;
+}
+
+/** Undefined if the payload is not a push notice (a task notice starts with its version, a number). */
+export function parsePushNotice(payload: string): PushNotice | undefined {
+  const match = /^push (\d+) (\S+)$/.exec(payload);
+  return match === null ? undefined : { added: Number(match[1]), writer: match[2]! };
+}
