@@ -25,6 +25,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "push delivery: 100 tasks with webhooks on one loopback receiver vs @a2a-js/sdk's push sender; an outage of the receiver [--quick] [--profile]",
     run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
+  "push-paced": {
+    describe: "push delivery, paced phases only (200/s, 20/s), ours vs @a2a-js/sdk, interleaved rounds [--rounds=N] [--memory] [--profile]",
+    run: async (args) => (await import("./push-paced.js")).runPushPaced(args),
+  },
   observability: {
     describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick] [--profile]",
     run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick"), profile: args.includes("--profile") }),

@@ -25,6 +25,7 @@ import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import type { ServiceGuard } from "./protocol/service-guard.js";
 import {
   createTelemetry,
+  currentTraceContext,
   METRICS_PATH,
   startMetricsServer,
   type MetricsServer,
@@ -110,6 +111,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));
   const { metrics } = telemetry;
   if (telemetry.tracing !== undefined) telemetry.tracing.agentName = card.name;
+  // Outbox entries keep the trace context of their write, so the webhook request joins its trace (nothing kept while tracing is off).
+  if (telemetry.tracing !== undefined) pushStore?.useTraceContext?.(currentTraceContext);
   if (push !== undefined) metrics?.usePushStats(() => push.service.stats());
   const hub = store.hub ?? new EventHub(onListenerError);
   const service = new TaskService({

@@ -27,6 +27,12 @@ export interface PushConfigStore {
    * same turn, so an inline config commits with its task).
    */
   readonly putNow?: (scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions) => void;
+  /**
+   * A number that changes whenever a config is put or deleted, or goes with its task, in this
+   * process: what a reader read of configs (and of the deliveries they are owed) stays true while
+   * it does not change. A store whose configs may change elsewhere (another replica) leaves it out.
+   */
+  readonly revision?: () => number;
 }
 
 export interface PutConfigOptions {

@@ -23,9 +23,17 @@ export interface PushOutbox {
   count(): Promise<number>;
   /**
    * Calls `listener` with how many entries a commit added, after it, outside the write that added them
-   * (never inside a task write: a slow listener must not stall the task).
+   * (never inside a task write: a slow listener must not stall the task). `entries`: the entries
+   * themselves, in seq order, when the store holds every entry added since the last call in memory
+   * (a consumer may deliver from them without reading them back); undefined when it does not, and
+   * the consumer reads them with `pendingAfter`.
    */
-  onAdded(listener: (added: number) => void): void;
+  onAdded(listener: (added: number, entries?: readonly OutboxEntry[]) => void): void;
+  /**
+   * Entries added from now on carry what `source` returns when they are written (the trace
+   * context of the write); a store that cannot keep it leaves this out.
+   */
+  useTraceContext?(source: TraceContextSource): void;
   /**
    * Only on a store several processes deliver from (PostgreSQL); the single-process stores leave
    * it out. Claims up to `limit` (task, config) lanes that no live process holds and returns the
@@ -38,6 +46,13 @@ export interface PushOutbox {
   claimLanes?(limit: number): Promise<OutboxEntry[]>;
 }
 
+/**
+ * The context of the write that is being made, as a W3C `traceparent` (undefined when there is
+ * none): the app fills it from tracing when tracing is on, so that a webhook request can join the
+ * trace of the call whose write it carries. The lifecycle knows the string only.
+ */
+export type TraceContextSource = () => string | undefined;
+
 /** One event owed to one config. */
 export interface OutboxEntry {
   /** Increasing in commit order over the whole store: a (task, config)'s events in version order. */
@@ -49,4 +64,6 @@ export interface OutboxEntry {
   readonly createdMs: number;
   /** The event: an lf.a2a.v1.StreamResponse in protobuf binary. */
   readonly event: Uint8Array;
+  /** The trace context (W3C traceparent) of the write that produced the event, when tracing was on. */
+  readonly traceContext?: string;
 }

@@ -8,6 +8,7 @@ import {
   SpanStatusCode,
   trace,
   type Attributes,
+  isSpanContextValid,
   type Context,
   type Span,
   type TextMapGetter,
@@ -15,7 +16,7 @@ import {
 } from "@opentelemetry/api";
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { CHANNELS, runStartChannel, type PushDelivery, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
+import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
@@ -74,8 +75,11 @@ const SERVER_ERROR_CODES: ReadonlySet<number> = new Set([2, 4, 12, 13, 14, 15]);
  *   (or starting a trace), current while the handler runs;
  * - an `invoke_agent` span per agent run, child of the RPC's span, current while the agent runs
  *   (so the agent's own spans nest under it);
- * - a span per store commit and per push delivery attempt, child of what was current when it
- *   happened (the commit: the write that opened the batch).
+ * - a span per store commit, child of what was current when it happened (the write that opened
+ *   the batch);
+ * - a span per push delivery attempt: for an event whose write was traced, a child of that
+ *   write's context (kept with the outbox entry, see currentTraceContext) whose traceparent the
+ *   webhook request carries; else a span of its own.
  * Load it only when tracing is requested: the SDK is imported on demand.
  */
 export class Tracing {
@@ -86,6 +90,7 @@ export class Tracing {
   readonly #contextManager: AsyncContextManager;
   readonly #shutdownSdk: () => Promise<void>;
   readonly #runSpans = new WeakMap<RunObservation, Span>();
+  readonly #deliverySpans = new WeakMap<PushDeliveryStart, Span>();
   readonly #handlers: Array<[string, (message: unknown) => void]>;
   /** The headers the configured propagators read (propagation.fields()). */
   readonly #propagatorFields: readonly string[];
@@ -109,6 +114,7 @@ export class Tracing {
     this.#handlers = [
       [CHANNELS.runEnd, (m) => this.#runEnded(m as RunObservation)],
       [CHANNELS.storeCommit, (m) => this.#storeCommitted(m as StoreCommit)],
+      [CHANNELS.pushDeliveryStart, (m) => this.#pushDeliveryStarted(m as PushDeliveryStart)],
       [CHANNELS.pushDelivery, (m) => this.#pushDelivered(m as PushDelivery)],
     ];
     for (const [name, handler] of this.#handlers) subscribe(name, handler);
@@ -221,16 +227,41 @@ export class Tracing {
     span.end(end);
   }
 
+  /** A traced event's attempt starts: its span, child of the write's context, and the traceparent the request carries. */
+  #pushDeliveryStarted(start: PushDeliveryStart): void {
+    const parent = propagation.extract(ROOT_CONTEXT, { traceparent: start.traceContext });
+    const span = this.#tracer.startSpan("push delivery", { kind: SpanKind.CLIENT }, parent);
+    this.#deliverySpans.set(start, span);
+    propagation.inject(trace.setSpan(parent, span), start.headers);
+  }
+
   #pushDelivered(delivery: PushDelivery): void {
     const end = nowMs();
-    const span = this.#tracer.startSpan("push delivery", {
-      kind: SpanKind.CLIENT,
-      startTime: end - delivery.durationMs,
-      attributes: { "a2a.push.outcome": delivery.outcome, "a2a.push.attempt": delivery.attempt },
-    });
+    const started = delivery.started && this.#deliverySpans.get(delivery.started);
+    const span =
+      started ??
+      this.#tracer.startSpan("push delivery", {
+        kind: SpanKind.CLIENT,
+        startTime: end - delivery.durationMs,
+      });
+    span.setAttributes({ "a2a.push.outcome": delivery.outcome, "a2a.push.attempt": delivery.attempt });
     if (delivery.outcome === "gave-up" || delivery.outcome === "retrying") span.setStatus({ code: SpanStatusCode.ERROR, message: delivery.outcome });
     span.end(end);
   }
+}
+
+/**
+ * The active span's context as a W3C traceparent, or undefined when no span is active: what a
+ * store keeps with an outbox entry (the TraceContextSource port of src/lifecycle/push-outbox.ts),
+ * so the webhook request joins the trace of the write. Formatted here, without a propagator
+ * carrier: it runs on every traced write of a task with push configs.
+ */
+export function currentTraceContext(): string | undefined {
+  const span = trace.getSpan(context.active());
+  if (span === undefined) return undefined;
+  const sc = span.spanContext();
+  if (!isSpanContextValid(sc)) return undefined;
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, "0")}`;
 }
 
 /**

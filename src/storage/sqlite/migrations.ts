@@ -168,6 +168,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX task_events_by_time ON task_events (at_micros);
     `,
   },
+  {
+    version: 5,
+    description: "the trace context of the write an outbox row carries (webhook traceparent, #16)",
+    // A W3C traceparent, NULL when tracing was off: adding a nullable column rewrites no row.
+    sql: `
+      ALTER TABLE push_outbox ADD COLUMN trace_context TEXT;
+    `,
+  },
 ];
 
 /** The schema version this code writes and understands. */
