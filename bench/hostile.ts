@@ -1,14 +1,18 @@
 /**
- * `npm run bench -- hostile [--cases=N] [--seed=S]`: the hostile-input suite's long run (issue
- * #18): N seeded cases (default 100,000) over all 11 RPCs against our server on 127.0.0.1,
- * half with JWT authentication on and half with it off. Reports statuses by code, hangs, wedged
- * connections, INTERNAL/UNKNOWN statuses, and the server's memory before and after (after a GC).
- * `npm test` runs a short seeded run of the same suite (test/hostile/hostile.test.ts).
+ * `npm run bench -- hostile [--cases=N] [--seed=S] [--idle-s=30] [--malloc-arena-max=N]`: the
+ * hostile-input suite's long run (issue #18): N seeded cases (default 100,000) over all 11 RPCs
+ * against our server (src/main.ts in a process of its own, on 127.0.0.1), half with JWT
+ * authentication on and half with it off. Reports statuses by code, hangs, wedged connections,
+ * INTERNAL/UNKNOWN statuses, what the HTTP/2 layer refused, and the server's memory: heap and RSS
+ * after a forced GC before the run, right after it, and after an idle period; beside a baseline
+ * server of the same configuration given as many plain, valid calls.
+ * `npm test` runs a short seeded run of the same suite in process (test/hostile/hostile.test.ts).
  */
 import * as grpc from "@grpc/grpc-js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { pino } from "pino";
@@ -18,24 +22,15 @@ import { loadConfig } from "../src/config/index.js";
 import type { Agent } from "../src/lifecycle/agent.js";
 import { startServer } from "../src/protocol/server.js";
 import { a2aStatusMapper } from "../src/protocol/status-mapper.js";
-import { runHostile, type HostileReport } from "./lib/hostile.js";
+import { GetTaskRequest, ListTasksRequest, SendMessageRequest } from "../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { runHostile, type HostileOptions, type HostileReport } from "./lib/hostile.js";
+import { startServerProcess, type ServerProcess } from "./lib/server-process.js";
 
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ISSUER = "https://issuer.hostile.test";
 const AUDIENCE = "a2a-hostile";
-
-/** Bounded agent: replies, or works and completes with a small artifact, or asks for input. */
-const agent: Agent = {
-  card: { skills: [{ id: "h", name: "hostile", description: "target of the hostile suite", tags: ["test"] }] } as Agent["card"],
-  async execute(ctx) {
-    const first = ctx.message.parts[0]?.content;
-    const text = first?.case === "text" ? first.value.slice(0, 100) : "";
-    if (text === "echo") return ctx.reply("echo");
-    await ctx.working();
-    if (text === "hi") return ctx.requireInput("more?");
-    await ctx.artifact({ parts: [text || "empty"] });
-    await ctx.complete("done");
-  },
-};
+/** The suite's agent: plain JavaScript, which server processes load as A2A_AGENT_MODULE. */
+const AGENT_MODULE = "./agents/hostile-agent.mjs";
 
 export interface HostileRunOptions {
   readonly cases: number;
@@ -44,22 +39,93 @@ export interface HostileRunOptions {
   readonly inFlight?: number;
   /** Print figures to stderr every 5,000 cases. */
   readonly progress?: boolean;
+  readonly onCase?: HostileOptions["onCase"];
+  /** Run the server as src/main.ts in a process of its own, so that its memory is its own. Default: in this process. */
+  readonly serverProcess?: boolean;
+  /** With serverProcess: how long the server idles after the run before its memory is read once more. */
+  readonly idleMs?: number;
+  /** The baseline: as many plain, valid calls (GetTask, ListTasks, a SendMessage answered by a message) instead of hostile cases. */
+  readonly plain?: boolean;
+  /** With serverProcess: more environment for the server (e.g. MALLOC_ARENA_MAX). */
+  readonly serverEnv?: Readonly<Record<string, string>>;
+}
+
+/** The server's memory after a forced full GC, MB. */
+export interface MemoryFigures {
+  readonly heapMb: number;
+  readonly rssMb: number;
 }
 
 export interface HostileRunResult extends HostileReport {
   readonly auth: boolean;
-  readonly heapBeforeMb: number;
-  readonly heapAfterMb: number;
-  readonly rssBeforeMb: number;
-  readonly rssAfterMb: number;
+  readonly plain: boolean;
+  readonly before: MemoryFigures;
+  readonly after: MemoryFigures;
+  /** After the idle period (serverProcess only). */
+  readonly idle: MemoryFigures | undefined;
 }
+
+interface Target {
+  readonly address: string;
+  memory(): Promise<MemoryFigures>;
+  stop(): Promise<void>;
+}
+
+const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
 
 function collectGarbage(): void {
   v8.setFlagsFromString("--expose-gc");
   (vm.runInNewContext("gc") as () => void)();
 }
 
-/** One run: a fresh server on 127.0.0.1:0 (auth on or off), some tasks of two principals, then the cases. */
+/** Our server in this process (the test's way: no start-up cost); its memory includes the client's. */
+async function inProcessTarget(env: Record<string, string>): Promise<Target> {
+  const config = loadConfig({ argv: [], env: { ...env, A2A_LISTEN: "127.0.0.1:0" } });
+  const logger = pino({ level: "silent" });
+  const server = await startServer({ listen: config.listen, logger, maxMessageBytes: config.maxMessageBytes });
+  const agent = ((await import(AGENT_MODULE)) as { default: Agent }).default;
+  const app = await createApp(config, logger, { agent });
+  server.onShutdown(() => app.close(0));
+  server.useHandlers(app.handlers, a2aStatusMapper);
+  return {
+    address: `127.0.0.1:${server.port}`,
+    async memory() {
+      collectGarbage();
+      const m = process.memoryUsage();
+      return { heapMb: mb(m.heapUsed), rssMb: mb(m.rss) };
+    },
+    stop: () => server.shutdown(0),
+  };
+}
+
+/** src/main.ts in a process of its own, loading the suite's agent as any agent module is loaded. */
+async function processTarget(env: Record<string, string>, extra: Readonly<Record<string, string>>): Promise<Target> {
+  const child: ServerProcess = await startServerProcess({
+    name: "hostile target",
+    script: join(ROOT, "src/main.ts"),
+    tsx: true,
+    cwd: ROOT,
+    captureStdout: true,
+    env: (port) => ({
+      ...env,
+      A2A_AGENT_MODULE: "bench/agents/hostile-agent.mjs",
+      A2A_LOG_LEVEL: "warn",
+      A2A_LOG_FORMAT: "json",
+      ...extra,
+      A2A_LISTEN: `127.0.0.1:${port}`,
+    }),
+  });
+  return {
+    address: child.address,
+    async memory() {
+      const { mem } = await child.usageAfterGc();
+      return { heapMb: mb(mem.heapUsed), rssMb: mb(mem.rss) };
+    },
+    stop: () => child.stop(),
+  };
+}
+
+/** One run: a fresh server (auth on or off), some tasks of two principals, then the cases. */
 export async function hostileRun(options: HostileRunOptions): Promise<HostileRunResult> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-hostile-"));
   const { publicKey, privateKey } = await generateKeyPair("ES256");
@@ -72,16 +138,10 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
       .setAudience(opts.aud ?? AUDIENCE)
       .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 3600)
       .sign(opts.key ?? privateKey);
-  const env: Record<string, string> = { A2A_LISTEN: "127.0.0.1:0", A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051" };
+  const env: Record<string, string> = { A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051" };
   if (options.auth)
     Object.assign(env, { A2A_AUTH: "jwt", A2A_JWT_PUBLIC_KEY_FILE: join(dir, "issuer.pem"), A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE });
-  const config = loadConfig({ argv: [], env });
-  const logger = pino({ level: "silent" });
-  const server = await startServer({ listen: config.listen, logger, maxMessageBytes: config.maxMessageBytes });
-  const app = await createApp(config, logger, { agent });
-  server.onShutdown(() => app.close(0));
-  server.useHandlers(app.handlers, a2aStatusMapper);
-  const target = `127.0.0.1:${server.port}`;
+  const target = options.serverProcess ? await processTarget(env, options.serverEnv ?? {}) : await inProcessTarget(env);
   try {
     const valid: Record<string, string> = options.auth ? { authorization: `Bearer ${await sign("alice")}` } : {};
     const bob: Record<string, string> = options.auth ? { authorization: `Bearer ${await sign("bob")}` } : {};
@@ -92,42 +152,126 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
           { authorization: `Bearer ${await sign("mallory", { key: other.privateKey })}` },
         ]
       : [];
-    const taskIds = [...(await seedTasks(target, valid, 4)), ...(await seedTasks(target, bob, 4))];
-    collectGarbage();
-    const before = process.memoryUsage();
+    let aliceTasks: string[] = [];
+    await waitUntil(async () => {
+      aliceTasks = await seedTasks(target.address, valid, 4);
+    });
+    const taskIds = [...aliceTasks, ...(await seedTasks(target.address, bob, 4))];
+    const before = await target.memory();
     const onProgress = options.progress
       ? (done: number, r: HostileReport) => {
           if (done % 5000 === 0)
             process.stderr.write(
-              `  ${options.auth ? "jwt" : "off"} ${done} cases ${(r.ms / 1000).toFixed(0)} s: hangs ${r.hangs}, wedged ${r.wedged}, internal ${r.internal}, resets ${r.transportResets}, rss ${Math.round(process.memoryUsage().rss / 1048576)} MB ${JSON.stringify(r.byCode)}\n`,
+              `  ${options.plain ? "plain" : "hostile"} ${options.auth ? "jwt" : "off"} ${done} cases ${(r.ms / 1000).toFixed(0)} s: hangs ${r.hangs}, wedged ${r.wedged}, internal ${r.internal}, header-refused ${r.headerRefused}, resets ${r.transportResets}, deadline ${r.deadlineExceeded} ${JSON.stringify(r.byCode)}\n`,
             );
         }
       : undefined;
-    const report = await runHostile({
-      target,
-      seed: options.seed,
-      cases: options.cases,
-      credentials: { valid, refused },
-      taskIds,
-      inFlight: options.inFlight,
-      onProgress,
-    });
+    const report = options.plain
+      ? await runPlain({ target: target.address, cases: options.cases, credentials: valid, taskIds: aliceTasks, inFlight: options.inFlight ?? 16, onProgress })
+      : await runHostile({
+          target: target.address,
+          seed: options.seed,
+          cases: options.cases,
+          credentials: { valid, refused },
+          taskIds,
+          inFlight: options.inFlight,
+          onProgress,
+          onCase: options.onCase,
+        });
     await new Promise((r) => setTimeout(r, 200));
-    collectGarbage();
-    const after = process.memoryUsage();
-    const mb = (n: number) => Math.round((n / 1024 / 1024) * 10) / 10;
-    return {
-      ...report,
-      auth: options.auth,
-      heapBeforeMb: mb(before.heapUsed),
-      heapAfterMb: mb(after.heapUsed),
-      rssBeforeMb: mb(before.rss),
-      rssAfterMb: mb(after.rss),
-    };
+    const after = await target.memory();
+    let idle: MemoryFigures | undefined;
+    if (options.serverProcess && (options.idleMs ?? 0) > 0) {
+      await new Promise((r) => setTimeout(r, options.idleMs));
+      idle = await target.memory();
+    }
+    return { ...report, auth: options.auth, plain: options.plain === true, before, after, idle };
   } finally {
-    await server.shutdown(0);
+    await target.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Retries `attempt` until it succeeds (a server process still starting refuses connections). */
+async function waitUntil(attempt: () => Promise<void>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+interface PlainOptions {
+  readonly target: string;
+  readonly cases: number;
+  readonly credentials: Readonly<Record<string, string>>;
+  readonly taskIds: readonly string[];
+  readonly inFlight: number;
+  readonly onProgress?: (done: number, report: HostileReport) => void;
+}
+
+/** The baseline load: plain, valid unary calls in turn (GetTask, ListTasks, SendMessage answered by a message), 4 connections. */
+async function runPlain(options: PlainOptions): Promise<HostileReport> {
+  const started = performance.now();
+  const identity = (b: Buffer) => b;
+  const clients = Array.from(
+    { length: 4 },
+    (_, i) => new grpc.Client(options.target, grpc.credentials.createInsecure(), { "grpc.channel_id": `plain-${i}` } as grpc.ChannelOptions),
+  );
+  const requests: Array<[string, Buffer]> = [
+    ["GetTask", Buffer.from(GetTaskRequest.encode(GetTaskRequest.fromPartial({ id: options.taskIds[0] ?? "" })).finish())],
+    ["ListTasks", Buffer.from(ListTasksRequest.encode(ListTasksRequest.fromPartial({ pageSize: 1 })).finish())],
+    [
+      "SendMessage",
+      Buffer.from(
+        SendMessageRequest.encode(
+          SendMessageRequest.fromPartial({ message: { messageId: "plain", role: 1, parts: [{ content: { $case: "text", value: "echo" } }] } }),
+        ).finish(),
+      ),
+    ],
+  ];
+  const byCode: Record<string, number> = {};
+  let next = 0;
+  const worker = async () => {
+    while (next < options.cases) {
+      const n = next++;
+      const [method, body] = requests[n % requests.length]!;
+      const md = new grpc.Metadata();
+      md.set("a2a-version", "1.0");
+      for (const [k, v] of Object.entries(options.credentials)) md.set(k, v);
+      const code = await new Promise<number>((resolve) =>
+        clients[n % clients.length]!.makeUnaryRequest(`/lf.a2a.v1.A2AService/${method}`, identity, identity, body, md, { deadline: Date.now() + 10_000 }, (e) =>
+          resolve(e ? (e as grpc.ServiceError).code : grpc.status.OK),
+        ),
+      );
+      const name = grpc.status[code] ?? String(code);
+      byCode[name] = (byCode[name] ?? 0) + 1;
+      if ((n + 1) % 1000 === 0) options.onProgress?.(n + 1, report());
+    }
+  };
+  const report = (): HostileReport => ({
+    cases: options.cases,
+    byCode: { ...byCode },
+    hangs: 0,
+    wedged: 0,
+    internal: (byCode["INTERNAL"] ?? 0) + (byCode["UNKNOWN"] ?? 0),
+    headerRefused: 0,
+    transportResets: 0,
+    deadlineExceeded: byCode["DEADLINE_EXCEEDED"] ?? 0,
+    deadlineSamples: [],
+    internalSamples: [],
+    ms: performance.now() - started,
+  });
+  try {
+    await Promise.all(Array.from({ length: options.inFlight }, worker));
+  } finally {
+    for (const client of clients) client.close();
+  }
+  return report();
 }
 
 /** Tasks of one caller, left INPUT_REQUIRED (so follow-ups, cancels and subscriptions reach them). */
@@ -170,24 +314,35 @@ export async function runHostileBench(args: readonly string[]): Promise<string> 
   const arg = (name: string, fallback: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
   const cases = arg("cases", 100_000);
   const seed = arg("seed", 18);
+  const idleMs = arg("idle-s", 30) * 1000;
+  const arenas = args.find((a) => a.startsWith("--malloc-arena-max="))?.split("=")[1];
+  const serverEnv: Record<string, string> = arenas === undefined ? {} : { MALLOC_ARENA_MAX: arenas };
   const rows: HostileRunResult[] = [];
   for (const auth of [true, false]) {
-    process.stderr.write(`hostile: ${cases / 2} cases, seed ${seed}, auth ${auth ? "on (jwt)" : "off"}\n`);
-    rows.push(await hostileRun({ cases: Math.ceil(cases / 2), seed: seed + (auth ? 1 : 0), auth, progress: true }));
-    process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
+    for (const plain of [false, true]) {
+      process.stderr.write(`hostile: ${cases / 2} ${plain ? "plain (baseline)" : "hostile"} cases, seed ${seed}, auth ${auth ? "on (jwt)" : "off"}\n`);
+      rows.push(
+        await hostileRun({ cases: Math.ceil(cases / 2), seed: seed + (auth ? 1 : 0), auth, plain, progress: true, serverProcess: true, idleMs, serverEnv }),
+      );
+      process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
+    }
   }
   const codes = [...new Set(rows.flatMap((r) => Object.keys(r.byCode)))].sort();
+  const memory = (m: MemoryFigures | undefined) => (m === undefined ? "-" : `${m.heapMb} / ${m.rssMb}`);
   return [
-    `### Hostile-input suite: ${cases.toLocaleString("en")} seeded cases (seed ${seed}) over all 11 RPCs, half with JWT auth off, half on`,
+    `### Hostile-input suite: ${cases.toLocaleString("en")} seeded cases (seed ${seed}) over all 11 RPCs, half with JWT auth on, half off; each beside a baseline of as many plain calls`,
     "",
-    "| auth | cases | s | hangs | wedged connections | INTERNAL/UNKNOWN from our code | HTTP/2 resets (oversized headers, counted as INTERNAL by the client) | heap MB before → after GC | RSS MB before → after | " +
+    `Server: src/main.ts in its own process${arenas === undefined ? "" : `, MALLOC_ARENA_MAX=${arenas}`}; memory is heap / RSS in MB after a forced full GC, idle = after ${idleMs / 1000} s more.`,
+    "",
+    "| load | auth | cases | s | hangs | wedged connections | INTERNAL/UNKNOWN from our code | header refused by the HTTP/2 layer (own connection closed) | other HTTP/2 resets | DEADLINE_EXCEEDED | before | after | idle | " +
       codes.join(" | ") +
       " |",
-    "|" + " --- |".repeat(9 + codes.length),
+    "|" + " --- |".repeat(13 + codes.length),
     ...rows.map(
       (r) =>
-        `| ${r.auth ? "jwt" : "off"} | ${r.cases} | ${(r.ms / 1000).toFixed(1)} | ${r.hangs} | ${r.wedged} | ${r.internal} | ${r.transportResets} | ${r.heapBeforeMb} → ${r.heapAfterMb} | ${r.rssBeforeMb} → ${r.rssAfterMb} | ${codes.map((c) => r.byCode[c] ?? 0).join(" | ")} |`,
+        `| ${r.plain ? "plain" : "hostile"} | ${r.auth ? "jwt" : "off"} | ${r.cases} | ${(r.ms / 1000).toFixed(1)} | ${r.hangs} | ${r.wedged} | ${r.internal} | ${r.headerRefused} | ${r.transportResets} | ${r.deadlineExceeded} | ${memory(r.before)} | ${memory(r.after)} | ${memory(r.idle)} | ${codes.map((c) => r.byCode[c] ?? 0).join(" | ")} |`,
     ),
     ...rows.flatMap((r) => r.internalSamples.map((s) => `- INTERNAL sample (${r.auth ? "jwt" : "off"}): ${s}`)),
+    ...rows.flatMap((r) => r.deadlineSamples.map((s) => `- DEADLINE_EXCEEDED sample (${r.auth ? "jwt" : "off"}): ${s}`)),
   ].join("\n");
 }

@@ -31,9 +31,9 @@ const PATH = "/lf.a2a.v1.A2AService/SendStreamingMessage";
 const identity = (b: Buffer) => b;
 
 type Kind = "bare" | "ours" | "ours-sqlite";
-type Pace = "burst" | "per-turn";
+export type Pace = "burst" | "per-turn";
 
-interface Run {
+export interface Run {
   readonly cpuMicros: number;
   readonly responses: number;
   readonly chunks: number;
@@ -60,8 +60,12 @@ async function start(kind: Kind, dataDir: string): Promise<ServerProcess> {
   });
 }
 
-/** One stream of `n` chunks; for ours the agent is told to go once the task snapshot arrived. */
-function stream(server: ServerProcess, kind: Kind, n: number, pace: Pace, client: Client): Promise<Run> {
+/**
+ * One stream of `n` chunks through `client`; unless the server is the bare one, its agent
+ * (ours, or the SDK peer's: same IPC "go") is told to go once the task snapshot arrived.
+ * Also used by issue4's single-stream phase.
+ */
+export function stream(server: ServerProcess, kind: Kind | "sdk", n: number, pace: Pace, client: Client): Promise<Run> {
   const md = new Metadata();
   md.set("a2a-version", "1.0");
   md.set("bench-events", String(n));

@@ -1,10 +1,15 @@
 /**
- * Issue 4's benchmark: streaming fan-out, our server side by side with the official
- * @a2a-js/sdk gRPC server in one run. One task, many SubscribeToTask streams (spread over
- * subscriber processes, bench/lib/subscribers.ts), a burst of artifact updates published by
- * the agent once every subscriber is attached; then the same paced (latency without
- * queueing); then stalled subscribers that never read while events flow (server RSS, and
- * how the server treats them).
+ * Issues 4 and 15's streaming benchmark: our server side by side with the official @a2a-js/sdk
+ * gRPC server, and a bare grpc-js streaming server, in one run. Fan-out: one task, many
+ * SubscribeToTask streams (spread over subscriber processes, bench/lib/subscribers.ts), a burst
+ * of artifact updates published by the agent once every subscriber is attached, read by raw
+ * HTTP/2 subscribers (cheap, count and order) and by @grpc/grpc-js subscribers with the generated
+ * client (what users run; every stream's artifact rebuilt and compared with the agent's); then
+ * the same paced (latency without queueing); then stalled subscribers that never read while
+ * events flow (server RSS against the backlog budgets). Single stream: one SendStreamingMessage
+ * of 5,000 and 100,000 chunks, burst and per-turn agents, ours vs bare (and the SDK at 5,000
+ * only: its cost per chunk grows with the artifact, so 100,000 would take hours), interleaved
+ * rounds (bench/issue15.ts's stream()).
  *
  *   npm run bench -- issue4 [--quick] [--profile]
  *   node --import tsx bench/issue4.ts [--quick] [--profile]
@@ -20,7 +25,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { status, type ServiceError } from "@grpc/grpc-js";
+import { Client, credentials, status, type ServiceError } from "@grpc/grpc-js";
 import {
   GetTaskRequestSchema,
   MessageSchema,
@@ -37,6 +42,7 @@ import { profileSummary } from "./lib/cpu-profile.js";
 import { percentiles } from "./lib/stats.js";
 import { openSubscribers, type SubscribersResult } from "./lib/subscribers.js";
 import { comparisonTable, formatNumber, markdownTable, targetsTable, type Target } from "./lib/table.js";
+import { stream as singleStream, type Pace, type Run as SingleRun } from "./issue15.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS = join(ROOT, "bench", "results");
@@ -47,6 +53,7 @@ const A2A_METADATA = { "a2a-version": "1.0" };
 
 export interface Issue4Options {
   readonly quick: boolean;
+  readonly smoke?: boolean;
   readonly profile?: boolean;
 }
 
@@ -61,11 +68,22 @@ const FULL = {
   pacedIntervalMs: 10,
   stalled: 100,
   stalledLive: 10,
-  stalledEvents: 2_000,
-  stalledPadBytes: 4_096,
-  /** One update per ms, ~4 MB/s per stream: what a reading client keeps up with (back-to-back 4 KiB updates outrun even a reading client). */
+  stalledEvents: 1_000,
+  stalledPadBytes: 2_048,
+  /** One update per ms, ~2 MB/s per stream: what a reading client keeps up with. */
   stalledIntervalMs: 1,
   bufferEvents: 256,
+  /** Our server's backlog budgets (A-32): per stream and across streams. 100 stalled × 1 MiB passes the global one. */
+  streamBacklogBytes: 1024 * 1024,
+  streamsBacklogBytes: 64 * 1024 * 1024,
+  /** Single stream: sizes and interleaved rounds; the SDK runs at `sdkSize` only. */
+  single: [
+    { n: 5_000, rounds: 5 },
+    { n: 100_000, rounds: 2 },
+  ],
+  sdkSize: 5_000,
+  /** Rounds the SDK takes part in at `sdkSize` (the first ones): one of its 5,000-chunk streams costs ~1 minute of CPU. */
+  sdkRounds: 1,
 };
 const QUICK: typeof FULL = {
   ...FULL,
@@ -75,15 +93,43 @@ const QUICK: typeof FULL = {
   warmupEvents: 100,
   pacedEvents: 150,
   stalledEvents: 800,
+  single: [
+    { n: 5_000, rounds: 2 },
+    { n: 100_000, rounds: 1 },
+  ],
+};
+
+/** A minute's check that every phase and the report run (not figures): `--smoke`. */
+const SMOKE: typeof FULL = {
+  ...QUICK,
+  subscribers: 20,
+  events: 30,
+  warmupSubscribers: 10,
+  warmupEvents: 10,
+  pacedEvents: 20,
+  stalled: 10,
+  stalledLive: 2,
+  stalledEvents: 100,
+  single: [
+    { n: 300, rounds: 2 },
+    { n: 1_000, rounds: 1 },
+  ],
+  sdkSize: 300,
 };
 
 type ServerKind = "sdk" | "ours";
 const LABEL: Record<ServerKind, string> = { sdk: "@a2a-js/sdk", ours: "ours" };
 
-function start(kind: ServerKind, cfg: typeof FULL): Promise<ServerProcess> {
+/** `defaults`: ours with its default stream settings (the single-stream phase: as users run it). */
+function start(kind: ServerKind, cfg: typeof FULL, defaults = false): Promise<ServerProcess> {
   if (kind === "sdk") return startServerProcess({ name: LABEL.sdk, script: join(ROOT, "bench/servers/sdk-fanout-server.ts"), tsx: true });
+  const budgets = {
+    A2A_STREAM_BUFFER_EVENTS: String(cfg.bufferEvents),
+    A2A_STREAM_BACKLOG_BYTES: String(cfg.streamBacklogBytes),
+    A2A_STREAMS_BACKLOG_BYTES: String(cfg.streamsBacklogBytes),
+  };
   return startServerProcess({
-    name: LABEL.ours,
+    name: defaults ? `${LABEL.ours} (defaults)` : LABEL.ours,
     script: join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
     env: (port) => ({
@@ -93,7 +139,8 @@ function start(kind: ServerKind, cfg: typeof FULL): Promise<ServerProcess> {
       A2A_STORE: "memory",
       A2A_CARD_LISTEN: "off",
       A2A_AGENT_MODULE: "bench/agents/fanout-agent.mjs",
-      A2A_STREAM_BUFFER_EVENTS: String(cfg.bufferEvents),
+      // A 100,000-chunk artifact is ~4 MB: over the task size limit that the default 4 MiB message size gives (A-34).
+      ...(defaults ? { A2A_MAX_MESSAGE_BYTES: String(16 * 1024 * 1024) } : budgets),
     }),
   });
 }
@@ -120,24 +167,33 @@ interface Go {
   readonly yieldEach?: boolean;
   readonly padBytes: number;
   readonly replace: boolean;
+  /** The agent hashes the texts it writes (the grpc-js subscribers' content check). */
+  readonly hash?: boolean;
+}
+
+interface Published {
+  readonly publishMs: number;
+  /** What the agent's artifact holds when done, hashed as the grpc-js subscribers hash what they rebuilt. */
+  readonly contentSha256: string;
 }
 
 interface Served {
   readonly server: ServerProcess;
   readonly lc: LoadClient;
-  /** Resolves with the agent's publish duration (ms) once it has completed `taskId`. */
-  published(taskId: string): Promise<number>;
+  /** Resolves once the agent has completed `taskId`. */
+  published(taskId: string): Promise<Published>;
 }
 
 async function serve(kind: ServerKind, cfg: typeof FULL): Promise<Served> {
   const server = await start(kind, cfg);
-  const done = new Map<string, number>();
-  const waiters = new Map<string, (ms: number) => void>();
+  const done = new Map<string, Published>();
+  const waiters = new Map<string, (p: Published) => void>();
   server.onMessage((m) => {
-    const msg = m as { bench?: string; taskId: string; publishMs: number };
+    const msg = m as { bench?: string; taskId: string } & Published;
     if (msg?.bench !== "fanout-published") return;
-    done.set(msg.taskId, msg.publishMs);
-    waiters.get(msg.taskId)?.(msg.publishMs);
+    const p = { publishMs: msg.publishMs, contentSha256: msg.contentSha256 };
+    done.set(msg.taskId, p);
+    waiters.get(msg.taskId)?.(p);
   });
   const lc = loadClient(server.address, A2A_METADATA);
   const probe = Buffer.from(toBinary(GetTaskRequestSchema, create(GetTaskRequestSchema, { id: "no-such-task" })));
@@ -162,6 +218,8 @@ interface FanoutRun {
   readonly serverCpuMicros: number;
   readonly wallMs: number;
   readonly publishMs: number;
+  /** Streams whose rebuilt artifact is exactly the agent's (grpc-js subscribers only). */
+  readonly contentMatched: number | undefined;
 }
 
 /** Hooks around the measured window, from just before "go" until every stream ended (the profiler). */
@@ -171,7 +229,7 @@ interface Window {
 }
 
 /** One task, `subscribers` streams attached, then "go": measured from go until every stream ended. */
-async function fanout(s: Served, cfg: typeof FULL, subscribers: number, go: Go, window?: Window): Promise<FanoutRun> {
+async function fanout(s: Served, cfg: typeof FULL, subscribers: number, go: Go, window?: Window, client: "raw" | "grpc-js" = "raw"): Promise<FanoutRun> {
   const taskId = await createTask(s.lc);
   const request = Buffer.from(toBinary(SubscribeToTaskRequestSchema, create(SubscribeToTaskRequestSchema, { id: taskId })));
   const subs = await openSubscribers({
@@ -183,22 +241,24 @@ async function fanout(s: Served, cfg: typeof FULL, subscribers: number, go: Go, 
     processes: cfg.processes,
     connectionsPerProcess: cfg.connectionsPerProcess,
     expectArtifacts: go.events,
+    client,
   });
   try {
     await window?.open();
     const before = await s.server.usage();
     const goAt = performance.timeOrigin + performance.now();
-    s.server.send({ bench: "fanout-go", taskId, ...go });
+    s.server.send({ bench: "fanout-go", taskId, ...go, hash: client === "grpc-js" });
     const result = await subs.done();
     const after = await s.server.usage();
     await window?.close();
-    const publishMs = await s.published(taskId);
+    const published = await s.published(taskId);
     return {
       result,
       delivered: result.events - subscribers,
       serverCpuMicros: cpuMicros(before, after),
       wallMs: result.lastReceiveAt - goAt,
-      publishMs,
+      publishMs: published.publishMs,
+      contentMatched: client === "grpc-js" ? (result.contentHashes[published.contentSha256] ?? 0) : undefined,
     };
   } finally {
     subs.kill();
@@ -233,9 +293,9 @@ async function stalledRun(s: Served, cfg: typeof FULL): Promise<StalledRun> {
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
-    s.server.send({ bench: "fanout-go", taskId, events: cfg.stalledEvents, intervalMs: cfg.stalledIntervalMs, padBytes: cfg.stalledPadBytes, replace: true });
+    s.server.send({ bench: "fanout-go", taskId, events: cfg.stalledEvents, intervalMs: cfg.stalledIntervalMs, padBytes: cfg.stalledPadBytes, replace: false });
     const liveResult = await live.done();
-    const publishMs = await s.published(taskId);
+    const { publishMs } = await s.published(taskId);
     sampling = false;
     await sampler;
     const afterFlow = await s.server.usage();
@@ -253,6 +313,8 @@ async function stalledRun(s: Served, cfg: typeof FULL): Promise<StalledRun> {
 interface ServerResult {
   readonly kind: ServerKind;
   readonly burst: FanoutRun;
+  /** The burst again, read by grpc-js subscribers. */
+  readonly burstGrpc: FanoutRun;
   readonly paced: FanoutRun;
   readonly stalled: StalledRun;
   /** Summary of the profiled paced run (--profile, ours only). */
@@ -273,28 +335,102 @@ async function profiledPaced(s: Served, cfg: typeof FULL, go: Go): Promise<strin
   return `${checked}\n\n${profileSummary(file, run.delivered)}\n\nProfile: ${file}`;
 }
 
-async function runServer(kind: ServerKind, cfg: typeof FULL, log: (s: string) => void, profile: boolean): Promise<ServerResult> {
-  const s = await serve(kind, cfg);
-  try {
-    log(`${LABEL[kind]}: warm-up (${cfg.warmupSubscribers} subscribers × ${cfg.warmupEvents} events)`);
-    await fanout(s, cfg, cfg.warmupSubscribers, { events: cfg.warmupEvents, intervalMs: 0, padBytes: 0, replace: false });
-    log(`${LABEL[kind]}: burst (${cfg.subscribers} subscribers × ${cfg.events} events)`);
-    const burst = await fanout(s, cfg, cfg.subscribers, { events: cfg.events, intervalMs: 0, padBytes: 0, replace: false });
-    log(`${LABEL[kind]}: paced (${cfg.subscribers} subscribers × ${cfg.pacedEvents} events, one per ${cfg.pacedIntervalMs} ms)`);
-    const pacedGo: Go = { events: cfg.pacedEvents, intervalMs: cfg.pacedIntervalMs, padBytes: 0, replace: false };
-    const paced = await fanout(s, cfg, cfg.subscribers, pacedGo);
-    log(`${LABEL[kind]}: ${cfg.stalled} stalled + ${cfg.stalledLive} live subscribers × ${cfg.stalledEvents} events of ${cfg.stalledPadBytes} B`);
-    const stalled = await stalledRun(s, cfg);
-    let summary: string | undefined;
-    if (profile) {
-      log(`${LABEL[kind]}: paced again under the CPU profiler (unmeasured)`);
-      summary = await profiledPaced(s, cfg, pacedGo);
-    }
-    return { kind, burst, paced, stalled, profile: summary };
-  } finally {
-    s.lc.close();
-    await s.server.stop(3_000);
+async function runServer(s: Served, kind: ServerKind, cfg: typeof FULL, log: (s: string) => void, profile: boolean): Promise<ServerResult> {
+  log(`${LABEL[kind]}: warm-up (${cfg.warmupSubscribers} subscribers × ${cfg.warmupEvents} events)`);
+  await fanout(s, cfg, cfg.warmupSubscribers, { events: cfg.warmupEvents, intervalMs: 0, padBytes: 0, replace: false });
+  await fanout(s, cfg, cfg.warmupSubscribers, { events: cfg.warmupEvents, intervalMs: 0, padBytes: 0, replace: false }, undefined, "grpc-js");
+  const burstGo: Go = { events: cfg.events, intervalMs: 0, padBytes: 0, replace: false };
+  log(`${LABEL[kind]}: burst (${cfg.subscribers} raw HTTP/2 subscribers × ${cfg.events} events)`);
+  const burst = await fanout(s, cfg, cfg.subscribers, burstGo);
+  log(`${LABEL[kind]}: burst (${cfg.subscribers} grpc-js subscribers × ${cfg.events} events)`);
+  const burstGrpc = await fanout(s, cfg, cfg.subscribers, burstGo, undefined, "grpc-js");
+  log(`${LABEL[kind]}: paced (${cfg.subscribers} subscribers × ${cfg.pacedEvents} events, one per ${cfg.pacedIntervalMs} ms)`);
+  const pacedGo: Go = { events: cfg.pacedEvents, intervalMs: cfg.pacedIntervalMs, padBytes: 0, replace: false };
+  const paced = await fanout(s, cfg, cfg.subscribers, pacedGo);
+  log(`${LABEL[kind]}: ${cfg.stalled} stalled + ${cfg.stalledLive} live subscribers × ${cfg.stalledEvents} appends of ${cfg.stalledPadBytes} B`);
+  const stalled = await stalledRun(s, cfg);
+  let summary: string | undefined;
+  if (profile) {
+    log(`${LABEL[kind]}: paced again under the CPU profiler (unmeasured)`);
+    summary = await profiledPaced(s, cfg, pacedGo);
   }
+  return { kind, burst, burstGrpc, paced, stalled, profile: summary };
+}
+
+type SingleKind = "bare" | "ours" | "sdk";
+interface SingleRow {
+  readonly n: number;
+  readonly pace: Pace;
+  readonly kind: SingleKind;
+  readonly round: number;
+  readonly run: SingleRun;
+}
+
+/**
+ * One SendStreamingMessage of N chunks per server, in interleaved rounds (order alternating),
+ * bare and ours always next to each other; the SDK only at `cfg.sdkSize`.
+ */
+async function singleStreamPhase(
+  servers: Record<SingleKind, ServerProcess>,
+  cfg: typeof FULL,
+  log: (s: string) => void,
+  profile: boolean,
+): Promise<{ rows: SingleRow[]; profiles: string }> {
+  const clients = Object.fromEntries(
+    (Object.keys(servers) as SingleKind[]).map((k) => [
+      k,
+      new Client(servers[k].address, credentials.createInsecure(), { "grpc.max_receive_message_length": 64 * 1024 * 1024 }),
+    ]),
+  ) as Record<SingleKind, Client>;
+  const rows: SingleRow[] = [];
+  let profiles = "";
+  try {
+    for (const kind of ["bare", "ours", "sdk"] as const) {
+      await waitUntilServing(servers[kind], () => singleStream(servers[kind], kind, 10, "burst", clients[kind]));
+      for (const pace of ["burst", "per-turn"] as const) await singleStream(servers[kind], kind, 1_000, pace, clients[kind]); // warm-up
+    }
+    for (const { n, rounds } of cfg.single) {
+      for (const pace of ["burst", "per-turn"] as const) {
+        for (let round = 0; round < rounds; round++) {
+          const kinds: SingleKind[] = n === cfg.sdkSize && round < cfg.sdkRounds ? ["sdk", "bare", "ours"] : ["bare", "ours"];
+          const order = round % 2 === 0 ? kinds : [...kinds].reverse();
+          for (const kind of order) {
+            const run = await singleStream(servers[kind], kind, n, pace, clients[kind]);
+            rows.push({ n, pace, kind, round, run });
+            log(
+              `single stream ${kind} n=${n} ${pace} round ${round + 1}: ${formatNumber(run.cpuMicros / n, 2)} µs/event, ${run.responses} responses, ${run.chunks} chunks${run.inOrder ? "" : " OUT OF ORDER"}`,
+            );
+          }
+        }
+      }
+    }
+    if (profile) {
+      for (const pace of ["burst", "per-turn"] as const) {
+        const file = join(RESULTS, `issue4-single-ours-${pace}-${Date.now()}.cpuprofile`);
+        await servers.ours.profileStart();
+        await singleStream(servers.ours, "ours", 5_000, pace, clients.ours);
+        await servers.ours.profileStop(file);
+        profiles += `\n\n### Profile: ours, one stream of 5,000 chunks, ${pace} (unmeasured run; "µs/call" is per agent event)\n\n${profileSummary(file, 5_000, 15)}\n\nProfile: ${file}`;
+      }
+    }
+    return { rows, profiles };
+  } finally {
+    for (const c of Object.values(clients)) c.close();
+  }
+}
+
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Median of the per-round ratios `kind` ÷ `base` at (n, pace), and the rounds' ratios. */
+function singleRatio(rows: readonly SingleRow[], n: number, pace: Pace, kind: SingleKind, base: SingleKind): { median: number; rounds: number[] } {
+  const of = (k: SingleKind) => rows.filter((r) => r.n === n && r.pace === pace && r.kind === k);
+  const a = of(kind);
+  const b = of(base);
+  const byRound = a.flatMap((r) => {
+    const other = b.find((x) => x.round === r.round);
+    return other === undefined ? [] : [r.run.cpuMicros / other.run.cpuMicros];
+  });
+  return { median: byRound.length > 0 ? median(byRound) : NaN, rounds: byRound };
 }
 
 const MB = (b: number) => formatNumber(b / 1024 / 1024, 1);
@@ -305,15 +441,32 @@ const codes = (r: SubscribersResult) =>
     .join(", ");
 
 export async function runIssue4(opts: Issue4Options): Promise<string> {
-  const cfg = opts.quick ? QUICK : FULL;
+  const cfg = opts.smoke ? SMOKE : opts.quick ? QUICK : FULL;
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`[issue4] ${s}\n`);
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
 
-  const sdk = await runServer("sdk", cfg, log, false);
-  const ours = await runServer("ours", cfg, log, opts.profile ?? false);
+  // All three servers run side by side from the start (an idle server costs nothing).
+  const sdkServed = await serve("sdk", cfg);
+  const oursServed = await serve("ours", cfg);
+  const bare = await startServerProcess({ name: "bare", script: join(ROOT, "bench/servers/bare-stream-server.ts"), tsx: true });
+  // The single stream runs on ours with its default settings (the fan-out server's budgets are the stalled phase's).
+  const oursSingle = await start("ours", cfg, true);
+  let sdk: ServerResult;
+  let ours: ServerResult;
+  let single: Awaited<ReturnType<typeof singleStreamPhase>>;
+  try {
+    sdk = await runServer(sdkServed, "sdk", cfg, log, false);
+    ours = await runServer(oursServed, "ours", cfg, log, opts.profile ?? false);
+    log(`single stream: ${cfg.single.map((x) => `${formatNumber(x.n)} chunks × ${x.rounds} rounds`).join(", ")}; the SDK at ${formatNumber(cfg.sdkSize)} only`);
+    single = await singleStreamPhase({ bare, ours: oursSingle, sdk: sdkServed.server }, cfg, log, opts.profile ?? false);
+  } finally {
+    sdkServed.lc.close();
+    oursServed.lc.close();
+    await Promise.all([sdkServed.server.stop(3_000), oursServed.server.stop(3_000), bare.stop(3_000), oursSingle.stop(3_000)]);
+  }
   const rows = [sdk, ours];
   const label = (r: ServerResult) => LABEL[r.kind];
   const perEvent = (f: FanoutRun) => f.serverCpuMicros / f.delivered;
@@ -350,6 +503,65 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     ["server", "phase", "complete and in order", "out of order", "statuses", "artifact updates per stream", "first problem"],
     checkRows,
   );
+  const perChunk = (f: FanoutRun) => f.serverCpuMicros / ((f.contentMatched ?? 0) * cfg.events);
+  const grpcTable = comparisonTable(
+    rows,
+    label,
+    [
+      { header: "streams whose artifact = the agent's", value: (r) => r.burstGrpc.contentMatched ?? 0, digits: 0 },
+      { header: "complete, in order, COMPLETED, OK", value: (r) => r.burstGrpc.result.complete, digits: 0 },
+      { header: "server CPU µs per delivered chunk", value: (r) => perChunk(r.burstGrpc), digits: 2, ratio: true },
+      { header: "responses on the wire", value: (r) => r.burstGrpc.delivered, digits: 0, ratio: true },
+      { header: "server CPU s", value: (r) => r.burstGrpc.serverCpuMicros / 1e6, digits: 2 },
+      { header: "go → last event s", value: (r) => r.burstGrpc.wallMs / 1000, digits: 2 },
+      { header: "latency p50 ms", value: (r) => pct(r.burstGrpc.result, 50), digits: 1 },
+      { header: "latency p99 ms", value: (r) => pct(r.burstGrpc.result, 99), digits: 1 },
+      { header: "client CPU µs per chunk", value: (r) => r.burstGrpc.result.clientCpuMicros / (cfg.subscribers * cfg.events), digits: 2 },
+    ],
+    [sdk],
+  );
+  const grpcStatuses = rows
+    .map((r) => `${label(r)}: ${codes(r.burstGrpc.result)}${r.burstGrpc.result.firstProblem ? ` (first problem: ${r.burstGrpc.result.firstProblem})` : ""}`)
+    .join("; ");
+
+  const singleRows: string[][] = [];
+  for (const { n } of cfg.single) {
+    for (const pace of ["burst", "per-turn"] as const) {
+      for (const kind of ["bare", "ours", "sdk"] as const) {
+        const runs = single.rows.filter((r) => r.n === n && r.pace === pace && r.kind === kind);
+        if (runs.length === 0) continue;
+        const vsBare = kind === "bare" ? undefined : singleRatio(single.rows, n, pace, kind, "bare");
+        singleRows.push([
+          formatNumber(n),
+          pace,
+          kind === "sdk" ? LABEL.sdk : kind,
+          formatNumber(median(runs.map((r) => r.run.cpuMicros / n)), 2),
+          vsBare === undefined ? "1" : `${vsBare.median.toFixed(2)}× (${vsBare.rounds.map((x) => x.toFixed(2)).join(", ")})`,
+          formatNumber(median(runs.map((r) => r.run.responses))),
+          runs.every((r) => r.run.chunks === n && r.run.inOrder) ? "yes" : "NO",
+          kind === "bare" ? "" : formatNumber(median(runs.map((r) => r.run.firstChunkMs ?? NaN)), 2),
+        ]);
+      }
+    }
+  }
+  const singleTable = markdownTable(
+    [
+      "N",
+      "pace",
+      "server",
+      "server CPU µs / agent event (median)",
+      "÷ bare, per round (median; rounds)",
+      "responses on the wire",
+      "every chunk, in order",
+      "first chunk ms",
+    ],
+    singleRows,
+  );
+  const small = cfg.single[0]!.n;
+  const large = cfg.single[cfg.single.length - 1]!.n;
+  const sdkOver = (pace: Pace) => 1 / singleRatio(single.rows, cfg.sdkSize, pace, "ours", "sdk").median;
+  const firstChunk = (pace: Pace) => median(single.rows.filter((r) => r.kind === "ours" && r.pace === pace).map((r) => r.run.firstChunkMs ?? NaN));
+
   const pacedTable = comparisonTable(
     rows,
     label,
@@ -365,9 +577,14 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
   );
 
   const eventBytes = cfg.stalledPadBytes + 100;
-  // What the stalled streams may hold at most if nothing were shared between them: the bound,
-  // grpc-js's queues (16 messages on each side) and about one event in the HTTP/2 windows.
-  const bound = cfg.stalled * (cfg.bufferEvents + 34) * eventBytes;
+  // What our server may hold for the stalled streams: their merged backlogs (each at most the
+  // per-stream budget, together at most the global one), plus per stream what was written before
+  // grpc-js pushed back (its 16-message queue) and one HTTP/2 stream window (64 KiB), plus the task
+  // itself (the agent's artifact, all chunks) that the store keeps.
+  const backlogs = Math.min(cfg.stalled * cfg.streamBacklogBytes, cfg.streamsBacklogBytes);
+  const perStreamWire = 16 * eventBytes + 65_535;
+  const taskBytes = cfg.stalledEvents * eventBytes;
+  const bound = backlogs + cfg.stalled * perStreamWire + taskBytes;
   const unbounded = cfg.stalled * cfg.stalledEvents * eventBytes;
   const stalledRows = rows
     .map((r) => {
@@ -402,8 +619,41 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     stalledRows,
   );
   const o = ours.stalled;
+  const pick = (n: number, pace: Pace) => singleRatio(single.rows, n, pace, "ours", "bare").median;
   const targets: Target[] = [
-    { what: "server CPU per delivered event vs SDK (burst)", actual: perEvent(ours.burst) / perEvent(sdk.burst), op: "<=", limit: 0.5 },
+    {
+      what: `grpc-js subscribers (burst): streams whose rebuilt artifact is the agent's, every chunk in order`,
+      actual: ours.burstGrpc.contentMatched ?? 0,
+      op: ">=",
+      limit: cfg.subscribers,
+      format: (v) => formatNumber(v),
+    },
+    {
+      what: "grpc-js subscribers (burst): server CPU per delivered chunk vs SDK",
+      actual: perChunk(ours.burstGrpc) / perChunk(sdk.burstGrpc),
+      op: "<=",
+      limit: 0.5,
+    },
+    { what: `single stream, ${formatNumber(small)} chunks, burst: CPU per event vs bare`, actual: pick(small, "burst"), op: "<=", limit: 2 },
+    { what: `single stream, ${formatNumber(small)} chunks, per-turn: CPU per event vs bare`, actual: pick(small, "per-turn"), op: "<=", limit: 2 },
+    { what: `single stream, ${formatNumber(large)} chunks, burst: CPU per event vs bare`, actual: pick(large, "burst"), op: "<=", limit: 2 },
+    { what: `single stream, ${formatNumber(large)} chunks, per-turn: CPU per event vs bare`, actual: pick(large, "per-turn"), op: "<=", limit: 2 },
+    {
+      what: `single stream flat: (ours ÷ bare at ${formatNumber(large)}) ÷ (ours ÷ bare at ${formatNumber(small)}), per-turn`,
+      actual: pick(large, "per-turn") / pick(small, "per-turn"),
+      op: "<=",
+      limit: 1.25,
+    },
+    { what: `single stream, ${formatNumber(cfg.sdkSize)} chunks, burst: SDK CPU per event ÷ ours`, actual: sdkOver("burst"), op: ">=", limit: 150 },
+    { what: `single stream, ${formatNumber(cfg.sdkSize)} chunks, per-turn: SDK CPU per event ÷ ours`, actual: sdkOver("per-turn"), op: ">=", limit: 150 },
+    {
+      what: "single stream, per-turn: first chunk after the agent's write (idle server)",
+      actual: firstChunk("per-turn"),
+      op: "<=",
+      limit: 2,
+      format: (v) => `${v.toFixed(2)} ms`,
+    },
+    { what: "server CPU per delivered event vs SDK (burst, raw subscribers)", actual: perEvent(ours.burst) / perEvent(sdk.burst), op: "<=", limit: 0.5 },
     { what: "server CPU per delivered event vs SDK (paced)", actual: perEvent(ours.paced) / perEvent(sdk.paced), op: "<=", limit: 0.5 },
     { what: "publish-to-receive p50, paced", actual: pct(ours.paced.result, 50), op: "<", limit: 5, format: (v) => `${v.toFixed(2)} ms` },
     {
@@ -414,14 +664,14 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
       format: (v) => formatNumber(v),
     },
     {
-      what: "stalled subscribers ended RESOURCE_EXHAUSTED",
+      what: "stalled subscribers ended RESOURCE_EXHAUSTED (a budget passed)",
       actual: o.stalled.codes["RESOURCE_EXHAUSTED"] ?? 0,
       op: ">=",
       limit: cfg.stalled,
       format: (v) => formatNumber(v),
     },
     {
-      what: "RSS peak growth with stalled subscribers, vs the buffers' bound",
+      what: "RSS peak growth with stalled subscribers, vs the budgets' bound",
       actual: o.peakRss - o.before.mem.rss,
       op: "<=",
       limit: bound,
@@ -429,9 +679,9 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     },
   ];
 
-  const command = `npm run build && npm run bench -- issue4${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
+  const command = `npm run build && npm run bench -- issue4${opts.smoke ? " --smoke" : opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
   const report = [
-    `## Issue 4 benchmark: streaming fan-out${opts.quick ? " (quick)" : ""}`,
+    `## Streaming benchmark (issues 4 and 15): fan-out and single stream${opts.smoke ? " (smoke: not figures)" : opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\``,
     "",
@@ -447,16 +697,32 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     "",
     checkTable,
     "",
+    `### Burst read by @grpc/grpc-js subscribers: ${cfg.subscribers} streams (generated client, ${cfg.processes} processes × ${cfg.connectionsPerProcess} channels), ${formatNumber(cfg.events)} chunks`,
+    "",
+    grpcTable,
+    "",
+    `Each subscriber decodes every response and rebuilds the artifact from the snapshot by applying each update (append: parts join; otherwise replaced), so a merged update counts as the updates it stands for; ` +
+      `the rebuilt artifact's SHA-256 is compared with the agent's (the texts it wrote). Delivered chunks = matching streams × ${formatNumber(cfg.events)}. Statuses: ${grpcStatuses}.`,
+    "",
+    `### Single stream: one SendStreamingMessage of N chunks appended to one artifact, read by a grpc-js client; ours vs bare grpc-js (bench/servers/bare-stream-server.ts) vs the SDK (at ${formatNumber(cfg.sdkSize)} only, ${cfg.sdkRounds} round${cfg.sdkRounds > 1 ? "s" : ""})`,
+    "",
+    singleTable,
+    "",
+    `Interleaved rounds, the order alternating; ratios per round. CPU: user + system of the server from the task snapshot (ours, the SDK) or the call (bare) until the stream ended, ÷ N. ` +
+      `burst: the agent writes as fast as the server takes it; per-turn: an event-loop turn after each chunk. First chunk ms: receive time − the agent's write of chunk 0, on a server serving only this stream. ` +
+      `The SDK runs at ${formatNumber(cfg.sdkSize)} chunks only, in the first ${cfg.sdkRounds === 1 ? "round" : `${cfg.sdkRounds} rounds`}: its cost per chunk grows with the artifact, so one of its ${formatNumber(cfg.sdkSize)}-chunk streams takes about a minute of CPU and ${formatNumber(large)} would take hours.`,
+    "",
     `### Paced: ${cfg.subscribers} streams, ${formatNumber(cfg.pacedEvents)} updates, one every ${cfg.pacedIntervalMs} ms`,
     "",
     pacedTable,
     "",
-    `### ${cfg.stalled} stalled subscribers (never read while events flow) and ${cfg.stalledLive} live ones, ${formatNumber(cfg.stalledEvents)} updates of ~${formatNumber(eventBytes)} B, one every ${cfg.stalledIntervalMs} ms (each replaces the last: the store keeps one)`,
+    `### ${cfg.stalled} stalled subscribers (never read while events flow) and ${cfg.stalledLive} live ones, ${formatNumber(cfg.stalledEvents)} appends of ~${formatNumber(eventBytes)} B to one artifact, one every ${cfg.stalledIntervalMs} ms (merging cannot shrink appends: a stalled stream's backlog grows until a budget ends it)`,
     "",
     stalledTable,
     "",
-    `Our server: A2A_STREAM_BUFFER_EVENTS=${cfg.bufferEvents}. Bound if nothing were shared: ${cfg.stalled} × (${cfg.bufferEvents} + 34) × ${formatNumber(eventBytes)} B = ${MB(bound)} MB; ` +
-      `everything queued for every stalled stream: ${MB(unbounded)} MB. "Updates each stalled stream got" is what it read after it resumed (backlog), before its status. ` +
+    `Our server: A2A_STREAM_BACKLOG_BYTES=${cfg.streamBacklogBytes} (per stream), A2A_STREAMS_BACKLOG_BYTES=${cfg.streamsBacklogBytes} (all streams), A2A_STREAM_BUFFER_EVENTS=${cfg.bufferEvents}. ` +
+      `Bound: min(${cfg.stalled} × ${MB(cfg.streamBacklogBytes)} MB, ${MB(cfg.streamsBacklogBytes)} MB) of backlogs = ${MB(backlogs)} MB, + ${cfg.stalled} × (16 × ${formatNumber(eventBytes)} B grpc-js queue + 64 KiB window) = ${MB(cfg.stalled * perStreamWire)} MB, + the task ${MB(taskBytes)} MB = ${MB(bound)} MB; ` +
+      `everything published, for every stalled stream: ${MB(unbounded)} MB (what a server without budgets holds). "Updates each stalled stream got" is what it read after it resumed (backlog), before its status. ` +
       `Agent publish time: SDK ${formatNumber(sdk.stalled.publishMs)} ms, ours ${formatNumber(o.publishMs)} ms.`,
     "",
     "### Targets",
@@ -470,6 +736,7 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
           ours.profile,
         ]
       : []),
+    single.profiles,
   ].join("\n");
   const file = join(RESULTS, `issue4-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
   writeFileSync(file, `${report}\n`);
@@ -478,7 +745,7 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runIssue4({ quick: process.argv.includes("--quick"), profile: process.argv.includes("--profile") }).then(
+  runIssue4({ quick: process.argv.includes("--quick"), smoke: process.argv.includes("--smoke"), profile: process.argv.includes("--profile") }).then(
     (report) => process.stdout.write(`${report}\n`),
     (err: unknown) => {
       process.stderr.write(`${(err as Error)?.stack ?? err}\n`);

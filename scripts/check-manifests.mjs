@@ -3,7 +3,8 @@
 // every resource against the Kubernetes OpenAPI schemas bundled in the npm package
 // kubernetes-models (types, required fields, enums), then the rules these manifests
 // must keep among themselves (probes on the gRPC port, selectors that select, the volume
-// claim that exists, a termination grace that covers the server's shutdown grace).
+// claim that exists, a termination grace that covers the server's shutdown grace, a health
+// service the probes can reach without credentials).
 // The schemas do not reject unknown fields: a misspelt optional field passes them.
 //
 // Usage: node scripts/check-manifests.mjs [DIR]   (default deploy/kubernetes)
@@ -73,6 +74,10 @@ function checkDeployment(where, d, siblings) {
     const listen = env.get("A2A_LISTEN") ?? "";
     if (!listen.endsWith(`:${ports.get("grpc")}`)) fail(at, `A2A_LISTEN ${listen} does not listen on the grpc port ${ports.get("grpc")}`);
     if (!env.has("A2A_AUTH")) fail(at, "A2A_AUTH must be set explicitly (the server refuses to listen beyond loopback without it)");
+    // gRPC probes carry no credentials: with authentication on, health must stay open (A2A_AUTH_OPEN_SERVICES).
+    const open = (env.get("A2A_AUTH_OPEN_SERVICES") ?? "health,reflection").split(",").map((w) => w.trim().toLowerCase());
+    if (env.get("A2A_AUTH") !== "none" && !open.includes("health"))
+      fail(at, "A2A_AUTH_OPEN_SERVICES must keep health open: the gRPC probes send no credentials");
     const graceMs = Number(env.get("A2A_SHUTDOWN_GRACE_MS") ?? 10000);
     const needed = Math.ceil((graceMs + HOOK_MARGIN_MS) / 1000);
     if ((pod.terminationGracePeriodSeconds ?? 30) < needed)

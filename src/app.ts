@@ -18,11 +18,14 @@ import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import type { TaskSizeLimits } from "./lifecycle/task-size.js";
 import { measureTask } from "./codec/list-response-encoder.js";
+import { encodedTaskSize } from "./codec/task-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
+import type { ServiceGuard } from "./protocol/service-guard.js";
 import {
   createTelemetry,
+  currentTraceContext,
   METRICS_PATH,
   startMetricsServer,
   type MetricsServer,
@@ -51,6 +54,8 @@ export interface A2AApp {
   readonly metrics: ServiceMetrics | undefined;
   /** Port of the HTTP listener serving /metrics: the card's, or its own. */
   readonly metricsPort: number | undefined;
+  /** Proves who calls health or reflection when A2A_AUTH_OPEN_SERVICES closes them (RunningServer.guardServices); undefined with no authentication. */
+  readonly serviceGuard: ServiceGuard | undefined;
   /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
   close(graceMs: number): Promise<void>;
 }
@@ -93,7 +98,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       pushNotifications: pushStore !== undefined,
       security: cardSecurity(config.auth),
     },
-    resume === undefined
+    // Declared only when the store keeps the events (a repository given by the caller may not).
+    resume === undefined || repository.eventLog === undefined
       ? agent.card
       : { ...agent.card, extensions: [...(agent.card?.extensions ?? []), streamResumeDeclaration(resume.retentionMs, config.streamHeartbeatMs)] },
   );
@@ -105,6 +111,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));
   const { metrics } = telemetry;
   if (telemetry.tracing !== undefined) telemetry.tracing.agentName = card.name;
+  // Outbox entries keep the trace context of their write, so the webhook request joins its trace (nothing kept while tracing is off).
+  if (telemetry.tracing !== undefined) pushStore?.useTraceContext?.(currentTraceContext);
   if (push !== undefined) metrics?.usePushStats(() => push.service.stats());
   const hub = store.hub ?? new EventHub(onListenerError);
   const service = new TaskService({
@@ -187,6 +195,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     cardPort: cardServer?.port,
     metrics,
     metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
+    serviceGuard: auth.callers && ((call, service) => auth.callers!.authenticateService(call, service)),
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
       auth.close();
@@ -235,7 +244,14 @@ async function openStore(
   if (config.store === "postgres") {
     // Loaded only when used: a server on SQLite or memory never loads the PostgreSQL client.
     const { openPostgresStore } = await import("./storage/postgres/index.js");
-    const pg = await openPostgresStore({ url: config.databaseUrl!, poolSize: config.databasePoolSize, leaseMs: config.leaseMs, logger, onListenerError });
+    const pg = await openPostgresStore({
+      url: config.databaseUrl!,
+      poolSize: config.databasePoolSize,
+      leaseMs: config.leaseMs,
+      logger,
+      onListenerError,
+      eventLog,
+    });
     // Every replica signs page tokens with the same key, so a page token from one works on all.
     const secret = await pg.repository.setMetaOnce(PAGE_TOKEN_SECRET_KEY, randomBytes(32).toString("base64"));
     return {
@@ -275,5 +291,5 @@ function splitHostPort(address: string): { host: string; port: number } {
  */
 function taskSizeLimits(maxMessageBytes: number): TaskSizeLimits {
   const headroom = Math.min(64 * 1024, Math.floor(maxMessageBytes / 4));
-  return { maxResponseBytes: maxMessageBytes, maxTaskBytes: maxMessageBytes - headroom, measureTask };
+  return { maxResponseBytes: maxMessageBytes, maxTaskBytes: maxMessageBytes - headroom, measureTask, measurePiece: encodedTaskSize };
 }

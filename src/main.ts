@@ -63,6 +63,7 @@ async function main(argv: readonly string[]): Promise<void> {
       keepaliveTimeoutMs: config.keepaliveTimeoutMs,
       logger,
       observers: telemetry.observers,
+      guardedServices: config.auth.guardedServices,
     });
   } catch (err) {
     fatal(logger, err, `could not listen on ${config.listen}`);
@@ -80,6 +81,7 @@ async function main(argv: readonly string[]): Promise<void> {
   // Runs once the server has stopped: stop agents, the card listener and the store.
   let shutdownDeadline = 0;
   server.onShutdown(() => started.close(Math.max(0, shutdownDeadline - Date.now())));
+  if (app.serviceGuard !== undefined) server.guardServices(app.serviceGuard);
   server.useHandlers(app.handlers, a2aStatusMapper);
 
   logger.info(

@@ -7,10 +7,15 @@
  * (t = performance.timeOrigin + performance.now(), the publish time), as fast as the server
  * takes them (intervalMs 0), with an event-loop turn after each (yieldEach, as an agent
  * awaiting a model's next token gives), or one every intervalMs, completes the task, and reports
- *   { bench: "fanout-published", taskId, publishMs }.
+ *   { bench: "fanout-published", taskId, publishMs, contentSha256 }
+ * (contentSha256, when go.hash: what the artifact holds when done, hashed as
+ * bench/lib/grpc-subscriber-child.ts hashes what a subscriber rebuilt: each text part followed by a
+ * NUL byte; opt-in, so that the single-stream figures do not pay for hashing).
  * `replace`: every update replaces one artifact (the store keeps one chunk); otherwise chunks
  * are appended to one artifact, as a token stream would be. Same work as bench/servers/sdk-fanout-server.ts.
  */
+import { createHash } from "node:crypto";
+
 const waiting = new Map(); // taskId -> resolve(go)
 const early = new Map(); // taskId -> go that came before the task was waiting
 
@@ -40,8 +45,10 @@ const agent = {
     early.delete(taskId);
     const pad = "x".repeat(go.padBytes);
     const started = performance.now();
+    const content = createHash("sha256");
     for (let i = 0; i < go.events; i++) {
       const text = `#seq=${i};t=${(performance.timeOrigin + performance.now()).toFixed(3)};${pad}`;
+      if (go.hash && (!go.replace || i === go.events - 1)) content.update(text).update("\0");
       await ctx.artifact(
         { artifactId: "out", name: "out", parts: [text] },
         go.replace ? { append: false, lastChunk: true } : { append: i > 0, lastChunk: i === go.events - 1 },
@@ -51,7 +58,7 @@ const agent = {
     }
     const publishMs = performance.now() - started;
     await ctx.complete();
-    process.send?.({ bench: "fanout-published", taskId, publishMs });
+    process.send?.({ bench: "fanout-published", taskId, publishMs, contentSha256: content.digest("hex") });
   },
 };
 export default agent;

@@ -8,6 +8,19 @@
  * (else a hang); no status may be INTERNAL (our own code failing) or UNKNOWN; and after every
  * batch a plain call on every connection used must still succeed (else a wedged connection).
  * Loopback only: the target is always a server this process started on 127.0.0.1.
+ *
+ * Two things the HTTP/2 layer does before any code of ours runs, measured and so classified
+ * (bench/README.md "hostile", the issue #18 note):
+ * - A header field longer than 64 KiB once HPACK-encoded is a decoding error of nghttp2 (its
+ *   per-field cap, NGHTTP2_HD_MAX_NV): the server's HTTP/2 session answers GOAWAY
+ *   COMPRESSION_ERROR and every stream on that connection ends with "RST_STREAM code 9".
+ * - A header block longer than one HEADERS and 8 CONTINUATION frames (9 x 16 KiB, nghttp2's
+ *   CONTINUATION-flood limit since CVE-2024-28182) ends the session with GOAWAY INTERNAL_ERROR:
+ *   every stream on the connection ends with "RST_STREAM code 2".
+ *   Cases with a header that long therefore run on a connection of their own, as a hostile
+ *   client's would, and count as `headerRefused`; a reset anywhere else counts as `transportResets`.
+ * - Deadlines grow with the request body (DEADLINE_PER_MIB_MS): a 1.5 MB body on a loaded
+ *   machine can take seconds to cross 64 KiB flow-control windows, be decoded and answered.
  */
 import * as grpc from "@grpc/grpc-js";
 import {
@@ -63,6 +76,24 @@ export interface HostileOptions {
   readonly deadlineMs?: number;
   /** Called after every batch of 1,000 cases with the figures so far (long runs report progress). */
   readonly onProgress?: (done: number, report: HostileReport) => void;
+  /** Told of every case as it ends (diagnosis: which cases fail how). */
+  readonly onCase?: (record: CaseRecord) => void;
+}
+
+/** One case as it ended. */
+export interface CaseRecord {
+  readonly rpc: string;
+  readonly connection: number;
+  readonly metadataBytes: number;
+  /** The longest header field the client puts on the wire (repeated keys go out as separate fields). */
+  readonly largestHeaderBytes: number;
+  readonly bodyBytes: number;
+  /** Sent on a connection of its own (a header field or block over HEADER_FIELD_RISK_BYTES / HEADER_BLOCK_RISK_BYTES). */
+  readonly isolated: boolean;
+  readonly code: number | "hang" | "data";
+  readonly details: string | undefined;
+  readonly startedMs: number;
+  readonly ms: number;
 }
 
 export interface HostileReport {
@@ -73,10 +104,38 @@ export interface HostileReport {
   readonly wedged: number;
   /** INTERNAL or UNKNOWN statuses from the server's code, with a sample of their details. */
   readonly internal: number;
-  /** Streams reset by the HTTP/2 layer before any handler ran (oversized header blocks); the client calls them INTERNAL. */
+  /** Cases with a header field or block over nghttp2's caps whose own connection the server's HTTP/2 layer closed (GOAWAY). */
+  readonly headerRefused: number;
+  /** Other streams reset by the HTTP/2 layer (the client calls them INTERNAL "Received RST_STREAM"); 0 expected. */
   readonly transportResets: number;
+  /** Cases that ended DEADLINE_EXCEEDED, and a sample of them (rpc, body and largest header size). */
+  readonly deadlineExceeded: number;
+  readonly deadlineSamples: string[];
   readonly internalSamples: string[];
   readonly ms: number;
+}
+
+/**
+ * Raw sizes above which a header field may pass nghttp2's 64 KiB field cap, and a header block its
+ * 9 x 16 KiB frame limit, once HPACK-encoded (the encoder takes Huffman only when it is shorter,
+ * so encoded is at most raw plus a few bytes per field).
+ */
+export const HEADER_FIELD_RISK_BYTES = 60 * 1024;
+export const HEADER_BLOCK_RISK_BYTES = 128 * 1024;
+/** Each case's deadline grows by this much per MiB of request body. */
+export const DEADLINE_PER_MIB_MS = 4000;
+
+/** The longest single header field the client sends (repeated keys go out as separate fields), and all of them together. */
+export function headerSizes(md: grpc.Metadata): { largest: number; total: number } {
+  let largest = 0;
+  let total = 0;
+  for (const [key, value] of Object.entries(md.toHttp2Headers())) {
+    for (const one of Array.isArray(value) ? value : [value]) {
+      largest = Math.max(largest, key.length, String(one).length);
+      total += key.length + String(one).length;
+    }
+  }
+  return { largest, total };
 }
 
 /** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
@@ -247,12 +306,16 @@ class Cases {
     const version = this.int(12);
     if (version < 7) md.set("a2a-version", "1.0");
     else if (version === 7) md.set("a2a-version", "9".repeat(this.pick([100, 8_000, 60 * 1024])));
-    else if (version === 8) for (let i = 0; i < this.pick([2, 50, 500]); i++) md.add("a2a-version", this.pick(["1.0", "0.3", "x", ","]));
-    else if (version === 9) setLoose(md, "a2a-version", this.pick(["", " ", "1", "1.0.0.0", "01.00", "-1.0", "1.0,1.0", "1.0 ; q=1", "\u007f"]));
+    else if (version === 8) {
+      // Counted once: a pick in the loop's condition would be drawn again at every turn and rarely reach 500.
+      const repeats = this.pick([2, 50, 500]);
+      for (let i = 0; i < repeats; i++) md.add("a2a-version", this.pick(["1.0", "0.3", "x", ","]));
+    } else if (version === 9) setLoose(md, "a2a-version", this.pick(["", " ", "1", "1.0.0.0", "01.00", "-1.0", "1.0,1.0", "1.0 ; q=1", "\u007f"]));
     // version 10, 11: none at all
     if (this.chance(0.15)) {
       const ext = this.pick([() => "https://example.com/ext", () => "x".repeat(30_000), () => ",,,,", () => this.string()])();
-      for (let i = 0; i < this.pick([1, 1, 100]); i++) md.add("a2a-extensions", ext.replace(/[^\x20-\x7e]/g, "?"));
+      const repeats = this.pick([1, 1, 100]);
+      for (let i = 0; i < repeats; i++) md.add("a2a-extensions", ext.replace(/[^\x20-\x7e]/g, "?"));
     }
     const cred = this.int(10);
     if (cred < 6) for (const [k, v] of Object.entries(credentials.valid)) md.set(k, v);
@@ -341,7 +404,10 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
   let wedged = 0;
   let internal = 0;
   let transportResets = 0;
+  let headerRefused = 0;
+  let deadlineExceeded = 0;
   const internalSamples: string[] = [];
+  const deadlineSamples: string[] = [];
   let next = 0;
   try {
     while (next < options.cases) {
@@ -353,15 +419,51 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
           const rpc = cases.pick(RPCS);
           const body = cases.body(rpc);
           const md = cases.metadata(options.credentials);
-          const client = cases.pick(clients);
-          const outcome = await runCase(client, rpc, body, md, deadlineMs);
+          const shared = cases.pick(clients);
+          const { largest: largestHeaderBytes, total: headerBlockBytes } = headerSizes(md);
+          // A header the server's HTTP/2 layer may refuse closes the whole connection: give it its own.
+          const isolated = largestHeaderBytes > HEADER_FIELD_RISK_BYTES || headerBlockBytes > HEADER_BLOCK_RISK_BYTES;
+          // A local subchannel pool: grpc-js would otherwise share the connection of a client with the same options.
+          const client = isolated
+            ? new grpc.Client(options.target, grpc.credentials.createInsecure(), {
+                ...clientOptions,
+                "grpc.use_local_subchannel_pool": 1,
+              } as grpc.ChannelOptions)
+            : shared;
+          const startedMs = performance.now() - started;
+          const caseDeadlineMs = deadlineMs + Math.ceil((body.length / 1048576) * DEADLINE_PER_MIB_MS);
+          const outcome = await runCase(client, rpc, body, md, caseDeadlineMs);
+          if (isolated) client.close();
+          if (options.onCase) {
+            options.onCase({
+              rpc,
+              connection: isolated ? -1 : clients.indexOf(shared),
+              metadataBytes: headerBlockBytes,
+              largestHeaderBytes,
+              bodyBytes: body.length,
+              isolated,
+              code: outcome.code,
+              details: outcome.details,
+              startedMs,
+              ms: performance.now() - started - startedMs,
+            });
+          }
           const name = typeof outcome.code === "number" ? (grpc.status[outcome.code] ?? String(outcome.code)) : outcome.code;
           byCode[name] = (byCode[name] ?? 0) + 1;
           if (outcome.code === "hang") hangs++;
-          // The client reports a stream the server's HTTP/2 layer reset (an oversized header block) as
-          // INTERNAL "Received RST_STREAM": grpc-js/Node refusing it before any code of ours ran. Counted apart.
-          if (outcome.code === grpc.status.INTERNAL && outcome.details?.startsWith("Received RST_STREAM")) {
+          if (outcome.code === grpc.status.DEADLINE_EXCEEDED) {
+            deadlineExceeded++;
+            if (deadlineSamples.length < 10)
+              deadlineSamples.push(`${rpc}: body ${Math.round(body.length / 1024)} KiB, largest header ${Math.round(largestHeaderBytes / 1024)} KiB`);
+          }
+          // The client reports a stream the server's HTTP/2 layer reset as INTERNAL "Received RST_STREAM"
+          // (no code of ours ran): expected, on its own connection, for a header field over the HPACK cap.
+          const reset = outcome.code === grpc.status.INTERNAL && /RST_STREAM|Session closed/.test(outcome.details ?? "");
+          if (reset && isolated) {
+            headerRefused++;
+          } else if (reset) {
             transportResets++;
+            if (internalSamples.length < 10) internalSamples.push(`${rpc} (reset): ${outcome.details?.slice(0, 200)}`);
           } else if (outcome.code === grpc.status.INTERNAL || outcome.code === grpc.status.UNKNOWN) {
             internal++;
             if (internalSamples.length < 10) internalSamples.push(`${rpc}: ${outcome.details?.slice(0, 200)}`);
@@ -377,7 +479,10 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
         hangs,
         wedged,
         internal,
+        headerRefused,
         transportResets,
+        deadlineExceeded,
+        deadlineSamples: [...deadlineSamples],
         internalSamples: [...internalSamples],
         ms: performance.now() - started,
       });
@@ -385,5 +490,17 @@ export async function runHostile(options: HostileOptions): Promise<HostileReport
   } finally {
     for (const client of clients) client.close();
   }
-  return { cases: options.cases, byCode, hangs, wedged, internal, transportResets, internalSamples, ms: performance.now() - started };
+  return {
+    cases: options.cases,
+    byCode,
+    hangs,
+    wedged,
+    internal,
+    headerRefused,
+    transportResets,
+    deadlineExceeded,
+    deadlineSamples,
+    internalSamples,
+    ms: performance.now() - started,
+  };
 }

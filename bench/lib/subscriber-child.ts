@@ -50,6 +50,8 @@ export interface SubscriberReport {
   readonly cpuMicros: number;
   /** Details of the first non-OK status. */
   readonly firstErrorDetails?: string;
+  /** grpc-js subscribers only: hash of the rebuilt artifact `out` -> streams that ended with it. */
+  readonly contentHashes?: Record<string, number>;
 }
 
 /** gRPC status code names, indexed by code. */

@@ -8,7 +8,10 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import type { StartCommand, SubscriberReport } from "./subscriber-child.js";
 
-const CHILD = fileURLToPath(new URL("./subscriber-child.ts", import.meta.url));
+const CHILD = {
+  raw: fileURLToPath(new URL("./subscriber-child.ts", import.meta.url)),
+  "grpc-js": fileURLToPath(new URL("./grpc-subscriber-child.ts", import.meta.url)),
+};
 
 export interface SubscribersOptions {
   readonly address: string;
@@ -21,9 +24,13 @@ export interface SubscribersOptions {
   readonly connectionsPerProcess: number;
   readonly expectArtifacts: number;
   readonly stall?: boolean;
+  /** raw (default): gRPC over node:http2, reading only tags and markers; grpc-js: the generated client, every response decoded and applied. */
+  readonly client?: "raw" | "grpc-js";
 }
 
-export interface SubscribersResult extends Omit<SubscriberReport, "cpuMicros" | "latenciesMs"> {
+export interface SubscribersResult extends Omit<SubscriberReport, "cpuMicros" | "latenciesMs" | "contentHashes"> {
+  /** grpc-js subscribers: hash of the rebuilt artifact -> streams (empty for raw ones). */
+  readonly contentHashes: Record<string, number>;
   readonly subscribers: number;
   readonly latenciesMs: Float64Array;
   /** All subscriber processes' CPU µs from attached to done. */
@@ -45,7 +52,11 @@ export async function openSubscribers(options: SubscribersOptions): Promise<Subs
   const attached: Promise<void>[] = [];
   const per = Math.ceil(options.subscribers / options.processes);
   for (let p = 0, left = options.subscribers; left > 0; p++, left -= per) {
-    const child = fork(CHILD, [], { execArgv: ["--import", "tsx"], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child = fork(CHILD[options.client ?? "raw"], [], {
+      execArgv: ["--import", "tsx"],
+      serialization: "advanced",
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     children.push(child);
     const exited = once(child, "exit").then(([code]) => {
       throw new Error(`subscriber process exited (${code}) before reporting`);
@@ -93,8 +104,11 @@ export async function openSubscribers(options: SubscribersOptions): Promise<Subs
         latencies.set(r.latenciesMs, at);
         at += r.latenciesMs.length;
       }
+      const contentHashes: Record<string, number> = {};
+      for (const r of all) for (const [k, v] of Object.entries(r.contentHashes ?? {})) contentHashes[k] = (contentHashes[k] ?? 0) + v;
       return {
         subscribers: options.subscribers,
+        contentHashes,
         complete: all.reduce((n, r) => n + r.complete, 0),
         outOfOrder: all.reduce((n, r) => n + r.outOfOrder, 0),
         codes,

@@ -5,10 +5,11 @@
  *   { bench: "fanout-go", taskId, events, intervalMs, yieldEach, padBytes, replace }
  * on the IPC channel, publishes `events` artifact updates whose text starts with
  * `#seq=<i>;t=<ms>;` (publish time, performance.timeOrigin + performance.now()), completes,
- * and reports { bench: "fanout-published", taskId, publishMs }. The SDK's event bus is
+ * and reports { bench: "fanout-published", taskId, publishMs, contentSha256 } (as the agent of ours does). The SDK's event bus is
  * synchronous, so "as fast as it takes them" is a loop of publish() calls.
  * Listens on 127.0.0.1:$BENCH_PORT.
  */
+import { createHash } from "node:crypto";
 import { TaskState } from "@a2a-js/sdk";
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
 import { serveSdkPeer, statusUpdate, submittedTask, textPart } from "./sdk-peer.js";
@@ -20,6 +21,8 @@ interface Go {
   readonly yieldEach?: boolean;
   readonly padBytes: number;
   readonly replace: boolean;
+  /** Hash the artifact's texts (contentSha256): the grpc-js fan-out checks content with it. */
+  readonly hash?: boolean;
 }
 const waiting = new Map<string, (go: Go) => void>();
 const early = new Map<string, Go>();
@@ -44,8 +47,10 @@ class FanoutExecutor implements AgentExecutor {
     early.delete(taskId);
     const pad = "x".repeat(go.padBytes);
     const started = performance.now();
+    const content = createHash("sha256");
     for (let i = 0; i < go.events; i++) {
       const text = `#seq=${i};t=${(performance.timeOrigin + performance.now()).toFixed(3)};${pad}`;
+      if (go.hash && (!go.replace || i === go.events - 1)) content.update(text).update("\0");
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId,
@@ -61,7 +66,7 @@ class FanoutExecutor implements AgentExecutor {
     }
     const publishMs = performance.now() - started;
     bus.publish(AgentEvent.statusUpdate(statusUpdate(ctx, TaskState.TASK_STATE_COMPLETED)));
-    process.send?.({ bench: "fanout-published", taskId, publishMs });
+    process.send?.({ bench: "fanout-published", taskId, publishMs, contentSha256: content.digest("hex") });
   }
 
   async cancelTask(): Promise<void> {}

@@ -8,6 +8,7 @@ import { SETTINGS, settingName, type SettingKey } from "../config/settings.js";
 import type { AuthScheme } from "./identity.js";
 import { ALLOWED_JWT_ALGORITHMS, DEFAULT_JWT_ALGORITHMS, type JwtSettings } from "./jwt-authenticator.js";
 import type { MtlsPrincipalSource } from "./mtls-authenticator.js";
+import type { GuardedService } from "../protocol/service-guard.js";
 import { RpcScopes } from "./rpc-scopes.js";
 
 /** Authentication as configured (A-30): what the server enforces and what its card declares. */
@@ -20,10 +21,19 @@ export interface AuthConfig {
   readonly apiKeysFile: string | undefined;
   readonly mtlsPrincipal: MtlsPrincipalSource;
   readonly rpcScopes: RpcScopes;
+  /**
+   * The services beside A2A that need a credential too (A2A_AUTH_OPEN_SERVICES names the open
+   * ones); always empty when callers are anonymous.
+   */
+  readonly guardedServices: readonly GuardedService[];
 }
 
+/** The gRPC services beside A2A whose calls may be made to need a credential. */
+export const GUARDABLE_SERVICES: readonly GuardedService[] = ["health", "reflection"];
+
 const SCHEMES: readonly AuthScheme[] = ["jwt", "api-key", "mtls"];
-const RPC_NAMES = A2AService.methods.map((m) => m.name);
+/** What the scope table (A2A_AUTH_SCOPES) may name: the A2A RPCs, and health and reflection as wholes. */
+const RPC_NAMES = [...A2AService.methods.map((m) => m.name), ...GUARDABLE_SERVICES];
 
 /**
  * Reads the authentication settings. `listen` and `mtlsReady` (A2A_TLS_CLIENT_CA is set) are
@@ -35,6 +45,7 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
   const authText = raw("auth");
   const rpcScopes = parseOr("authScopes", (v) => RpcScopes.parse(v, RPC_NAMES), RpcScopes.NONE);
   const mtlsPrincipal = parseOr("mtlsPrincipal", (v) => parseChoice(v, ["subject", "san"] as const), "subject" as const);
+  const openServices = parseOr("authOpenServices", parseOpenServices, GUARDABLE_SERVICES);
 
   function parseOr<T>(key: SettingKey, parse: (v: string) => T, fallback: T): T {
     const v = raw(key);
@@ -53,7 +64,7 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
         `refusing to start: ${name("listen")} = ${listen} is reachable beyond loopback and no authentication is configured; set ${name("auth")} to jwt, api-key or mtls (see README "Authentication"), or A2A_AUTH=none to allow anonymous callers`,
       );
     }
-    return { schemes: [], anonymous, jwt: undefined, apiKeysFile: undefined, mtlsPrincipal, rpcScopes };
+    return { schemes: [], anonymous, jwt: undefined, apiKeysFile: undefined, mtlsPrincipal, rpcScopes, guardedServices: [] };
   }
   const schemes: AuthScheme[] = [];
   for (const word of authText.split(",").map((w) => w.trim().toLowerCase())) {
@@ -76,6 +87,7 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
     apiKeysFile: schemes.includes("api-key") && apiKeysFile !== undefined ? resolve(cwd, apiKeysFile) : undefined,
     mtlsPrincipal,
     rpcScopes,
+    guardedServices: GUARDABLE_SERVICES.filter((service) => !openServices.includes(service)),
   };
 
   function loadJwt(): JwtSettings {
@@ -131,6 +143,19 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
       jwksTimeoutMs: parseOr("jwtJwksTimeoutMs", (v) => parseInteger(v, { min: 100, max: 60_000 }), 5000),
     };
   }
+}
+
+/** A2A_AUTH_OPEN_SERVICES: a comma list of health and reflection, or none (or empty). */
+function parseOpenServices(value: string): readonly GuardedService[] {
+  const words = value
+    .split(",")
+    .map((w) => w.trim().toLowerCase())
+    .filter((w) => w !== "");
+  if (words.length === 1 && words[0] === "none") return [];
+  for (const word of words) {
+    if (!(GUARDABLE_SERVICES as readonly string[]).includes(word)) throw new Error(`expected none, or health, reflection or both separated by a comma`);
+  }
+  return words as GuardedService[];
 }
 
 /** A JWKS URL: https, or http to a loopback host (development, tests). */

@@ -37,6 +37,19 @@ export class CallerAuthenticator {
 
   /** The verified caller of `method` in `tenant`; throws (or rejects with) an AuthError. */
   authenticate(source: CredentialSource, method: string, tenant: string): Caller | Promise<Caller> {
+    return this.#authenticate(source, method, tenant);
+  }
+
+  /**
+   * The verified caller of a whole service beside A2A (health, reflection) that the operator
+   * closed (A2A_AUTH_OPEN_SERVICES): the same credentials and refusals as an A2A RPC, the scopes
+   * the table maps to `service` (or `*`); no tenant, since those services have none.
+   */
+  authenticateService(source: CredentialSource, service: string): Caller | Promise<Caller> {
+    return this.#authenticate(source, service, undefined);
+  }
+
+  #authenticate(source: CredentialSource, method: string, tenant: string | undefined): Caller | Promise<Caller> {
     for (const authenticator of this.#authenticators) {
       const identity = authenticator.authenticate(source);
       if (identity === undefined) continue;
@@ -47,10 +60,10 @@ export class CallerAuthenticator {
     });
   }
 
-  #authorize(identity: Identity, method: string, tenant: string): Caller {
+  #authorize(identity: Identity, method: string, tenant: string | undefined): Caller {
     const granted = identity.tenants;
-    let scopeTenant = tenant;
-    if (granted !== undefined) {
+    let scopeTenant = tenant ?? "";
+    if (granted !== undefined && tenant !== undefined) {
       if (tenant === "" && granted.length > 0) scopeTenant = granted[0]!;
       else if (!granted.includes(tenant)) {
         throw new AuthError(

@@ -121,7 +121,8 @@ export class A2AClient {
         (m: HealthCheckRequest) => Buffer.from(toBinary(HealthCheckRequestSchema, m)),
         (b: Buffer) => fromBinary(HealthCheckResponseSchema, b),
         create(HealthCheckRequestSchema, { service }),
-        new grpc.Metadata(),
+        // The credentials too: a server may close health to anonymous callers (A2A_AUTH_OPEN_SERVICES).
+        this.options.metadata.clone(),
         { deadline: Date.now() + (this.options.timeoutMs ?? 5000) },
         (err, value) => (err ? reject(err) : resolve(value!.status)),
       );

@@ -1,5 +1,5 @@
 import { toBinary } from "@bufbuild/protobuf";
-import { StreamResponseSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { StreamResponseSchema, type Part, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeArtifactUpdatePayload, encodeMessagePayload, encodeStatusUpdatePayload, encodeTaskPayload } from "./task-encoder.js";
 
 /**
@@ -57,8 +57,8 @@ export function streamResponseBytes(response: StreamResponse): Buffer {
 }
 
 /**
- * About the encoded size of a response, without encoding it: strings count their length (a
- * character outside ASCII takes more bytes in UTF-8), plus a few bytes per field. Used to weigh
+ * About the encoded size of a response, without encoding it: parts' strings count their UTF-8
+ * bytes, ids their length, plus a few bytes per field. Used to weigh
  * a slow stream's backlog (A-32), where encoding every queued chunk cost more than the rest
  * of the per-event path.
  */
@@ -67,13 +67,26 @@ export function approximateSize(response: StreamResponse): number {
   if (payload.case !== "artifactUpdate") return streamResponseBytes(response).byteLength;
   const { artifact } = payload.value;
   if (artifact === undefined || artifact.metadata !== undefined || payload.value.metadata !== undefined) return streamResponseBytes(response).byteLength;
-  let size =
-    16 + payload.value.taskId.length + payload.value.contextId.length + artifact.artifactId.length + artifact.name.length + artifact.description.length;
-  for (const part of artifact.parts) {
+  const parts = approximatePartsSize(artifact.parts);
+  if (parts === undefined) return streamResponseBytes(response).byteLength;
+  return (
+    16 + payload.value.taskId.length + payload.value.contextId.length + artifact.artifactId.length + artifact.name.length + artifact.description.length + parts
+  );
+}
+
+/**
+ * About the encoded size of `parts` inside an artifact (as approximateSize counts them), or
+ * undefined for a part that is not text, url or raw bytes. What an append adds to the update it
+ * is merged into (A-32): its parts, not a second envelope.
+ */
+export function approximatePartsSize(parts: readonly Part[]): number | undefined {
+  let size = 0;
+  for (const part of parts) {
     const content = part.content;
-    if (content.case === "text" || content.case === "url") size += 8 + content.value.length;
+    // UTF-8 bytes, not UTF-16 length: merged responses are kept under the message size limit by this count.
+    if (content.case === "text" || content.case === "url") size += 8 + Buffer.byteLength(content.value);
     else if (content.case === "raw") size += 8 + content.value.byteLength;
-    else return streamResponseBytes(response).byteLength;
+    else return undefined;
     size += part.filename.length + part.mediaType.length + (part.metadata === undefined ? 0 : 64);
   }
   return size;

@@ -82,6 +82,19 @@ export function encodeTask(task: Task): Uint8Array {
 }
 
 /**
+ * The length of encodeTask(task), without copying the bytes out. Why: the A-34 size estimate
+ * measures every agent write (each streamed chunk) as a small task, and only needs the length.
+ */
+export function encodedTaskSize(task: Task): number {
+  encodeUtf8 = getTextEncoding().encodeUtf8;
+  pos = 0;
+  writeTask(task);
+  const length = pos;
+  if (buf.length > MAX_KEPT_BUFFER) setBuffer(new Uint8Array(INITIAL_BUFFER));
+  return length;
+}
+
+/**
  * A response whose oneof payload is `task` and nothing else: SendMessageResponse and
  * StreamResponse both carry the task as field 1, so these are the bytes of either.
  */

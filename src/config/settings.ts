@@ -212,6 +212,12 @@ export const SETTINGS = {
     "(unset: no scopes required)",
     "Scopes each RPC needs, RPC=scope pairs: SendMessage=tasks.write,GetTask=tasks.read,*=a2a (* = every other RPC).",
   ),
+  authOpenServices: setting(
+    "A2A_AUTH_OPEN_SERVICES",
+    "auth-open-services",
+    "health,reflection",
+    "With A2A_AUTH set: which of the gRPC health (grpc.health.v1) and reflection services answer without credentials: health, reflection, both (comma list) or none. The others need a credential like the A2A RPCs. Kubernetes gRPC probes send none: keep health open there.",
+  ),
   limitRate: setting("A2A_LIMIT_RATE", "limit-rate", "50000", "Requests per second each principal may make (token bucket; 0 = no limit)."),
   limitBurst: setting("A2A_LIMIT_BURST", "limit-burst", "(2 × A2A_LIMIT_RATE)", "Requests a principal may make at once before the rate applies."),
   limitRunsPerPrincipal: setting(

@@ -25,6 +25,12 @@ export const CHANNELS = {
   storeCommit: "a2a:store:commit",
   /** A push notification delivery attempt ended: PushDelivery (published by src/push). */
   pushDelivery: "a2a:push:delivery",
+  /**
+   * A delivery attempt of an event whose write was traced starts: PushDeliveryStart (published by
+   * src/push only then, and only while someone listens). The listener may add headers (tracing:
+   * `traceparent` of the delivery's span); the same object comes back in PushDelivery.`started`.
+   */
+  pushDeliveryStart: "a2a:push:delivery:start",
   /** A stream wrote a response to its client: StreamEvent (published by src/streams). */
   streamEvent: "a2a:stream:event",
   /** A stream ended: StreamEnded (published by src/streams). */
@@ -72,6 +78,15 @@ export interface PushDelivery {
   /** 1 for the first attempt. */
   readonly attempt: number;
   readonly durationMs: number;
+  /** What was published at the attempt's start, if anything (see pushDeliveryStart). */
+  readonly started?: PushDeliveryStart;
+}
+
+export interface PushDeliveryStart {
+  /** The trace context (W3C traceparent) of the write that produced the event. */
+  readonly traceContext: string;
+  /** Headers the webhook request carries in addition to its own; listeners add to them. */
+  readonly headers: Record<string, string>;
 }
 
 export interface StreamEvent {

@@ -4,8 +4,8 @@ import type { TaskScope } from "./task-repository.js";
 /**
  * Where a task's webhook configs live (R-PUSH, A-7, A-8). Implementations sit beside the task
  * store, in the same database, because a config belongs to its task: it is scoped with it and
- * removed with it (retention). Implementations: src/storage/memory, src/storage/sqlite. Both
- * pass test/storage/push-config-store.contract.ts.
+ * removed with it (retention). Implementations: src/storage/memory, src/storage/sqlite,
+ * src/storage/postgres. All pass test/storage/push-config-store.contract.ts.
  */
 export interface PushConfigStore {
   /**
@@ -27,6 +27,12 @@ export interface PushConfigStore {
    * same turn, so an inline config commits with its task).
    */
   readonly putNow?: (scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions) => void;
+  /**
+   * A number that changes whenever a config is put or deleted, or goes with its task, in this
+   * process: what a reader read of configs (and of the deliveries they are owed) stays true while
+   * it does not change. A store whose configs may change elsewhere (another replica) leaves it out.
+   */
+  readonly revision?: () => number;
 }
 
 export interface PutConfigOptions {

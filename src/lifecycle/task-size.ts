@@ -11,6 +11,8 @@ export interface TaskSizeLimits {
   /** The largest a task may grow through agent writes; below maxResponseBytes, so a reply holding it fits. */
   readonly maxTaskBytes: number;
   readonly measureTask: (task: Task) => number;
+  /** Same length as measureTask, for the pieces of one write (measured per write, never sent): defaults to measureTask. */
+  readonly measurePiece?: (task: Task) => number;
 }
 
 /** An agent write would make its task larger than the task size limit: refused, nothing applied. */
@@ -63,8 +65,9 @@ export class TaskSizeEstimate {
     task: Task,
   ) {
     this.#bytes = limits.measureTask(task);
-    for (const artifact of task.artifacts) this.#artifactBytes.set(artifact.artifactId, pieceBytes(limits.measureTask, { artifacts: [artifact] }));
-    this.#statusBytes = task.status === undefined ? 0 : pieceBytes(limits.measureTask, { status: task.status });
+    const piece = limits.measurePiece ?? limits.measureTask;
+    for (const artifact of task.artifacts) this.#artifactBytes.set(artifact.artifactId, pieceBytes(piece, { artifacts: [artifact] }));
+    this.#statusBytes = task.status === undefined ? 0 : pieceBytes(piece, { status: task.status });
   }
 
   /**
@@ -72,7 +75,7 @@ export class TaskSizeEstimate {
    * task would go over the limit.
    */
   add(taskId: string, change: TaskChange, limited: boolean): void {
-    const measure = this.limits.measureTask;
+    const measure = this.limits.measurePiece ?? this.limits.measureTask;
     let delta: number;
     let statusBytes = this.#statusBytes;
     let artifactShare: number | undefined;

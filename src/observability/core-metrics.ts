@@ -8,6 +8,7 @@ import {
   type StreamEvent,
   type TaskSettled,
 } from "../lifecycle/diagnostics.js";
+import type { HistogramSeries } from "./hot-path-histogram.js";
 import type { A2AMetrics } from "./metrics-catalogue.js";
 
 /**
@@ -19,6 +20,17 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
   const { tallies } = metrics;
   const runOk = metrics.runDuration.series({ outcome: "ok" });
   const runError = metrics.runDuration.series({ outcome: "error" });
+  const pushDuration = metrics.pushDeliveryDuration.series({});
+  // A commit's two series, found once per store name (there is one store), not per commit.
+  const stores = new Map<string, { duration: HistogramSeries; writes: HistogramSeries }>();
+  const storeSeries = (store: string) => {
+    let series = stores.get(store);
+    if (series === undefined) {
+      series = { duration: metrics.storeCommitDuration.series({ store }), writes: metrics.storeCommitWrites.series({ store }) };
+      stores.set(store, series);
+    }
+    return series;
+  };
   const handlers: Array<[string, (message: unknown) => void]> = [
     [CHANNELS.taskCreated, () => tallies.tasksCreated++],
     [CHANNELS.taskSettled, (m) => tallies.tasksSettled[(m as TaskSettled).state]!++],
@@ -35,18 +47,18 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
       CHANNELS.storeCommit,
       (m) => {
         const commit = m as StoreCommit;
-        const labels = { store: commit.store };
-        metrics.storeCommitDuration.observe(labels, commit.durationMs / 1000);
-        metrics.storeCommitWrites.observe(labels, commit.writes);
-        if (commit.failed) metrics.storeCommitsFailed.inc(labels);
+        const store = storeSeries(commit.store);
+        store.duration.observe(commit.durationMs / 1000);
+        store.writes.observe(commit.writes);
+        if (commit.failed) metrics.storeCommitsFailed.inc({ store: commit.store });
       },
     ],
     [
       CHANNELS.pushDelivery,
       (m) => {
         const delivery = m as PushDelivery;
-        metrics.pushDeliveries.inc({ outcome: delivery.outcome });
-        metrics.pushDeliveryDuration.observe({}, delivery.durationMs / 1000);
+        tallies.pushDeliveries.set(delivery.outcome, (tallies.pushDeliveries.get(delivery.outcome) ?? 0) + 1);
+        pushDuration.observe(delivery.durationMs / 1000);
       },
     ],
     [

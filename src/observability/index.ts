@@ -9,11 +9,12 @@
  *   its own (`startMetricsServer`). The catalogue of every metric is `metrics-catalogue.ts`.
  * - Tracing: `Tracing` (OpenTelemetry, configured by OTEL_*, off by default): a server span per A2A
  *   RPC, an invoke_agent span per agent run, spans for store commits and push deliveries;
- *   `injectTraceHeaders` for outgoing HTTP requests (webhooks).
+ *   `currentTraceContext` for the trace context a push outbox entry keeps of its write (the
+ *   webhook request's traceparent).
  */
 export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from "./logger.js";
 export { ServiceMetrics, type ServiceMetricsOptions } from "./metrics.js";
 export { METRICS_PATH, metricsRoute, startMetricsServer, type MetricsServer } from "./metrics-endpoint.js";
 export { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
-export { injectTraceHeaders, Tracing, tracingRequested, type TracingOptions } from "./tracing.js";
+export { currentTraceContext, injectTraceHeaders, Tracing, tracingRequested, type TracingOptions } from "./tracing.js";
 export { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry.js";

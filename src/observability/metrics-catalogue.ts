@@ -46,6 +46,8 @@ export class Tallies {
   runsEnded = 0;
   streamEventsWritten = 0;
   streamEventsMerged = 0;
+  /** Push delivery attempts by outcome. */
+  readonly pushDeliveries = new Map<string, number>();
 }
 
 export interface A2AMetrics {
@@ -176,6 +178,12 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
       help: "Push notification delivery attempts, by outcome (delivered, retrying, gave-up, removed, refused)",
       labelNames: ["outcome"],
       registers,
+      collect() {
+        this.reset();
+        for (const outcome of PUSH_OUTCOMES) this.inc({ outcome }, tallies.pushDeliveries.get(outcome) ?? 0);
+        // An outcome the catalogue does not list yet is still counted, not dropped.
+        for (const [outcome, count] of tallies.pushDeliveries) if (!(PUSH_OUTCOMES as readonly string[]).includes(outcome)) this.inc({ outcome }, count);
+      },
     }),
     pushDeliveryDuration: new HotPathHistogram({
       name: "a2a_push_delivery_duration_seconds",
@@ -221,7 +229,6 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
       registers,
     }),
   };
-  for (const outcome of PUSH_OUTCOMES) metrics.pushDeliveries.inc({ outcome }, 0);
   for (const reason of STREAM_END_REASONS) metrics.streamsEnded.inc({ reason }, 0);
   for (const outcome of ["ok", "error"]) metrics.runDuration.series({ outcome });
   metrics.pushDeliveryDuration.series({});

@@ -7,6 +7,8 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  type Attributes,
+  isSpanContextValid,
   type Context,
   type Span,
   type TextMapGetter,
@@ -14,7 +16,7 @@ import {
 } from "@opentelemetry/api";
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { CHANNELS, runStartChannel, type PushDelivery, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
+import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
@@ -47,6 +49,12 @@ export interface CallSpan {
   readonly context: Context;
 }
 
+/** An A2A method's server span: its name and its RPC attributes. */
+interface MethodSpan {
+  readonly name: string;
+  readonly attributes: Attributes;
+}
+
 /** gRPC metadata as a carrier for the W3C propagators (traceparent, tracestate, baggage). */
 const metadataGetter: TextMapGetter<grpc.Metadata> = {
   keys: (carrier) => Object.keys(carrier.getMap()),
@@ -67,8 +75,11 @@ const SERVER_ERROR_CODES: ReadonlySet<number> = new Set([2, 4, 12, 13, 14, 15]);
  *   (or starting a trace), current while the handler runs;
  * - an `invoke_agent` span per agent run, child of the RPC's span, current while the agent runs
  *   (so the agent's own spans nest under it);
- * - a span per store commit and per push delivery attempt, child of what was current when it
- *   happened (the commit: the write that opened the batch).
+ * - a span per store commit, child of what was current when it happened (the write that opened
+ *   the batch);
+ * - a span per push delivery attempt: for an event whose write was traced, a child of that
+ *   write's context (kept with the outbox entry, see currentTraceContext) whose traceparent the
+ *   webhook request carries; else a span of its own.
  * Load it only when tracing is requested: the SDK is imported on demand.
  */
 export class Tracing {
@@ -79,12 +90,18 @@ export class Tracing {
   readonly #contextManager: AsyncContextManager;
   readonly #shutdownSdk: () => Promise<void>;
   readonly #runSpans = new WeakMap<RunObservation, Span>();
+  readonly #deliverySpans = new WeakMap<PushDeliveryStart, Span>();
   readonly #handlers: Array<[string, (message: unknown) => void]>;
+  /** The headers the configured propagators read (propagation.fields()). */
+  readonly #propagatorFields: readonly string[];
+  readonly #methodSpans = new Map<string, MethodSpan>();
+  readonly #peers = new PeerCache();
 
   private constructor(contextManager: AsyncContextManager, shutdownSdk: () => Promise<void>) {
     this.#contextManager = contextManager;
     this.#shutdownSdk = shutdownSdk;
     this.#tracer = trace.getTracer(TRACER_NAME);
+    this.#propagatorFields = propagation.fields();
     this.observer = {
       started: (call) => this.#callStarted(call),
       around: (_call, state, run) => (state === undefined ? run() : context.with(state.context, run)),
@@ -97,6 +114,7 @@ export class Tracing {
     this.#handlers = [
       [CHANNELS.runEnd, (m) => this.#runEnded(m as RunObservation)],
       [CHANNELS.storeCommit, (m) => this.#storeCommitted(m as StoreCommit)],
+      [CHANNELS.pushDeliveryStart, (m) => this.#pushDeliveryStarted(m as PushDeliveryStart)],
       [CHANNELS.pushDelivery, (m) => this.#pushDelivered(m as PushDelivery)],
     ];
     for (const [name, handler] of this.#handlers) subscribe(name, handler);
@@ -133,21 +151,41 @@ export class Tracing {
 
   #callStarted(call: CallStart): CallSpan | undefined {
     if (call.service !== A2A_SERVICE) return undefined; // health checks and reflection are not traced
-    const parent = propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter);
-    const span = this.#tracer.startSpan(
-      `${call.service}/${call.method}`,
-      { kind: SpanKind.SERVER, attributes: { "rpc.system": "grpc", "rpc.service": call.service, "rpc.method": call.method } },
-      parent,
-    );
+    const parent = this.#carriesContext(call.metadata) ? propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter) : ROOT_CONTEXT;
+    const method = this.#methodSpan(call.method);
+    const span = this.#tracer.startSpan(method.name, { kind: SpanKind.SERVER, attributes: method.attributes }, parent);
     return { span, context: trace.setSpan(parent, span) };
+  }
+
+  /**
+   * Whether the metadata holds any header the propagators read (traceparent, tracestate, baggage, or
+   * whatever OTEL_PROPAGATORS chose): most calls carry none, and extracting from nothing still costs
+   * a context per propagator.
+   */
+  #carriesContext(metadata: grpc.Metadata): boolean {
+    for (const field of this.#propagatorFields) if (metadata.get(field).length > 0) return true;
+    return false;
+  }
+
+  /** The span name and the RPC attributes of an A2A method, made once per method (the SDK copies the attributes). */
+  #methodSpan(method: string): MethodSpan {
+    let known = this.#methodSpans.get(method);
+    if (known === undefined) {
+      known = { name: `${A2A_SERVICE}/${method}`, attributes: { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method } };
+      this.#methodSpans.set(method, known);
+    }
+    return known;
   }
 
   #callEnded(call: CallEnded, span: Span): void {
     if (span.isRecording()) {
       span.setAttribute("rpc.grpc.status_code", call.code);
       if (call.taskId !== undefined) span.setAttribute("a2a.task.id", call.taskId);
-      const peer = splitPeer(call.peer);
-      if (peer !== undefined) span.setAttributes({ "network.peer.address": peer.address, "network.peer.port": peer.port });
+      const peer = this.#peers.parse(call.peer);
+      if (peer !== undefined) {
+        span.setAttribute("network.peer.address", peer.address);
+        span.setAttribute("network.peer.port", peer.port);
+      }
       if (SERVER_ERROR_CODES.has(call.code)) span.setStatus({ code: SpanStatusCode.ERROR, message: call.details ?? "" });
     }
     span.end();
@@ -156,20 +194,10 @@ export class Tracing {
   /** The store transform of the run channel: starts the run's span and returns the context the agent runs in. */
   #runStarted(run: RunObservation): Context {
     const parent = this.#contextManager.active();
-    const span = this.#tracer.startSpan(
-      `invoke_agent ${this.agentName}`,
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: {
-          "gen_ai.operation.name": "invoke_agent",
-          "gen_ai.agent.name": this.agentName,
-          "gen_ai.conversation.id": run.contextId,
-          ...(run.taskId !== undefined ? { "a2a.task.id": run.taskId } : {}),
-          ...(run.resumed ? { "a2a.run.resumed": true } : {}),
-        },
-      },
-      parent,
-    );
+    const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": this.agentName, "gen_ai.conversation.id": run.contextId };
+    if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
+    if (run.resumed) attributes["a2a.run.resumed"] = true;
+    const span = this.#tracer.startSpan(`invoke_agent ${this.agentName}`, { kind: SpanKind.INTERNAL, attributes }, parent);
     this.#runSpans.set(run, span);
     return trace.setSpan(parent, span);
   }
@@ -199,16 +227,41 @@ export class Tracing {
     span.end(end);
   }
 
+  /** A traced event's attempt starts: its span, child of the write's context, and the traceparent the request carries. */
+  #pushDeliveryStarted(start: PushDeliveryStart): void {
+    const parent = propagation.extract(ROOT_CONTEXT, { traceparent: start.traceContext });
+    const span = this.#tracer.startSpan("push delivery", { kind: SpanKind.CLIENT }, parent);
+    this.#deliverySpans.set(start, span);
+    propagation.inject(trace.setSpan(parent, span), start.headers);
+  }
+
   #pushDelivered(delivery: PushDelivery): void {
     const end = nowMs();
-    const span = this.#tracer.startSpan("push delivery", {
-      kind: SpanKind.CLIENT,
-      startTime: end - delivery.durationMs,
-      attributes: { "a2a.push.outcome": delivery.outcome, "a2a.push.attempt": delivery.attempt },
-    });
+    const started = delivery.started && this.#deliverySpans.get(delivery.started);
+    const span =
+      started ??
+      this.#tracer.startSpan("push delivery", {
+        kind: SpanKind.CLIENT,
+        startTime: end - delivery.durationMs,
+      });
+    span.setAttributes({ "a2a.push.outcome": delivery.outcome, "a2a.push.attempt": delivery.attempt });
     if (delivery.outcome === "gave-up" || delivery.outcome === "retrying") span.setStatus({ code: SpanStatusCode.ERROR, message: delivery.outcome });
     span.end(end);
   }
+}
+
+/**
+ * The active span's context as a W3C traceparent, or undefined when no span is active: what a
+ * store keeps with an outbox entry (the TraceContextSource port of src/lifecycle/push-outbox.ts),
+ * so the webhook request joins the trace of the write. Formatted here, without a propagator
+ * carrier: it runs on every traced write of a task with push configs.
+ */
+export function currentTraceContext(): string | undefined {
+  const span = trace.getSpan(context.active());
+  if (span === undefined) return undefined;
+  const sc = span.spanContext();
+  if (!isSpanContextValid(sc)) return undefined;
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, "0")}`;
 }
 
 /**
@@ -225,8 +278,32 @@ function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
+/**
+ * Peers parsed into the span's address and port, kept: the calls of one connection share their
+ * peer string, and parsing it each time (a regular expression) was a visible part of a call's
+ * tracing cost. Bounded: emptied when full.
+ */
+class PeerCache {
+  static readonly MAX = 1024;
+  readonly #parsed = new Map<string, PeerAddress | undefined>();
+
+  parse(peer: string): PeerAddress | undefined {
+    const known = this.#parsed.get(peer);
+    if (known !== undefined || this.#parsed.has(peer)) return known;
+    if (this.#parsed.size >= PeerCache.MAX) this.#parsed.clear();
+    const parsed = splitPeer(peer);
+    this.#parsed.set(peer, parsed);
+    return parsed;
+  }
+}
+
+interface PeerAddress {
+  readonly address: string;
+  readonly port: number;
+}
+
 /** "127.0.0.1:5555", "[::1]:5555" → address and port; undefined for anything else ("unknown"). */
-function splitPeer(peer: string): { address: string; port: number } | undefined {
+function splitPeer(peer: string): PeerAddress | undefined {
   const colon = peer.lastIndexOf(":");
   const port = Number(peer.slice(colon + 1));
   if (colon <= 0 || !Number.isInteger(port)) return undefined;

@@ -19,6 +19,7 @@ import { createReflectionService } from "./reflection.js";
 import { file_google_rpc_error_details } from "../../gen/es/google/rpc/error_details_pb.js";
 import { file_google_rpc_status } from "../../gen/es/google/rpc/status_pb.js";
 import { StreamRegistry, trackingServer } from "./stream-registry.js";
+import { createGuardInterceptor, type GuardedService, type ServiceGuard } from "./service-guard.js";
 
 export const HEALTH_SERVICE_NAME = "grpc.health.v1.Health";
 
@@ -51,6 +52,11 @@ export interface StartServerOptions {
    * metrics, tracing (see call-observer.ts). The first here wraps the handler's run outermost.
    */
   readonly observers?: ReadonlyArray<CallObserver<any>>;
+  /**
+   * Health and/or reflection calls that need a credential (A2A_AUTH_OPEN_SERVICES): they are
+   * refused UNAVAILABLE until guardServices installs the guard, then only the guard lets them in.
+   */
+  readonly guardedServices?: readonly GuardedService[];
 }
 
 export type ShutdownHook = () => unknown;
@@ -62,6 +68,8 @@ export interface RunningServer {
   readonly address: string;
   /** Installs (or replaces) the A2A handlers and reports SERVING. */
   useHandlers(handlers: Partial<A2AServiceHandlers>, toStatus?: ToStatus): void;
+  /** Installs the guard of the guarded services (StartServerOptions.guardedServices). */
+  guardServices(guard: ServiceGuard): void;
   /**
    * Work to do once the server has stopped serving (abort agents, close the store).
    * Hooks run in reverse order of registration, one at a time; a failing hook is logged
@@ -86,13 +94,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const observers = new CallObservers([createCallLog(logger), ...(options.observers ?? [])], (err, hook) =>
     logger.warn({ err, hook }, "a call observer failed"),
   );
+  let serviceGuard: ServiceGuard | undefined;
+  const guardInterceptor = createGuardInterceptor({
+    prefixes: guardedPrefixes(options.guardedServices ?? []),
+    guard: () => serviceGuard,
+    onError: (correlationId, err) => logger.error({ err, correlation_id: correlationId }, "checking the credentials of a health or reflection call failed"),
+  });
   const server = new grpc.Server({
     "grpc.max_receive_message_length": maxMessageBytes,
     "grpc.max_send_message_length": maxMessageBytes,
     ...(options.keepaliveTimeMs !== undefined ? { "grpc.keepalive_time_ms": options.keepaliveTimeMs } : {}),
     ...(options.keepaliveTimeoutMs !== undefined ? { "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs } : {}),
     // The A2A adapter reports its own calls to the observers; health and reflection calls come through here.
-    interceptors: [createObservingInterceptor(observers, servicePaths(A2AService))],
+    // The guard comes second, so it runs outside the observer, which records its refusals too.
+    interceptors: [createObservingInterceptor(observers, servicePaths(A2AService)), ...((options.guardedServices ?? []).length > 0 ? [guardInterceptor] : [])],
     // Channelz stays on although no channelz service is served: with it off, grpc-js 1.14 does
     // not track sessions, and forceShutdown() leaves the connections of stuck calls open.
   });
@@ -155,6 +170,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (toStatus) runtime.toStatus = toStatus;
       if (!runtime.closing) health.setServing(true);
     },
+    guardServices(guard) {
+      serviceGuard = guard;
+    },
     onShutdown(hook) {
       hooks.push(hook);
     },
@@ -163,6 +181,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       return stopping;
     },
   };
+}
+
+const GUARDED_PREFIXES: Readonly<Record<GuardedService, readonly string[]>> = {
+  health: [`/${HEALTH_SERVICE_NAME}/`],
+  reflection: ["/grpc.reflection.v1.ServerReflection/", "/grpc.reflection.v1alpha.ServerReflection/"],
+};
+
+function guardedPrefixes(services: readonly GuardedService[]): Map<string, GuardedService> {
+  return new Map(services.flatMap((service) => GUARDED_PREFIXES[service].map((prefix) => [prefix, service] as const)));
 }
 
 function credentials(tls: ServerTls | null | undefined): grpc.ServerCredentials {

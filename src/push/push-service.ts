@@ -1,6 +1,6 @@
 import { channel } from "node:diagnostics_channel";
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { CHANNELS } from "../lifecycle/diagnostics.js";
+import { CHANNELS, type PushDeliveryStart } from "../lifecycle/diagnostics.js";
 import type { CoreLogger } from "../lifecycle/logger.js";
 import type { PushConfigStore } from "../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox } from "../lifecycle/push-outbox.js";
@@ -16,6 +16,7 @@ export interface DeliveryOutcome {
   readonly outcome: "delivered" | "retrying" | "gave-up" | "removed" | "refused";
   readonly attempt: number;
   readonly durationMs: number;
+  readonly started?: PushDeliveryStart;
 }
 
 /** Sends one request; the WebhookSender in production. */
@@ -43,26 +44,43 @@ export interface PushServiceOptions {
 
 /**
  * One (task, config): its events go out one at a time, in outbox order (A-29: an event is not
- * sent before the earlier ones of the same config were delivered or given up). Only its oldest
- * pending entry is in memory.
+ * sent before the earlier ones of the same config were delivered or given up). In memory: its
+ * oldest pending entry, and the few next ones the service was handed after their commit
+ * (`queued`); past those, the lane is `behind` and reads its next entries back from the outbox.
  */
 interface Lane {
   readonly key: string;
   head: OutboxEntry;
+  /** Entries after `head`, in order, as they were handed over after their commit (at most MAX_QUEUED). */
+  readonly queued: OutboxEntry[];
+  /** An entry of this lane was seen and not queued: its next entries are read from the outbox. */
+  behind: boolean;
+  /** The configs' revision when the lane opened: what it queued is only trusted while it holds. */
+  readonly revision: number | undefined;
   /** Failed attempts of `head`. */
   failed: number;
   lastStatus: string;
   /** The scan met a later entry of this lane while it was looking for its next one. */
   sawMore: boolean;
-  /** The config as last read, and when: reused for the lane's next events for a second (a read and a decode per delivery saved). */
-  config: TaskPushNotificationConfig | undefined;
-  configReadAt: number;
   /** The webhook body of `head`, encoded at its first attempt and reused by its retries. */
   body: string | undefined;
   timer: NodeJS.Timeout | undefined;
+  /** What the current attempt published at its start (a traced event, someone listening). */
+  started: PushDeliveryStart | undefined;
 }
 
+/** A config as last read, and when (or at which revision of the configs). */
+interface CachedConfig {
+  readonly config: TaskPushNotificationConfig;
+  readonly readAt: number;
+  readonly revision: number | undefined;
+}
+
+/** Entries a lane holds in memory beyond its head; past these it reads the outbox. */
+const MAX_QUEUED = 8;
+
 const delivery = channel(DELIVERY_CHANNEL);
+const deliveryStart = channel(CHANNELS.pushDeliveryStart);
 
 /**
  * Push delivery (R-PUSHD, A-9, A-10, A-12, A-29). It watches the outbox the store writes in the
@@ -94,18 +112,30 @@ export class PushService {
   private readonly pageSize: number;
   private readonly now: () => number;
   private idleWaiters: Array<() => void> = [];
+  /**
+   * Configs by lane key, kept when a lane closes (a lane opens per event when events come one at a
+   * time): valid while the store's revision holds, or for a second on a store without one.
+   */
+  private readonly configCache = new Map<string, CachedConfig>();
+  private readonly revision: (() => number) | undefined;
+  /** Lanes are claimed from a store shared by replicas: no cursor, and every lane ends by reading the outbox (which ends its claim). */
+  private readonly claims: boolean;
 
   constructor(private readonly options: PushServiceOptions) {
     this.maxLanes = options.maxLanes ?? 4096;
     this.pageSize = options.pageSize ?? 256;
     this.now = options.now ?? Date.now;
+    this.revision = options.configs.revision;
+    this.claims = options.outbox.claimLanes !== undefined;
   }
 
   /** Starts watching the outbox, resuming whatever a previous process left pending. */
   async start(): Promise<void> {
-    this.options.outbox.onAdded((added) => {
+    this.options.outbox.onAdded((added, entries) => {
       this.pending += added;
-      this.scan();
+      // Handed the entries and nothing read is waiting: take them as they are, no read back.
+      if (entries !== undefined && !this.scanning && !this.scanBlocked && !this.claims) this.take(entries);
+      else this.scan();
     });
     this.pending = await this.options.outbox.count();
     this.scan();
@@ -163,29 +193,65 @@ export class PushService {
       this.rescan = false;
       this.scanBlocked = false;
       for (;;) {
-        const page = await this.options.outbox.pendingAfter(this.cursor, this.pageSize);
+        const page = await this.nextPage();
+        if (page === undefined) return;
         if (this.stopped) return;
-        for (const entry of page) {
-          const key = laneKey(entry.taskId, entry.configId);
-          const lane = this.lanes.get(key);
-          if (lane !== undefined) {
-            lane.sawMore = true;
-          } else {
-            if (this.lanes.size >= this.maxLanes) {
-              this.scanBlocked = true;
-              return;
-            }
-            this.open(key, entry);
-          }
-          this.cursor = entry.seq;
-        }
+        if (!this.take(page)) return;
         if (page.length < this.pageSize) break;
       }
     } while (this.rescan);
   }
 
+  /**
+   * Entries in seq order (a page read, or a commit's entries handed over): each opens a lane for
+   * its (task, config), or joins the one open. False when `maxLanes` lanes are open: the rest wait
+   * in the outbox, read from the cursor once a lane closes.
+   */
+  private take(entries: readonly OutboxEntry[]): boolean {
+    for (const entry of entries) {
+      if (entry.seq <= this.cursor && !this.claims) continue; // seen already (claimed heads come in any order: no cursor)
+      const key = laneKey(entry.taskId, entry.configId);
+      const lane = this.lanes.get(key);
+      if (lane !== undefined) {
+        lane.sawMore = true;
+        if (!lane.behind && lane.queued.length < MAX_QUEUED && lane.revision !== undefined) lane.queued.push(entry);
+        else lane.behind = true;
+      } else {
+        if (this.lanes.size >= this.maxLanes) {
+          this.scanBlocked = true;
+          return false;
+        }
+        this.open(key, entry);
+      }
+      this.cursor = entry.seq;
+    }
+    return true;
+  }
+
+  /** Entries past the cursor; or, on a store shared by replicas, the heads of lanes claimed for this process (undefined: no room for one). */
+  private async nextPage(): Promise<OutboxEntry[] | undefined> {
+    const { outbox } = this.options;
+    if (outbox.claimLanes === undefined) return outbox.pendingAfter(this.cursor, this.pageSize);
+    const room = Math.min(this.pageSize, this.maxLanes - this.lanes.size);
+    if (room > 0) return outbox.claimLanes(room);
+    this.scanBlocked = true;
+    return undefined;
+  }
+
   private open(key: string, head: OutboxEntry): void {
-    const lane: Lane = { key, head, failed: 0, lastStatus: "", sawMore: false, timer: undefined, config: undefined, configReadAt: 0, body: undefined };
+    const lane: Lane = {
+      key,
+      head,
+      queued: [],
+      behind: false,
+      revision: this.revision?.(),
+      failed: 0,
+      lastStatus: "",
+      sawMore: false,
+      timer: undefined,
+      body: undefined,
+      started: undefined,
+    };
     this.lanes.set(key, lane);
     this.enqueue(lane);
   }
@@ -215,13 +281,7 @@ export class PushService {
   /** One attempt of the lane's head, and what follows from its answer. */
   private async attempt(lane: Lane): Promise<void> {
     const entry = lane.head;
-    // A retry, or a config read over a second ago, is read again: a replaced config takes effect,
-    // a deleted one stops the lane (its pending entries are gone with it).
-    if (lane.config === undefined || lane.failed > 0 || this.now() - lane.configReadAt > 1000) {
-      lane.config = await this.options.configs.get(entry.scope, entry.taskId, entry.configId);
-      lane.configReadAt = this.now();
-    }
-    const config = lane.config;
+    const config = await this.configOf(lane);
     if (this.stopped) return;
     if (config === undefined) {
       // Deleted (its pending entries went with it) or its task purged: nothing is owed.
@@ -232,7 +292,14 @@ export class PushService {
     }
     const started = this.now();
     lane.body ??= webhookBody(entry.event);
-    const result = await this.options.sender.send(webhookRequest(config, entry, lane.body, this.options.signingKey, started), this.stopping.signal);
+    lane.started = undefined;
+    if (entry.traceContext !== undefined && deliveryStart.hasSubscribers) {
+      // The write was traced: the delivery joins its trace (tracing adds the traceparent header).
+      lane.started = { traceContext: entry.traceContext, headers: {} };
+      deliveryStart.publish(lane.started);
+    }
+    const request = webhookRequest(config, entry, lane.body, this.options.signingKey, started, lane.started?.headers);
+    const result = await this.options.sender.send(request, this.stopping.signal);
     if (this.stopped) return;
     const durationMs = this.now() - started;
     const attempt = lane.failed + 1;
@@ -247,7 +314,7 @@ export class PushService {
     const status = `HTTP ${result.status}`;
     switch (verdictOf(result.status)) {
       case "delivered":
-        this.publish("delivered", attempt, durationMs);
+        this.publish("delivered", attempt, durationMs, lane);
         this.delivered++;
         await this.options.outbox.remove(entry.seq);
         this.pending--;
@@ -259,7 +326,7 @@ export class PushService {
           { task_id: entry.taskId, config_id: entry.configId, last_status: status },
           "push: the receiver answered 410 Gone; its config is removed",
         );
-        this.publish("removed", attempt, durationMs);
+        this.publish("removed", attempt, durationMs, lane);
         await this.options.configs.delete(entry.scope, entry.taskId, entry.configId);
         this.pending = await this.options.outbox.count(); // the config's other entries went with it
         await this.advance(lane);
@@ -273,6 +340,28 @@ export class PushService {
     }
   }
 
+  /**
+   * The lane's config. A retry reads it again, and so does a lane after any config changed (on a
+   * store without revisions: a config read over a second ago): a replaced config takes effect, a
+   * deleted one stops the lane (its pending entries are gone with it).
+   */
+  private async configOf(lane: Lane): Promise<TaskPushNotificationConfig | undefined> {
+    const revision = this.revision?.();
+    const cached = this.configCache.get(lane.key);
+    if (cached !== undefined && lane.failed === 0 && (revision !== undefined ? cached.revision === revision : this.now() - cached.readAt <= 1000)) {
+      return cached.config;
+    }
+    const { scope, taskId, configId } = lane.head;
+    const config = await this.options.configs.get(scope, taskId, configId);
+    if (config === undefined) {
+      this.configCache.delete(lane.key); // a config made again with this id is not a replacement: no revision tells of it
+      return undefined;
+    }
+    if (this.configCache.size >= this.maxLanes) this.configCache.clear(); // bounded; refilled as lanes go on
+    this.configCache.set(lane.key, { config, readAt: this.now(), revision });
+    return config;
+  }
+
   private retryLater(lane: Lane, lastStatus: string, retryAfterMs: number | undefined, durationMs: number): void {
     lane.failed++;
     lane.lastStatus = lastStatus;
@@ -283,7 +372,7 @@ export class PushService {
       );
       return;
     }
-    this.publish("retrying", lane.failed, durationMs);
+    this.publish("retrying", lane.failed, durationMs, lane);
     lane.timer = setTimeout(() => {
       lane.timer = undefined;
       this.enqueue(lane);
@@ -299,41 +388,68 @@ export class PushService {
       { task_id: entry.taskId, config_id: entry.configId, last_status: lastStatus, attempts: lane.failed + (outcome === "refused" ? 1 : 0) },
       "push: gave up a delivery",
     );
-    this.publish(outcome, lane.failed + 1, durationMs);
+    this.publish(outcome, lane.failed + 1, durationMs, lane);
     await this.options.outbox.remove(entry.seq);
     this.pending--;
     await this.advance(lane);
   }
 
-  /** The lane's head is done: its next entry, or the lane closes. */
+  /** The lane's head is done: its next entry (queued, or read from the outbox), or the lane closes. */
   private async advance(lane: Lane): Promise<void> {
+    if (lane.queued.length > 0) {
+      if (lane.revision === this.revision?.()) {
+        this.next(lane, lane.queued.shift()!);
+        return;
+      }
+      // A config changed since these were queued (deleted, replaced, its task purged): the outbox says what is still owed.
+      lane.queued.length = 0;
+      lane.behind = true;
+    }
+    if (!lane.behind && lane.revision !== undefined) {
+      // Every entry of this lane up to the cursor was queued and is done; later ones open a new lane.
+      this.close(lane);
+      return;
+    }
     const { taskId, configId } = lane.head;
     for (;;) {
       lane.sawMore = false;
       const next = await this.options.outbox.firstOf(taskId, configId, lane.head.seq);
       if (this.stopped) return;
       if (next !== undefined) {
-        lane.head = next;
-        lane.body = undefined;
-        lane.failed = 0;
-        lane.lastStatus = "";
-        this.enqueue(lane);
+        this.next(lane, next);
         return;
       }
       if (!lane.sawMore) break; // else the scan met an entry committed while we looked: look again
     }
+    await this.close(lane);
+  }
+
+  private next(lane: Lane, entry: OutboxEntry): void {
+    lane.head = entry;
+    lane.body = undefined;
+    lane.failed = 0;
+    lane.lastStatus = "";
+    this.enqueue(lane);
+  }
+
+  private async close(lane: Lane): Promise<void> {
     this.lanes.delete(lane.key);
-    // The count drifts when a store drops entries by itself (Delete, retention): re-read it now and
-    // then, when a lane closes (at most once a second, a count is not free on a large outbox).
-    if (this.lanes.size === 0 || this.now() - this.countedAt > 1000) {
+    if (this.lanes.size === 0 && !this.scanning && !this.scanBlocked && !this.claims) {
+      // Everything the store announced was taken and is done: nothing is pending (no count read needed).
+      this.pending = 0;
+    } else if (this.now() - this.countedAt > 1000) {
+      // The count drifts when a store drops entries by itself (Delete, retention): re-read it now and
+      // then, when a lane closes (at most once a second, a count is not free on a large outbox).
       this.countedAt = this.now();
       this.pending = await this.options.outbox.count();
     }
     if (this.scanBlocked) this.scan();
   }
 
-  private publish(outcome: DeliveryOutcome["outcome"], attempt: number, durationMs: number): void {
-    if (delivery.hasSubscribers) delivery.publish({ outcome, attempt, durationMs } satisfies DeliveryOutcome);
+  private publish(outcome: DeliveryOutcome["outcome"], attempt: number, durationMs: number, lane: Lane): void {
+    const started = lane.started;
+    lane.started = undefined;
+    if (delivery.hasSubscribers) delivery.publish({ outcome, attempt, durationMs, started } satisfies DeliveryOutcome);
   }
 
   private checkIdle(): void {

@@ -8,9 +8,18 @@ import type { WebhookRequest } from "./webhook-sender.js";
  * The request for one event to one config (A-9, A-29): the config's credentials in
  * `Authorization`, its token in `X-A2A-Notification-Token`, and the Standard Webhooks headers.
  * The webhook id names the outbox entry, so it is the same on every attempt and after a restart.
+ * `extra`: headers of observers (tracing's `traceparent`), never overriding these.
  */
-export function webhookRequest(config: TaskPushNotificationConfig, entry: OutboxEntry, body: string, key: Buffer | undefined, nowMs: number): WebhookRequest {
+export function webhookRequest(
+  config: TaskPushNotificationConfig,
+  entry: OutboxEntry,
+  body: string,
+  key: Buffer | undefined,
+  nowMs: number,
+  extra?: Readonly<Record<string, string>>,
+): WebhookRequest {
   const headers: Record<string, string> = {
+    ...extra,
     "content-type": WEBHOOK_CONTENT_TYPE,
     "user-agent": "a2a-grpc-server",
     ...signatureHeaders(`msg_${entry.seq}_${entry.taskId}`, Math.floor(nowMs / 1000), body, key),

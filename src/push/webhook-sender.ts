@@ -1,5 +1,5 @@
 import type { LookupAddress, LookupOptions } from "node:dns";
-import { Agent, request } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import { DestinationRefusedError, type DestinationGuard } from "./destination-guard.js";
 
 /** One POST to a webhook. */
@@ -23,15 +23,34 @@ export interface WebhookSenderOptions {
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+/** What a URL is, parsed once: where to dispatch it, and whether its literal address passed the guard. */
+interface Target {
+  readonly origin: string;
+  readonly path: string;
+  readonly refused: string | undefined;
+}
+
+/** Distinct webhook URLs remembered parsed and judged (a config's URL is used for each of its events). */
+const MAX_TARGETS = 1024;
+/** Bytes of an answer's body read at most; a longer body ends the connection (nobody reads it). */
+const MAX_ANSWER_BYTES = 65536;
+
 /**
  * Sends webhook requests with undici, to vetted addresses only (A-28): every connection asks
  * the guard, through the socket's `lookup`, for the addresses of the host, and connects to one
- * of those, so no second resolution can send it elsewhere. No redirect is followed (undici's
- * `request` follows none) and no proxy is used (an Agent of its own; proxy variables are not
- * read). Node's global fetch is not used: it ignores the agent, and would bypass the guard.
+ * of those, so no second resolution can send it elsewhere. No redirect is followed (a dispatch
+ * follows none) and no proxy is used (an Agent of its own: a pool of keep-alive connections per
+ * origin; proxy variables are not read). Node's global fetch is not used: it ignores the agent,
+ * and would bypass the guard.
+ *
+ * Per request, only what must be: a dispatch with a handler of our own (no response stream, no
+ * AbortController), one timer; the URL is parsed and its literal judged once per URL.
  */
 export class WebhookSender {
   private readonly agent: Agent;
+  private readonly targets = new Map<string, Target>();
+  private readonly inFlight = new Set<Attempt>();
+  private readonly watched = new WeakSet<AbortSignal>();
 
   constructor(private readonly options: WebhookSenderOptions) {
     this.agent = new Agent({
@@ -43,49 +62,44 @@ export class WebhookSender {
   }
 
   async send(webhook: WebhookRequest, signal?: AbortSignal): Promise<AttemptResult> {
-    let url: URL;
-    try {
-      url = new URL(webhook.url);
-      // A literal address is connected to without a lookup: judge it here, by the same rules.
-      const literal = url.hostname.replace(/^\[(.*)\]$/, "$1");
-      await this.options.guard.vetLiteral(literal);
-    } catch (error) {
-      if (error instanceof DestinationRefusedError) return { kind: "refused", reason: error.message };
-      return { kind: "refused", reason: "the webhook URL cannot be read" };
-    }
-    // One controller, aborted by the timeout or by `signal` (cheaper than AbortSignal.any of two).
-    const abort = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort(new Error("timeout"));
-    }, this.options.timeoutMs);
-    const onAbort = () => abort.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      const answer = await request(url, {
-        method: "POST",
-        headers: webhook.headers,
-        body: webhook.body,
-        dispatcher: this.agent,
-        signal: abort.signal,
+    const target = this.targets.get(webhook.url) ?? (await this.judge(webhook.url));
+    if (target.refused !== undefined) return { kind: "refused", reason: target.refused };
+    if (signal?.aborted) return { kind: "failed", reason: describe(signal.reason) };
+    if (signal !== undefined && !this.watched.has(signal)) {
+      // One listener per signal (the service's stop), not one per request.
+      this.watched.add(signal);
+      signal.addEventListener("abort", () => {
+        for (const attempt of this.inFlight) attempt.abort(signal.reason);
       });
-      const retryAfter = answer.headers["retry-after"];
-      await answer.body.dump({ limit: 65536 }).catch(() => undefined);
-      return { kind: "answered", status: answer.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
-    } catch (error) {
-      const refused = refusalIn(error);
-      if (refused !== undefined) return { kind: "refused", reason: refused.message };
-      if (timedOut) return { kind: "failed", reason: `no answer within ${this.options.timeoutMs} ms` };
-      return { kind: "failed", reason: describe(error) };
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
     }
+    return new Promise<AttemptResult>((resolve) => {
+      const attempt = new Attempt(this.options.timeoutMs, (result) => {
+        this.inFlight.delete(attempt);
+        resolve(result);
+      });
+      this.inFlight.add(attempt);
+      this.agent.dispatch({ origin: target.origin, path: target.path, method: "POST", headers: webhook.headers, body: webhook.body }, attempt);
+    });
   }
 
   async close(): Promise<void> {
     await this.agent.destroy();
+  }
+
+  /** Parses a URL and judges a literal address by the guard's rules (a literal is connected to without a lookup). */
+  private async judge(value: string): Promise<Target> {
+    let target: Target;
+    try {
+      const url = new URL(value);
+      const literal = url.hostname.replace(/^\[(.*)\]$/, "$1");
+      await this.options.guard.vetLiteral(literal);
+      target = { origin: url.origin, path: `${url.pathname}${url.search}`, refused: undefined };
+    } catch (error) {
+      target = { origin: "", path: "", refused: error instanceof DestinationRefusedError ? error.message : "the webhook URL cannot be read" };
+    }
+    if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+    this.targets.set(value, target);
+    return target;
   }
 
   /** net.connect's lookup: the guard resolves and vets; the socket connects to what it returns. */
@@ -102,6 +116,87 @@ export class WebhookSender {
       (error: unknown) => callback(error as NodeJS.ErrnoException, "", 0),
     );
   };
+}
+
+/**
+ * One request's handler, in undici's own (legacy) dispatch interface: the one its client calls
+ * without a wrapper, and whose raw headers are not parsed into an object per answer (the newer
+ * interface does both). The status and Retry-After are all that is kept of the answer; the body
+ * is read and dropped. The timer bounds the whole request, connection included (A-12).
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private abortRequest: ((error?: Error) => void) | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private bytes = 0;
+  private done = false;
+  private timedOut = false;
+  /** A reason to abort that came before the request started: applied when it does. */
+  private abortReason: Error | undefined;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly finish: (result: AttemptResult) => void,
+  ) {
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.abort(new Error("timeout"));
+    }, timeoutMs);
+  }
+
+  abort(reason: unknown): void {
+    const error = reason instanceof Error ? reason : new Error(String(reason ?? "aborted"));
+    if (this.abortRequest !== undefined) this.abortRequest(error);
+    else this.abortReason ??= error;
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.abortReason !== undefined) abort(this.abortReason);
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.status = statusCode;
+    if (statusCode < 200 || statusCode >= 300) this.retryAfter = headerValue(rawHeaders, "retry-after"); // a success needs none
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.bytes += chunk.length;
+    if (this.bytes > MAX_ANSWER_BYTES) {
+      // Answered: the rest of a huge body is not read; the connection goes.
+      this.end({ kind: "answered", status: this.status, retryAfter: this.retryAfter });
+      this.abortRequest?.(new Error("answer body too large"));
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.end(this.status === 0 ? { kind: "failed", reason: "no answer" } : { kind: "answered", status: this.status, retryAfter: this.retryAfter });
+  }
+
+  onError(error: Error): void {
+    const refused = refusalIn(error);
+    if (refused !== undefined) this.end({ kind: "refused", reason: refused.message });
+    else if (this.timedOut) this.end({ kind: "failed", reason: `no answer within ${this.timeoutMs} ms` });
+    else this.end({ kind: "failed", reason: describe(error) });
+  }
+
+  private end(result: AttemptResult): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    this.finish(result);
+  }
+}
+
+/** The first value of a header in undici's raw list (name, value, name, value...), names in any case. */
+function headerValue(raw: Buffer[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.length === name.length && raw[i]!.toString("latin1").toLowerCase() === name) return raw[i + 1]!.toString("latin1");
+  }
+  return undefined;
 }
 
 function refusalIn(error: unknown): DestinationRefusedError | undefined {

@@ -1,5 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Part, StreamResponse, TaskArtifactUpdateEvent, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { approximatePartsSize } from "../codec/stream-response-encoder.js";
 import { artifactLiteral, artifactUpdateLiteral, streamResponseLiteral } from "../lifecycle/message-literals.js";
 
 const OTHER = 0;
@@ -28,7 +29,7 @@ interface Entry {
   state: TaskState | undefined;
   /** ARTIFACT: the artifact's id. */
   artifactId: string;
-  /** Encoded size of what the entry stands for (the sum of its events' sizes). */
+  /** About the encoded size of the entry's one response: merged appends add their parts, not another envelope each. */
   bytes: number;
   /** Events that went into the entry. */
   events: number;
@@ -70,30 +71,39 @@ export class StreamBacklog {
     return this.entries.length - this.head;
   }
 
-  /** Queues `response` (`bytes`: its encoded size), merged into what waits where A-32 allows. */
+  /**
+   * Queues `response` (`bytes`: its encoded size), merged into what waits where A-32 allows.
+   * The backlog's bytes are what its merged responses will encode to: an append merged into a
+   * queued update adds its parts (A-32 budgets the merged backlog). Why: counting each append's
+   * envelope (task, context and artifact ids, ~100 bytes) as well tripled the weight of a burst of
+   * short chunks, and a client reading as fast as it could was cut by a 100,000-chunk burst.
+   */
   push(response: StreamResponse, bytes: number): void {
-    this.bytes += bytes;
     const { payload } = response;
     if (payload.case === "artifactUpdate") {
       const update = payload.value;
       const artifactId = update.artifact?.artifactId ?? "";
       let target = this.queuedArtifact(artifactId);
-      if (target !== undefined && update.append && target.bytes + bytes > this.maxEntryBytes) target = undefined;
+      const grows = update.append && target !== undefined ? Math.min(bytes, approximatePartsSize(update.artifact?.parts ?? []) ?? bytes) : bytes;
+      if (target !== undefined && update.append && target.bytes + grows > this.maxEntryBytes) target = undefined;
       if (target === undefined) {
+        this.bytes += bytes;
         this.entries.push({ kind: ARTIFACT, response, merge: undefined, state: undefined, artifactId, bytes, events: 1 });
       } else if (!update.append) {
-        this.bytes -= target.bytes;
+        this.bytes += bytes - target.bytes;
         target.response = response;
         target.merge = undefined;
         target.bytes = bytes;
         target.events++;
       } else {
         appendTo(target, update);
-        target.bytes += bytes;
+        this.bytes += grows;
+        target.bytes += grows;
         target.events++;
       }
       return;
     }
+    this.bytes += bytes;
     if (payload.case === "statusUpdate") {
       const state = payload.value.status?.state;
       const tail = this.size > 0 ? this.entries[this.entries.length - 1]! : undefined;

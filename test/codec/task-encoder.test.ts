@@ -19,7 +19,15 @@ import {
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { installProtobufTextEncoding } from "../../src/protocol/protobuf-text-encoding.js";
 import { encodeStreamResponse } from "../../src/codec/stream-response-encoder.js";
-import { ENCODED_EVENT_FIELDS, ENCODED_FIELDS, encodeMessage, encodeMessagePayload, encodeTask, encodeTaskPayload } from "../../src/codec/task-encoder.js";
+import {
+  ENCODED_EVENT_FIELDS,
+  ENCODED_FIELDS,
+  encodeMessage,
+  encodeMessagePayload,
+  encodeTask,
+  encodeTaskPayload,
+  encodedTaskSize,
+} from "../../src/codec/task-encoder.js";
 import { RandomTasks } from "./random-tasks.js";
 import { at, describeTree, hex, message, taskWith, textPart, unknown, value, withParts } from "./support.js";
 
@@ -352,5 +360,17 @@ describe("encodeStreamResponse: the stream's update events by the static encoder
     }
     expect(responses.filter((r) => r.payload.case === "artifactUpdate").length).toBeGreaterThan(50);
     for (const r of responses) expect(hex(encodeStreamResponse(r))).toBe(hex(toBinary(StreamResponseSchema, r)));
+  });
+});
+
+describe("encodedTaskSize (A-34: the size of each agent write's piece, measured without copying bytes out)", () => {
+  it("A-34: is the length of encodeTask and of toBinary for 300 random tasks, and a following encode is unaffected", () => {
+    const random = new EncoderTasks(3415);
+    for (let i = 0; i < 300; i++) {
+      const task = random.task();
+      const size = encodedTaskSize(task);
+      expect(size).toBe(toBinary(TaskSchema, task).byteLength);
+      expect(encodeTask(task)).toEqual(toBinary(TaskSchema, task));
+    }
   });
 });

@@ -63,6 +63,13 @@ test.each([
     /terminationGracePeriodSeconds 10 < /,
   ],
   ["two replicas on one SQLite volume", "sqlite/deployment.yaml", (t: string) => t.replace("replicas: 1", "replicas: 2"), /one replica only/],
+  [
+    "authentication that closes the health service the probes use",
+    "postgres/deployment.yaml",
+    (t: string) =>
+      t.replace(/( +)- name: A2A_AUTH\n +value: none\n/, "$1- name: A2A_AUTH\n$1  value: jwt\n$1- name: A2A_AUTH_OPEN_SERVICES\n$1  value: reflection\n"),
+    /A2A_AUTH_OPEN_SERVICES must keep health open/,
+  ],
   ["no explicit A2A_AUTH", "postgres/deployment.yaml", (t: string) => t.replace(/ +- name: A2A_AUTH\n +value: none\n/, ""), /A2A_AUTH must be set/],
   [
     "a writable root filesystem",

@@ -192,8 +192,16 @@ export async function listAllTasks(client: A2AServiceClient, pageSize = 37): Pro
 }
 
 /** An open SubscribeToTask call with what it delivered so far. */
-export function subscribe(client: A2AServiceClient, id: string) {
-  const call = client.subscribeToTask({ tenant: "", id }, a2aMetadata());
+/**
+ * SubscribeToTask (or, with `call`, any server stream of StreamResponse) with its events
+ * collected; `tenant` and `metadata` change the request's.
+ */
+export function subscribe(
+  client: A2AServiceClient,
+  id: string,
+  options: { tenant?: string; metadata?: grpc.Metadata; call?: grpc.ClientReadableStream<StreamResponse> } = {},
+) {
+  const call = options.call ?? client.subscribeToTask({ tenant: options.tenant ?? "", id }, options.metadata ?? a2aMetadata());
   const events: StreamResponse[] = [];
   let ended = false;
   const waiters: Array<() => void> = [];

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dispatchAgent, rpc, sendRequest, userMessage } from "../e2e/e2e-helpers.js";
+import { dispatchAgent, rpc, sendForTask, sendRequest, userMessage } from "../e2e/e2e-helpers.js";
+import { loopbackResolver, pushConfig } from "../push/push-helpers.js";
+import { startReceiver } from "../push/receiver.js";
 import { until } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { streamSend, sendRequest as streamRequest } from "../streaming/support.js";
@@ -123,6 +125,42 @@ describe("Prometheus metrics at /metrics", () => {
       expect(sampleValue(parsePrometheusText(after), "a2a_tasks_created_total")).toBe(6);
       expect(sampleValue(parsePrometheusText(after), "rpc_server_call_duration_seconds_count", sendOk)).toBe(7);
     });
+  });
+
+  test("OBS-METRICS: push deliveries count by outcome after real webhook requests, with their duration", async () => {
+    // The first request is refused with 503 (retried), the rest accepted: five events, six attempts.
+    const receiver = await startReceiver({ answer: (_req, n) => ({ status: n === 0 ? 503 : 204 }) });
+    const s = await startA2AServer({
+      agent: behaviours.agent,
+      env: {
+        A2A_CARD_LISTEN: "127.0.0.1:0",
+        A2A_STORE: "sqlite",
+        A2A_DATA_DIR: dataDir,
+        A2A_PUSH_ALLOW_HOSTS: "127.0.0.1",
+        A2A_PUSH_ALLOW_HTTP: "true",
+        A2A_PUSH_BACKOFF_MS: "20",
+        A2A_PUSH_MAX_BACKOFF_MS: "50",
+      },
+      pushResolver: loopbackResolver(),
+    });
+    try {
+      await sendForTask(s, userMessage(`${complete} please`), { taskPushNotificationConfig: pushConfig({ url: receiver.url("/hook") }) });
+      await receiver.waitFor(4); // snapshot, working, completed (plus the refused first attempt)
+      // The receiver has answered; the delivery is counted once its attempt has ended on our side.
+      let samples: Sample[] = [];
+      for (let tries = 0; tries < 100; tries++) {
+        samples = (await metricsOf(s.app.metricsPort!)).samples;
+        if (sampleValue(samples, "a2a_push_deliveries_total", { outcome: "delivered" }) === 3) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(sampleValue(samples, "a2a_push_deliveries_total", { outcome: "delivered" })).toBe(3);
+      expect(sampleValue(samples, "a2a_push_deliveries_total", { outcome: "retrying" })).toBe(1);
+      for (const outcome of ["gave-up", "removed", "refused"]) expect(sampleValue(samples, "a2a_push_deliveries_total", { outcome })).toBe(0);
+      expect(expectConsistentHistogram(samples, "a2a_push_delivery_duration_seconds", {})).toBe(4);
+    } finally {
+      await s.close();
+      await receiver.close();
+    }
   });
 
   test("OBS-METRICS: a stream counts its written responses, and its end by reason; the open-stream gauge returns to 0", async () => {

@@ -149,6 +149,39 @@ describe("OpenTelemetry tracing (in-memory exporter)", () => {
   });
 });
 
+describe("OpenTelemetry sampling (OTEL_TRACES_SAMPLER)", () => {
+  const saved = { sampler: process.env.OTEL_TRACES_SAMPLER, arg: process.env.OTEL_TRACES_SAMPLER_ARG };
+  afterEach(async () => {
+    await s.close();
+    for (const [key, value] of [
+      ["OTEL_TRACES_SAMPLER", saved.sampler],
+      ["OTEL_TRACES_SAMPLER_ARG", saved.arg],
+    ] as const) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+
+  test("OBS-TRACE: parentbased_traceidratio is respected: ratio 0 records no trace of its own, yet a sampled client's trace is continued", async () => {
+    // The SDK reads the sampler from the process environment, as a deployment sets it.
+    process.env.OTEL_TRACES_SAMPLER = "parentbased_traceidratio";
+    process.env.OTEL_TRACES_SAMPLER_ARG = "0";
+    exporter = new InMemorySpanExporter();
+    s = await startA2AServer({
+      agent: behaviours.agent,
+      env: { A2A_STORE: "memory" },
+      telemetry: { env: {}, spanProcessors: [new SimpleSpanProcessor(exporter)] },
+    });
+    expect((await rpc(s).get({ id: "not-sampled" })).error!.code).toBe(grpc.status.NOT_FOUND);
+    const sampledParent = s.metadata({ traceparent: `00-${TRACE_ID}-${CLIENT_SPAN_ID}-01` });
+    expect((await rpc(s).get({ id: "sampled-by-the-client" }, sampledParent)).error!.code).toBe(grpc.status.NOT_FOUND);
+    await until(() => named("lf.a2a.v1.A2AService/GetTask").length >= 1, "the continued trace's span");
+    // Spans are exported as they end (SimpleSpanProcessor): the first call's would be there already.
+    const spans = named("lf.a2a.v1.A2AService/GetTask");
+    expect(spans.map((span) => span.spanContext().traceId)).toEqual([TRACE_ID]);
+  });
+});
+
 describe("OTEL_* configuration", () => {
   test.each([
     [{}, false],

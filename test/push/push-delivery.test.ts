@@ -11,6 +11,7 @@ import { TaskState, dispatchAgent, expectA2AError, gate, rpc, sendForTask, sendR
 import { DELIVERY_CHANNEL, type DeliveryOutcome } from "../../src/push/index.js";
 import { kindOf, startReceiver, stateOf, type Received, type Receiver } from "./receiver.js";
 import { loopbackResolver, pushConfig, pushRpc } from "./push-helpers.js";
+import { until } from "../foundation/helpers.js";
 
 const agents = dispatchAgent();
 /** Status and artifact updates, then completion: five events after the snapshot. */
@@ -201,6 +202,17 @@ test("R-PUSHD-8 / R-PUSH-5: after Delete nothing is sent to that webhook", async
   release.open();
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(r.requests.map(kindOf)).toEqual(["task", "statusUpdate"]);
+});
+
+test("R-PUSHD-8 / A-29: a Delete while the lane holds later events in memory: none of them is sent after it", async () => {
+  // The receiver holds the snapshot's request while the agent's 13 events commit and queue behind it.
+  const r = await receiver({ answer: (_req, n) => ({ status: 200, delayMs: n === 0 ? 1500 : 0 }) });
+  const task = await sendForTask(s, userMessage(MANY), { ...inline(r.url(), { id: "q" }), returnImmediately: true });
+  await r.waitFor(1);
+  await until(() => s.app.push!.service.stats().pending >= 10, "the events pending behind the first");
+  await pushRpc(s).delete({ taskId: task.id, id: "q" });
+  await s.app.push!.service.whenIdle();
+  expect(r.requests.map(kindOf)).toEqual(["task"]);
 });
 
 test("A-28: the connection goes to the vetted address (a name only the injected resolver knows reaches the loopback receiver)", async () => {

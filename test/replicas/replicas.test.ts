@@ -1,8 +1,11 @@
+import * as grpc from "@grpc/grpc-js";
 import { TaskState, type StreamResponse, type Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import { a2aMetadata, fetchTask, killAll, send, subscribe, taskOf } from "../durability/service-process.js";
+import { RESUME_CURSOR_HEADER, STREAM_RESUME_EXTENSION, encodeCursor } from "../../src/streams/index.js";
+import { a2aMetadata, fetchTask, killAll, send, sendRequest, subscribe, taskOf } from "../durability/service-process.js";
 import { unary } from "../foundation/helpers.js";
+import { reasonOf } from "../streaming/support.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
-import { startReplicas, type Replica } from "./replica-cluster.js";
+import { startReplica, startReplicas, type Replica } from "./replica-cluster.js";
 
 /**
  * Any replica answers any call: three server processes on one PostgreSQL database, driven
@@ -12,10 +15,11 @@ let db: TestDatabase;
 let a: Replica;
 let b: Replica;
 let c: Replica;
+const ENV = { A2A_LEASE_MS: "2000" };
 
 beforeAll(async () => {
   db = await createTestDatabase("replicas");
-  [a, b, c] = await startReplicas(["A", "B", "C"], db.url, { A2A_LEASE_MS: "2000" });
+  [a, b, c] = await startReplicas(["A", "B", "C"], db.url, ENV);
 }, 60_000);
 afterAll(async () => {
   await killAll();
@@ -177,5 +181,72 @@ describe("replicas on one PostgreSQL database", () => {
     expect(second.response!.tasks).toHaveLength(2);
     expect(new Set([...first.response!.tasks, ...second.response!.tasks].map((t) => t.id)).size).toBe(4);
     expect(second.response!.totalSize).toBe(first.response!.totalSize);
+  });
+});
+
+/** Metadata activating the stream-resume extension (A-33), with a cursor to resume after. */
+function resumeMetadata(cursor?: string): grpc.Metadata {
+  const md = a2aMetadata();
+  md.set("a2a-extensions", STREAM_RESUME_EXTENSION);
+  if (cursor !== undefined) md.set(RESUME_CURSOR_HEADER, cursor);
+  return md;
+}
+
+function cursorOf(event: StreamResponse): string {
+  const p = event.payload;
+  const metadata = p?.$case === "task" || p?.$case === "statusUpdate" || p?.$case === "artifactUpdate" ? p.value.metadata : undefined;
+  const cursor = (metadata?.[STREAM_RESUME_EXTENSION] as { cursor?: unknown } | undefined)?.cursor;
+  if (typeof cursor !== "string") throw new Error(`event ${JSON.stringify(event)} has no cursor`);
+  return cursor;
+}
+
+function resumeOn(replica: Replica, taskId: string, cursor: string, tenant = "") {
+  return subscribe(replica.client, taskId, { tenant, metadata: resumeMetadata(cursor) });
+}
+
+describe("resuming streams across replicas (A-33, PostgreSQL event log)", () => {
+  let id = "";
+  let cursors: string[] = [];
+  const ALL_STEPS = ["step 0", "step 1", "step 2", "step 3", "step 4", "step 5", "step 6", "step 7"];
+
+  it("A-33: a stream on A with the extension, dropped mid-task; resumed on B with A's cursor: exactly the events after it, no snapshot, to the end", async () => {
+    const call = a.client.sendStreamingMessage(sendRequest("steps 8 60"), resumeMetadata());
+    const first = subscribe(a.client, "", { call });
+    await first.received(4); // the task, WORKING, step 0, step 1
+    call.cancel();
+    await first.end;
+    const seen = first.events.slice(0, 4);
+    expect(seen[0]!.payload?.$case).toBe("task");
+    id = seen[0]!.payload?.$case === "task" ? seen[0]!.payload.value.id : "";
+    cursors = seen.map(cursorOf);
+    const onB = resumeOn(b, id, cursors[3]!);
+    expect(await onB.end).toBeUndefined();
+    expect(onB.events.map((e) => e.payload?.$case)).not.toContain("task");
+    expect(stepsOf([...seen, ...onB.events])).toEqual(ALL_STEPS);
+    expect(lastState(onB.events)).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(statusEvents(onB.events, TaskState.TASK_STATE_COMPLETED)).toBe(1);
+    // Each event B sent carries a cursor too: resuming on C from one of them gives what followed it.
+    const onC = resumeOn(c, id, cursorOf(onB.events[2]!));
+    expect(await onC.end).toBeUndefined();
+    expect([...stepsOf(onB.events.slice(0, 3)), ...stepsOf(onC.events)]).toEqual(ALL_STEPS.slice(2));
+    expect(lastState(onC.events)).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it("A-33/A-31: a cursor beyond the task is STREAM_CURSOR_EXPIRED on any replica; another tenant's resume of the task is TASK_NOT_FOUND", async () => {
+    const ahead = await resumeOn(c, id, encodeCursor(id, 999)).end;
+    expect(ahead?.code).toBe(grpc.status.FAILED_PRECONDITION);
+    expect(reasonOf(ahead?.metadata)).toBe("STREAM_CURSOR_EXPIRED");
+    const other = await resumeOn(b, id, cursors[1]!, "another-tenant").end;
+    expect(other?.code).toBe(grpc.status.NOT_FOUND);
+    expect(reasonOf(other?.metadata)).toBe("TASK_NOT_FOUND");
+  });
+
+  it("A-33: after a restart of B (SIGKILL, then a new process), B resumes from A's cursor out of the table", async () => {
+    await b.kill();
+    b = await startReplica("B", db.url, ENV);
+    const onB = resumeOn(b, id, cursors[1]!); // after WORKING: every step
+    expect(await onB.end).toBeUndefined();
+    expect(stepsOf(onB.events)).toEqual(ALL_STEPS);
+    expect(lastState(onB.events)).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 });

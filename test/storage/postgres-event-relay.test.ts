@@ -1,8 +1,10 @@
+import type pg from "pg";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskEvent } from "../../src/events/task-event.js";
 import { silentLogger } from "../../src/lifecycle/logger.js";
 import { PostgresEventRelay } from "../../src/storage/postgres/event-relay.js";
-import { TaskNotifications } from "../../src/storage/postgres/notifications.js";
+import { TaskNotifications, type NoticeListener } from "../../src/storage/postgres/notifications.js";
+import { INLINE_EVENT_BYTES, copiedRow, noticePayload, parseNotice, type HeardNotice, type TaskNotice } from "../../src/storage/postgres/task-notice.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import type { TaskChange } from "../../src/lifecycle/task-repository.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
@@ -11,7 +13,8 @@ import { Clock, artifactChange, newTask, scopeOf, statusChange, textArtifact } f
 /**
  * The PostgreSQL event relay, two replicas' stores on one database (no server): a stream on
  * replica Y gets the events replica X wrote, in version order, once each, mixed with Y's own;
- * NOTIFY is only a wake-up (a relay that never hears one still gets every event).
+ * the table is the source (a relay that never hears a notice still gets every event); a notice's
+ * copy of a small row only saves the read when it is the very next version.
  */
 let db: TestDatabase;
 let x: PostgresStore;
@@ -98,7 +101,7 @@ describe("PostgresEventRelay", () => {
     expect(onY.versions).toEqual(Array.from({ length: 31 }, (_, i) => i + 1)); // created, then 30 writes
   });
 
-  it("NOTIFY is only a wake-up: a relay that never hears one still delivers every event (read every pollMs)", async () => {
+  it("NOTIFY is never the only carrier: a relay that never hears a notice still delivers every event from the table (read every pollMs)", async () => {
     const deaf = new TaskNotifications(db.url, silentLogger); // never started: no LISTEN
     const relay = new PostgresEventRelay({ pool: y.pool, notifications: deaf, replicaId: "deaf", logger: silentLogger, pollMs: 100 });
     try {
@@ -134,5 +137,94 @@ describe("PostgresEventRelay", () => {
     await write(x, task.id, 2, statusChange(TaskState.COMPLETED, clock.next()), task.contextId);
     await onY.until(1);
     expect(onY.versions).toEqual([3]);
+  });
+
+  it("a small event rides in its notice and is delivered without a read; a large one, or one after a lost notice, is read from the table", async () => {
+    let reads = 0;
+    const counted = {
+      query: (...args: unknown[]) => (
+        (args[0] as { name?: string }).name === "a2a_relay_read" && reads++, (y.pool.query as (...a: unknown[]) => unknown)(...args)
+      ),
+    };
+    let heard: NoticeListener | undefined;
+    const notices: HeardNotice[] = [];
+    const live = new TaskNotifications(db.url, silentLogger);
+    // The real notices, passed on by the test so that it can also drop one.
+    live.add({ notice: (n) => notices.push(n), resumed: () => {} });
+    await live.start();
+    const relay = new PostgresEventRelay({
+      pool: counted as unknown as pg.Pool,
+      notifications: { add: (l: NoticeListener) => ((heard = l), () => {}) } as unknown as TaskNotifications,
+      replicaId: "R",
+      logger: silentLogger,
+      pollMs: 60_000,
+    });
+    const pass = async (version: number) => {
+      const deadline = Date.now() + 5000;
+      for (
+        let n = notices.find((x) => x.taskId === task.id && x.version === version);
+        ;
+        n = notices.find((x) => x.taskId === task.id && x.version === version)
+      ) {
+        if (n !== undefined) return heard!.notice(n);
+        if (Date.now() > deadline) throw new Error(`no notice of version ${version}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    const task = newTask({ micros: clock.next(), text: "q" });
+    try {
+      const got = collect(relay, task.id);
+      await x.repository.create(alice, task);
+      await write(x, task.id, 1, statusChange(TaskState.WORKING, clock.next()), task.contextId);
+      await write(x, task.id, 2, artifactChange(textArtifact("a", "small")), task.contextId);
+      for (const v of [1, 2, 3]) await pass(v);
+      await got.until(3);
+      expect(reads).toBe(0);
+      expect(notices.find((n) => n.taskId === task.id && n.version === 3)?.copy).toBeDefined();
+      const big = "b".repeat(INLINE_EVENT_BYTES + 1);
+      await write(x, task.id, 3, artifactChange(textArtifact("a", big), true), task.contextId);
+      await pass(4);
+      await got.until(4);
+      expect(notices.find((n) => n.taskId === task.id && n.version === 4)?.copy).toBeUndefined();
+      expect(reads).toBe(1);
+      const fourth = got.events[3]!;
+      expect(fourth.kind === "artifact" && fourth.artifact.parts[0]!.content.value).toBe(big);
+      // Version 5's notice is lost; 6's copy is not the next version: both are read, in order.
+      await write(x, task.id, 4, artifactChange(textArtifact("a", "five"), true), task.contextId);
+      await write(x, task.id, 5, statusChange(TaskState.COMPLETED, clock.next()), task.contextId);
+      await pass(6);
+      await got.until(6);
+      expect(got.versions).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(reads).toBe(2);
+    } finally {
+      relay.close();
+      await live.close();
+    }
+  });
+});
+
+describe("task notices", () => {
+  const row = { kind: 3, body: Buffer.from([0, 1, 2, 250, 255]) };
+
+  it("carry a copy of a small event row, and none of a large one; a task id with spaces survives", () => {
+    const notice: TaskNotice = { taskId: "a task id", version: 7, state: TaskState.WORKING, writer: "replica-1", event: row };
+    const heard = parseNotice(noticePayload(notice))!;
+    expect({ ...heard, copy: undefined }).toEqual({ taskId: "a task id", version: 7, state: TaskState.WORKING, writer: "replica-1", copy: undefined });
+    expect(copiedRow(heard)).toEqual({ kind: 3, body: Buffer.from(row.body) });
+    const large = { ...notice, event: { kind: 3, body: Buffer.alloc(INLINE_EVENT_BYTES + 1) } };
+    expect(parseNotice(noticePayload(large))).toEqual({ taskId: "a task id", version: 7, state: TaskState.WORKING, writer: "replica-1" });
+    expect(noticePayload({ ...notice, event: { kind: 3, body: Buffer.alloc(INLINE_EVENT_BYTES) } }).length).toBeLessThan(8000 - 200);
+  });
+
+  it("a replica of the previous release (four fields) parses a notice with a copy: right task and version, another writer", () => {
+    const previous = (payload: string) => {
+      const m = /^(\d+) (\d+) (\S+) (.+)$/s.exec(payload)!;
+      return { version: Number(m[1]), state: Number(m[2]), writer: m[3], taskId: m[4] };
+    };
+    const parsed = previous(noticePayload({ taskId: "t 1", version: 2, state: TaskState.WORKING, writer: "X", event: row }));
+    expect(parsed).toMatchObject({ version: 2, state: TaskState.WORKING, taskId: "t 1" });
+    expect(parsed.writer).not.toBe("Y");
+    // And this release parses the previous release's notices.
+    expect(parseNotice("2 2 X t 1")).toEqual({ version: 2, state: TaskState.WORKING, writer: "X", taskId: "t 1" });
   });
 });

@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describeTaskRepositoryContract("PostgresTaskRepository", async () => {
-  await store.pool.query("TRUNCATE a2a_tasks, a2a_history, a2a_task_events");
+  await store.pool.query("TRUNCATE a2a_tasks CASCADE"); // with every table that refers to it
   const { repository } = store;
   return { repo: repository, cleanup: () => repository.close() };
 });

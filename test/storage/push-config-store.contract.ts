@@ -2,7 +2,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskPushNotificationConfigSchema, TaskState, type TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../src/lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore } from "../../src/lifecycle/push-config-store.js";
-import type { PushOutbox } from "../../src/lifecycle/push-outbox.js";
+import type { OutboxEntry, PushOutbox } from "../../src/lifecycle/push-outbox.js";
 import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
 import { Clock, artifactChange, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 
@@ -150,15 +150,30 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
     });
 
     test("A-29: an inline config put in the turn its task is created commits with it: snapshot first", async () => {
-      const immediate = s.repo.immediate!;
+      const immediate = s.repo.immediate;
       const fresh = newTask({ micros: clock.next(), text: "inline" });
-      immediate.createNow(alice, fresh);
-      s.configs.putNow!(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true });
-      immediate.updateNow(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next()));
-      await turn();
-      await turn();
+      if (immediate !== undefined && s.configs.putNow !== undefined) {
+        immediate.createNow(alice, fresh);
+        s.configs.putNow(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true });
+        immediate.updateNow(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next()));
+        await turn();
+        await turn();
+      } else {
+        // A store with no synchronous face (PostgreSQL): the put is awaited, the agent's write races it.
+        await s.repo.create(alice, fresh);
+        await Promise.all([
+          s.configs.put(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true }),
+          s.repo.update(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next())),
+        ]);
+      }
       const entries = await s.outbox.pendingAfter(0, 10);
-      expect(entries.map((e) => fromBinary(StreamResponseSchema, e.event).payload.case)).toEqual(["task", "statusUpdate"]);
+      // Either the snapshot was taken before the write, which the config then owes, or after it,
+      // and it shows it: never a snapshot without the write and no event for it.
+      const payloads = entries.map((e) => fromBinary(StreamResponseSchema, e.event).payload);
+      const snapshot = payloads[0]!;
+      expect(snapshot.case).toBe("task");
+      const sawWorking = snapshot.case === "task" && snapshot.value.status?.state === TaskState.WORKING;
+      expect(payloads.map((p) => p.case)).toEqual(sawWorking ? ["task"] : ["task", "statusUpdate"]);
       expect((await s.configs.get(alice, fresh.id, "inline"))?.url).toBe("https://hooks.example/inline");
     });
 
@@ -166,9 +181,15 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
       const t = await task();
       await s.configs.put(alice, config(t.id, "c1"), LIMITS);
       let heard = 0;
-      s.outbox.onAdded(() => heard++);
-      s.repo.immediate!.updateNow(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
-      expect(heard).toBe(0);
+      s.outbox.onAdded((added) => (heard += added)); // a store may also wake listeners with 0 (a poll)
+      const immediate = s.repo.immediate;
+      if (immediate !== undefined) {
+        immediate.updateNow(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+        expect(heard).toBe(0);
+      } else {
+        await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+        expect(heard).toBe(0); // the write has returned, and its listeners still wait for the next turn
+      }
       await turn();
       await turn();
       expect(heard).toBe(1);
@@ -200,6 +221,72 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
       const next = await task();
       await s.configs.put(alice, config(next.id, "c1"), LIMITS);
       expect((await s.configs.list(alice, next.id, { limit: 10 })).map((c) => c.id)).toEqual(["c1"]);
+    });
+
+    test("A-29: listeners are handed the committed entries themselves, in seq order, as pendingAfter reads them", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      await s.configs.put(alice, config(t.id, "c2"), LIMITS);
+      const handed: Array<{ added: number; entries: readonly OutboxEntry[] | undefined }> = [];
+      s.outbox.onAdded((added, entries) => handed.push({ added, entries }));
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await s.repo.update(alice, t.id, 2, artifactChange(textArtifact("a1", "x")));
+      await turn();
+      const stored = await s.outbox.pendingAfter(0, 10);
+      expect(handed.reduce((n, h) => n + h.added, 0)).toBe(4);
+      if (handed.every((h) => h.entries === undefined)) {
+        // A store several processes deliver from hands none over: each process claims lanes and reads them.
+        expect(s.outbox.claimLanes).toBeDefined();
+        return;
+      }
+      const entries = handed.flatMap((h) => h.entries ?? []);
+      const view = (e: OutboxEntry) => ({ seq: e.seq, taskId: e.taskId, configId: e.configId, scope: e.scope, event: Buffer.from(e.event) });
+      expect(entries.map(view)).toEqual(stored.map(view));
+      expect(entries.map((e) => e.seq)).toEqual([...entries.map((e) => e.seq)].sort((x, y) => x - y));
+    });
+
+    test("#16: an entry keeps the trace context of its write, as the store's source gave it (none without a source)", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      let current: string | undefined = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+      s.outbox.useTraceContext?.(() => current);
+      await s.repo.update(alice, t.id, 2, statusChange(TaskState.INPUT_REQUIRED, clock.next()));
+      current = undefined;
+      await s.repo.update(alice, t.id, 3, historyChange("more"));
+      await s.repo.update(alice, t.id, 4, statusChange(TaskState.WORKING, clock.next()));
+      const kept = s.outbox.useTraceContext === undefined ? undefined : "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+      expect((await s.outbox.pendingAfter(0, 10)).map((e) => e.traceContext)).toEqual([undefined, kept, undefined]);
+    });
+
+    test("A-29: the configs' revision changes when a config is replaced or deleted and when tasks are purged", async () => {
+      const revision = s.configs.revision;
+      if (revision === undefined) {
+        // Only a store shared by replicas has none (its configs change elsewhere too): its lanes always read back.
+        expect(s.outbox.claimLanes).toBeDefined();
+        return;
+      }
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "c1"), LIMITS);
+      let seen = revision();
+      const changed = () => {
+        const now = revision();
+        const did = now !== seen;
+        seen = now;
+        return did;
+      };
+      await s.configs.put(alice, config(t.id, "c1", "https://hooks.example/elsewhere"), LIMITS);
+      expect(changed()).toBe(true);
+      await s.configs.delete(alice, t.id, "c1");
+      expect(changed()).toBe(true);
+      await s.configs.put(alice, config(t.id, "c2"), LIMITS); // purged with its task below
+      changed();
+      await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      const done = clock.next();
+      await s.repo.update(alice, t.id, 2, statusChange(TaskState.COMPLETED, done));
+      expect(changed()).toBe(false);
+      expect(await s.repo.purgeTerminalBefore(done + 1)).toBe(1);
+      expect(changed()).toBe(true);
     });
   });
 }

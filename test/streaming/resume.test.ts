@@ -1,7 +1,8 @@
 /*
  * The stream-resume extension (ruling A-33) through real gRPC clients: cursors on every event,
  * SubscribeToTask after a cursor gives exactly the events after it (no snapshot, no gap, no
- * duplicate), also after a restart on SQLite; expired cursors; other scopes' tasks; heartbeats.
+ * duplicate), also after a restart on SQLite; on PostgreSQL; expired cursors; other scopes' tasks;
+ * heartbeats. Across replicas and a replica's restart: test/replicas/replicas.test.ts.
  */
 import * as grpc from "@grpc/grpc-js";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import { TaskState, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { RESUME_CURSOR_HEADER, STREAM_RESUME_EXTENSION } from "../../src/streams/index.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
+import { createTestDatabase } from "../support/postgres/database.js";
 import { controlledAgent, describeEvent, sendRequest, StreamReader, taskIdOf } from "./support.js";
 
 const EXT = { "a2a-extensions": STREAM_RESUME_EXTENSION };
@@ -234,6 +236,38 @@ describe("SQLite store", () => {
       await disconnect(idle);
     } finally {
       await s2.close();
+    }
+  });
+});
+
+describe("PostgreSQL store", () => {
+  test("A-33: on PostgreSQL the card declares the extension (the event table is the log) unless retention is off; a dropped stream resumes", async () => {
+    const db = await createTestDatabase("resume");
+    const ctl = controlledAgent();
+    const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: db.url, A2A_DATABASE_POOL_SIZE: "2", A2A_STREAM_HEARTBEAT: "off" };
+    const s = await startA2AServer({ agent: ctl.agent, env });
+    try {
+      expect(s.app.card.capabilities?.extensions.map((e) => e.uri)).toContain(STREAM_RESUME_EXTENSION);
+      const first = streamWithResume(s, "pg");
+      const run = await ctl.nextRun();
+      await run.ctx.working("on it");
+      await first.waitFor(2);
+      await disconnect(first);
+      await run.ctx.artifact({ artifactId: "p", name: "p0", parts: ["zero"] });
+      await run.ctx.complete("done");
+      run.finish();
+      const resumed = resume(s, taskIdOf(first), cursorOf(first.events[1]!));
+      expect((await resumed.ended).code).toBe(grpc.status.OK);
+      expect(resumed.events.map(describeEvent)).toEqual(["artifact:p:p0", `status:${TaskState.TASK_STATE_COMPLETED}:done`]);
+    } finally {
+      await s.close();
+    }
+    const off = await startA2AServer({ agent: ctl.agent, env: { ...env, A2A_STREAM_RESUME_RETENTION: "off" } });
+    try {
+      expect(off.app.card.capabilities?.extensions.map((e) => e.uri) ?? []).not.toContain(STREAM_RESUME_EXTENSION);
+    } finally {
+      await off.close();
+      await db.drop();
     }
   });
 });

@@ -2,7 +2,7 @@ import { clone } from "@bufbuild/protobuf";
 import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
-import type { OutboxEntry, PushOutbox } from "../../lifecycle/push-outbox.js";
+import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
 import type { TaskChange, TaskScope } from "../../lifecycle/task-repository.js";
 import { pushEventOf, pushSnapshotOf } from "../push-event.js";
 
@@ -20,7 +20,7 @@ interface TaskConfigs {
 /**
  * Push configs and the outbox of the memory store. A write of the memory store is final once
  * applied, so its outbox entries are added within the write (the same "commit"); listeners
- * hear of them a turn later, outside the write.
+ * hear of them, with the entries, once the write's own code has run (a microtask later).
  */
 export class MemoryPushStore implements PushConfigStore, PushOutbox {
   private readonly configs = new Map<string, TaskConfigs>();
@@ -30,15 +30,23 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
   /** Every seq ever added and not compacted away, ascending (entries may be gone: check `entries`). */
   private order: number[] = [];
   private lastSeq = 0;
-  private readonly listeners: Array<(added: number) => void> = [];
+  private readonly listeners: Array<(added: number, entries?: readonly OutboxEntry[]) => void> = [];
   /** Entries added since listeners were last told. */
-  private unannounced = 0;
+  private unannounced: OutboxEntry[] = [];
+  private changes = 0;
+  private traceContext: TraceContextSource | undefined;
 
   constructor(private readonly tasks: MemoryTaskLookup) {}
 
   /** Whether any task has a config: a task write checks nothing more when none has. */
   get active(): boolean {
     return this.configs.size > 0;
+  }
+
+  readonly revision = (): number => this.changes;
+
+  useTraceContext(source: TraceContextSource): void {
+    this.traceContext = source;
   }
 
   // Called by the task store within a write.
@@ -48,18 +56,21 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     const event = pushEventOf(taskId, contextId, change);
     if (event === undefined) return;
     const now = Date.now();
-    for (const configId of configs.byId.keys()) this.add({ seq: 0, scope: configs.scope, taskId, configId, createdMs: now, event });
+    const traceContext = this.traceContext?.();
+    for (const configId of configs.byId.keys()) this.add({ seq: 0, scope: configs.scope, taskId, configId, createdMs: now, event, traceContext });
   }
 
   /** The task is gone (retention): its configs and pending deliveries go with it. */
   taskRemoved(taskId: string): void {
     const configs = this.configs.get(taskId);
     if (configs === undefined) return;
+    this.changes++;
     this.configs.delete(taskId);
     for (const configId of configs.byId.keys()) this.dropLane(taskId, configId);
   }
 
   clear(): void {
+    this.changes++;
     this.configs.clear();
     this.entries.clear();
     this.lanes.clear();
@@ -76,8 +87,11 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     if (configs === undefined) this.configs.set(config.taskId, (configs = { scope: { tenant: scope.tenant, principal: scope.principal }, byId: new Map() }));
     // A replaced config keeps what was queued for it: those deliveries now go where it says.
     configs.byId.set(config.id, clone(TaskPushNotificationConfigSchema, config));
-    if (options.snapshot)
-      this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event: pushSnapshotOf(task) });
+    if (replaces) this.changes++; // a new config makes nothing read before untrue
+    if (options.snapshot) {
+      const traceContext = this.traceContext?.();
+      this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event: pushSnapshotOf(task), traceContext });
+    }
   };
 
   async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {
@@ -99,6 +113,7 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
   async delete(scope: TaskScope, taskId: string, configId: string): Promise<void> {
     const configs = this.configsOf(scope, taskId);
     if (configs === undefined || !configs.byId.delete(configId)) return;
+    this.changes++;
     if (configs.byId.size === 0) this.configs.delete(taskId);
     this.dropLane(taskId, configId);
   }
@@ -145,7 +160,7 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     return this.entries.size;
   }
 
-  onAdded(listener: (added: number) => void): void {
+  onAdded(listener: (added: number, entries?: readonly OutboxEntry[]) => void): void {
     this.listeners.push(listener);
   }
 
@@ -157,20 +172,20 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
 
   private add(entry: OutboxEntry): void {
     const seq = ++this.lastSeq;
-    const stored = { ...entry, seq };
+    const stored: OutboxEntry = { ...entry, seq };
     this.entries.set(seq, stored);
     this.order.push(seq);
     const key = laneKey(entry.taskId, entry.configId);
     const lane = this.lanes.get(key);
     if (lane === undefined) this.lanes.set(key, [seq]);
     else lane.push(seq);
-    if (this.listeners.length > 0 && this.unannounced++ === 0) setImmediate(this.notify);
+    if (this.listeners.length > 0 && this.unannounced.push(stored) === 1) queueMicrotask(this.notify);
   }
 
   private readonly notify = (): void => {
     const added = this.unannounced;
-    this.unannounced = 0;
-    for (const listener of this.listeners) listener(added);
+    this.unannounced = [];
+    for (const listener of this.listeners) listener(added.length, added);
   };
 
   private dropLane(taskId: string, configId: string): void {

@@ -5,7 +5,7 @@ import type { TaskEvent, TaskEventListener } from "../../events/task-event.js";
 import type { CoreLogger } from "../../lifecycle/logger.js";
 import { eventOfRow } from "./event-rows.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
-import type { TaskNotice } from "./task-notice.js";
+import { copiedRow, type HeardNotice } from "./task-notice.js";
 
 export interface EventRelayOptions {
   readonly pool: pg.Pool;
@@ -14,6 +14,8 @@ export interface EventRelayOptions {
   readonly logger: CoreLogger;
   /** How often the events of every watched task are read even without a wake-up, ms. */
   readonly pollMs?: number;
+  /** How long event rows are kept before pruning, ms (at least RELAY_KEEP_MS; longer when the resume log needs them). */
+  readonly keepMs?: number;
   /** Passed to the local hub: a listener that threw and was removed. */
   readonly onListenerError?: (error: unknown, event: TaskEvent) => void;
 }
@@ -21,8 +23,8 @@ export interface EventRelayOptions {
 /** Rows read per query: a task with more events left is read again at once. */
 const READ_LIMIT = 500;
 const DEFAULT_POLL_MS = 1000;
-/** Events are kept this long: only a relay that far behind, or a stream's first read of an old task, would want older ones. */
-const EVENT_KEEP_MS = 5 * 60_000;
+/** Events are kept at least this long: only a relay that far behind, or a stream's first read of an old task, would want older ones. */
+export const RELAY_KEEP_MS = 5 * 60_000;
 const PRUNE_EVERY_MS = 60_000;
 
 /** How far this process has delivered one watched task's events. */
@@ -37,9 +39,11 @@ interface Cursor {
  * The event hub of a replica: streams on this process hear every write to their task, made here
  * or on any other replica. The carrier is the event table (`a2a_task_events`, one row per write,
  * in the write's transaction), read by cursor: per watched task, the last version delivered.
- * LISTEN/NOTIFY only wakes the relay up (notices of one turn are read in one query), and the
- * table is read anyway every `pollMs` and after the notification connection was remade, so a lost
- * notice delays events and never loses them.
+ * LISTEN/NOTIFY wakes the relay up (notices of one turn are read in one query); a notice that
+ * carries a copy of its row (small events, see task-notice.ts) and is the cursor's very next
+ * version is delivered from the copy, which saves the read (most of what crossing replicas cost:
+ * see docs/architecture.md). The table is read anyway for anything else, every `pollMs` and after
+ * the notification connection was remade, so a lost notice delays events and never loses them.
  *
  * Ordering: a task's versions are committed in order (each write is a compare-and-set on the
  * version), so the table never shows version n+1 without n. This process's own writes are
@@ -101,10 +105,20 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
     if (cursor !== undefined) this.offer(event.taskId, cursor, event);
   }
 
-  notice(notice: TaskNotice): void {
+  notice(notice: HeardNotice): void {
     if (notice.writer === this.options.replicaId) return; // published here already, or about to be
     const cursor = this.cursors.get(notice.taskId);
     if (cursor === undefined || notice.version <= cursor.delivered || cursor.ahead.has(notice.version)) return;
+    // The notice's copy of the row, when it is the very next version: delivered without waiting
+    // for a read (the read would return these same committed bytes). Anything else is read.
+    const row = notice.version === cursor.delivered + 1 ? copiedRow(notice) : undefined;
+    if (row !== undefined) {
+      const event = eventOfRow(notice.taskId, notice.version, row.kind, row.body);
+      if (event !== undefined) {
+        this.offer(notice.taskId, cursor, event);
+        return;
+      }
+    }
     this.markDue(notice.taskId);
   }
 
@@ -119,8 +133,8 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
     this.stopListening();
   }
 
-  /** Deletes events older than EVENT_KEEP_MS (every replica does; the deletes do not conflict). */
-  async prune(keepMs = EVENT_KEEP_MS): Promise<number> {
+  /** Deletes events older than `keepMs` (every replica does; the deletes do not conflict). */
+  async prune(keepMs = Math.max(RELAY_KEEP_MS, this.options.keepMs ?? 0)): Promise<number> {
     try {
       const { rowCount } = await this.options.pool.query("DELETE FROM a2a_task_events WHERE written_at < now() - $1 * interval '1 millisecond'", [keepMs]);
       return rowCount ?? 0;

@@ -20,8 +20,14 @@ import { PostgresStoreError } from "./postgres-store-error.js";
  * - (v2) Replicas: `owner`/`lease_until` say which replica runs a task and until when its
  *   lease holds; `a2a_task_events` keeps each write's event, keyed by (task, version), so any
  *   replica can read a task's events after a version (the cursor), in order, with no gap.
- * - Room left for push configs and their delivery outbox (issue #21) and the resume event log
- *   (issue #15): they come as steps 3 and later, in tables of their own.
+ * - (v3) Push: `a2a_push_configs` (a task's webhook configs, removed with it), the delivery
+ *   outbox `a2a_push_outbox` (a row per event and config, written by the task write itself, so
+ *   in its transaction: A-29; removed with its config) and `a2a_push_lanes`, the claims that
+ *   give each (task, config) to one replica at a time (see push-store.ts). `a2a_push_owe` adds
+ *   a write's outbox rows: a function, because its queries then see the configs committed up to
+ *   the moment the write holds the task's row lock, not those of the statement's start.
+ * - (v4) The resume event log (A-33) is `a2a_task_events` itself, kept for the resume window;
+ *   a BRIN index on `written_at` lets every replica prune it without scanning the whole table.
  *
  * State numbers are the proto's TaskState values, written out so a step keeps its meaning if the
  * generated code changes: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4 CANCELED=5 REJECTED=7.
@@ -80,6 +86,61 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (task_id, version)
       );
     `,
+  },
+  {
+    version: 3,
+    description: "push configs, their delivery outbox and the lane claims of replicas",
+    sql: `
+      CREATE TABLE a2a_push_configs (
+        task_id text COLLATE "C" NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+        id      text COLLATE "C" NOT NULL,
+        config  bytea NOT NULL, -- lf.a2a.v1.TaskPushNotificationConfig
+        PRIMARY KEY (task_id, id)
+      );
+      CREATE TABLE a2a_push_outbox (
+        seq           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        task_id       text COLLATE "C" NOT NULL,
+        config_id     text COLLATE "C" NOT NULL,
+        created_ms    bigint NOT NULL,
+        kind          smallint NOT NULL, -- as in a2a_task_events: 1 the task (a snapshot), 2 status, 3 artifact
+        body          bytea NOT NULL,
+        trace_context text,              -- W3C traceparent of the write, when it was traced
+        FOREIGN KEY (task_id, config_id) REFERENCES a2a_push_configs (task_id, id) ON DELETE CASCADE
+      );
+      CREATE INDEX a2a_push_outbox_lane ON a2a_push_outbox (task_id, config_id, seq);
+      CREATE TABLE a2a_push_lanes (
+        task_id     text COLLATE "C" NOT NULL REFERENCES a2a_tasks (id) ON DELETE CASCADE,
+        config_id   text COLLATE "C" NOT NULL,
+        owner       text NOT NULL,
+        lease_until timestamptz NOT NULL,
+        PRIMARY KEY (task_id, config_id)
+      );
+      CREATE INDEX a2a_push_lanes_owner ON a2a_push_lanes (owner);
+      -- One outbox row per config of the task, then a wake-up for every replica; returns how many.
+      -- Called by a task write once it holds the task's row (VOLATILE: fresh snapshot per query).
+      CREATE FUNCTION a2a_push_owe(p_task text, p_kind smallint, p_body bytea, p_writer text, p_trace text) RETURNS integer
+      LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        owed integer;
+      BEGIN
+        INSERT INTO a2a_push_outbox (task_id, config_id, created_ms, kind, body, trace_context)
+          SELECT p_task, c.id, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, p_kind, p_body, p_trace
+          FROM a2a_push_configs c WHERE c.task_id = p_task ORDER BY c.id;
+        GET DIAGNOSTICS owed = ROW_COUNT;
+        IF owed > 0 THEN
+          PERFORM pg_notify('a2a_task_events', 'push ' || owed || ' ' || p_writer);
+        END IF;
+        RETURN owed;
+      END
+      $$;
+    `,
+  },
+  {
+    version: 4,
+    description: "the resume event log: prune the task event table by age",
+    // BRIN, not a B-tree: rows arrive in time order, so a block range summary finds the old ones,
+    // and it costs an insert next to nothing (a B-tree would add an entry to every write).
+    sql: "CREATE INDEX a2a_task_events_by_time ON a2a_task_events USING brin (written_at);",
   },
 ];
 

@@ -1,12 +1,14 @@
 import pg from "pg";
 import type { CoreLogger } from "../../lifecycle/logger.js";
-import { TASK_CHANNEL, parseNotice, type TaskNotice } from "./task-notice.js";
+import { TASK_CHANNEL, parseNotice, parsePushNotice, type HeardNotice, type PushNotice } from "./task-notice.js";
 
 export interface NoticeListener {
   /** A write committed somewhere (this replica's own included). */
-  notice(notice: TaskNotice): void;
+  notice(notice: HeardNotice): void;
   /** The listening connection was (re)made: notices may have been missed meanwhile. */
   resumed(): void;
+  /** A commit somewhere added push outbox rows (listeners that deliver push only). */
+  pushAdded?(notice: PushNotice): void;
 }
 
 const RETRY_MIN_MS = 100;
@@ -50,7 +52,13 @@ export class TaskNotifications {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url });
     client.on("notification", (message) => {
-      const notice = message.payload === undefined ? undefined : parseNotice(message.payload);
+      if (message.payload === undefined) return;
+      const push = parsePushNotice(message.payload);
+      if (push !== undefined) {
+        for (const listener of this.listeners) listener.pushAdded?.(push);
+        return;
+      }
+      const notice = parseNotice(message.payload);
       if (notice === undefined) return;
       for (const listener of this.listeners) listener.notice(notice);
     });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { TaskEvent } from "../../events/task-event.js";
+import type { EventLogOptions } from "../../lifecycle/event-log.js";
 import { silentLogger, type CoreLogger } from "../../lifecycle/logger.js";
 import { PostgresEventRelay } from "./event-relay.js";
 import { migrate } from "./migrations.js";
@@ -20,6 +21,8 @@ export interface PostgresStoreOptions {
   readonly logger?: CoreLogger;
   /** How often the relay reads watched tasks' events without a wake-up, ms. */
   readonly eventPollMs?: number;
+  /** Keep every write's event for resuming streams (A-33) this long; absent: no resume log. */
+  readonly eventLog?: Pick<EventLogOptions, "retentionMs">;
   readonly onListenerError?: (error: unknown, event: TaskEvent) => void;
 }
 
@@ -27,8 +30,9 @@ export const DEFAULT_LEASE_MS = 10_000;
 export const DEFAULT_POOL_SIZE = 10;
 
 /**
- * What one replica holds of the shared database: its pool, the task repository, the event relay
- * (its event hub) and the run leases, which the app hands to the task service.
+ * What one replica holds of the shared database: its pool, the task repository (with its push
+ * store, `repository.push`), the event relay (its event hub) and the run leases, which the app
+ * hands to the task service.
  */
 export interface PostgresStore {
   readonly pool: pg.Pool;
@@ -66,7 +70,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const replicaId = options.replicaId ?? randomUUID();
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const logger = options.logger ?? silentLogger;
-  const repository = new PostgresTaskRepository({ pool, replicaId, leaseMs });
+  const repository = new PostgresTaskRepository({ pool, replicaId, leaseMs, eventLog: options.eventLog });
   const notifications = new TaskNotifications(options.url, logger);
   try {
     await notifications.start();
@@ -74,8 +78,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end();
     throw error;
   }
-  const relay = new PostgresEventRelay({ pool, notifications, replicaId, logger, pollMs: options.eventPollMs, onListenerError: options.onListenerError });
+  const relay = new PostgresEventRelay({
+    pool,
+    notifications,
+    replicaId,
+    logger,
+    pollMs: options.eventPollMs,
+    keepMs: options.eventLog?.retentionMs,
+    onListenerError: options.onListenerError,
+  });
   const leases = new PostgresRunLeases({ pool, repository, notifications, replicaId, leaseMs, logger });
+  repository.push.start({ notifications, logger });
   let closing: Promise<void> | undefined;
   return {
     pool,
@@ -89,6 +102,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       closing ??= (async () => {
         relay.close();
         await leases.close();
+        await repository.push.close();
         await notifications.close();
         await repository.close();
         await pool.end();

@@ -4,6 +4,7 @@ import type { Artifact, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneTask } from "../../codec/task-clone.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
+import type { EventLogOptions, TaskEventLog } from "../../lifecycle/event-log.js";
 import { applyChange } from "../../lifecycle/task-change.js";
 import {
   DuplicateTaskError,
@@ -20,7 +21,10 @@ import {
 import { INITIAL_STATE, isSettled, stateName } from "../../lifecycle/task-state.js";
 import { ownChange } from "../owned-change.js";
 import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
+import { PostgresEventLog } from "./event-log.js";
 import { changeEventRow, createdEventRow } from "./event-rows.js";
+import { owesPush } from "./push-events.js";
+import { PostgresPushStore } from "./push-store.js";
 import { TASK_CHANNEL, noticePayload } from "./task-notice.js";
 
 export interface PostgresTaskRepositoryOptions {
@@ -31,6 +35,10 @@ export interface PostgresTaskRepositoryOptions {
   readonly leaseMs: number;
   /** Rows deleted per statement by purgeTerminalBefore. */
   readonly purgeBatchSize?: number;
+  /** Serve the resume event log (A-33) from the event table, with this window. Absent: no log. */
+  readonly eventLog?: Pick<EventLogOptions, "retentionMs">;
+  /** The push store of the same database; by default one of this pool and replica. */
+  readonly push?: PostgresPushStore;
 }
 
 const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index a2a_tasks_active
@@ -93,12 +101,18 @@ export class PostgresTaskRepository implements TaskRepository {
   private readonly leaseMs: number;
   private readonly purgeBatchSize: number;
   private readonly known = new Map<string, KnownTask>();
+  /** The event table every write fills anyway, read by cursor for resuming streams. */
+  readonly eventLog: TaskEventLog | undefined;
+  /** Push configs and their outbox, in the same database (found by the app as `repository.push`). */
+  readonly push: PostgresPushStore;
 
   constructor(options: PostgresTaskRepositoryOptions) {
     this.pool = options.pool;
+    this.eventLog = options.eventLog && new PostgresEventLog({ pool: options.pool, retentionMs: options.eventLog.retentionMs });
     this.replicaId = options.replicaId;
     this.leaseMs = options.leaseMs;
     this.purgeBatchSize = options.purgeBatchSize ?? 1000;
+    this.push = options.push ?? new PostgresPushStore({ pool: options.pool, replicaId: options.replicaId, leaseMs: options.leaseMs });
   }
 
   async create(scope: TaskScope, task: Task): Promise<StoredTask> {
@@ -136,7 +150,7 @@ export class PostgresTaskRepository implements TaskRepository {
           own.history.map(encodeMessage),
           event.kind,
           event.body,
-          noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId }),
+          noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId, event }),
         ],
       });
     } catch (error) {
@@ -188,7 +202,9 @@ export class PostgresTaskRepository implements TaskRepository {
     const core = change.kind === "status" ? encodeTaskCore(task) : null;
     const artifacts = change.kind === "artifact" ? encodeArtifacts(task.artifacts) : null;
     const event = changeEventRow(change, taskId, task.contextId);
-    const { rowCount } = await this.pool.query({
+    // The outbox rows (A-29) are added by a2a_push_owe in the final SELECT: it runs once the UPDATE
+    // holds the task's row, and its queries see every config committed by then (see migrations.ts).
+    const { rows, rowCount } = await this.pool.query<{ owed: number }>({
       name: "a2a_update",
       text: `WITH u AS (
                UPDATE a2a_tasks SET version = $3, state = $4, status_micros = $5, history_len = $6,
@@ -198,7 +214,7 @@ export class PostgresTaskRepository implements TaskRepository {
              h AS (INSERT INTO a2a_history (task_id, seq, message)
                SELECT u.id, $11 + m.ord - 1, m.message FROM u, unnest($12::bytea[]) WITH ORDINALITY AS m (message, ord)),
              e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, $3, $13, $14 FROM u)
-             SELECT pg_notify('${TASK_CHANNEL}', $15) FROM u`,
+             SELECT pg_notify('${TASK_CHANNEL}', $15), CASE WHEN $16 THEN a2a_push_owe(u.id, $13::smallint, $14, $17, NULL) ELSE 0 END AS owed FROM u`,
       values: [
         taskId,
         expectedVersion,
@@ -214,7 +230,9 @@ export class PostgresTaskRepository implements TaskRepository {
         task.history.map(encodeMessage),
         event.kind,
         event.body,
-        noticePayload({ taskId, version, state, writer: this.replicaId }),
+        noticePayload({ taskId, version, state, writer: this.replicaId, event }),
+        owesPush(event.kind),
+        this.replicaId,
       ],
     });
     if (rowCount === 0) {
@@ -223,6 +241,8 @@ export class PostgresTaskRepository implements TaskRepository {
       const stored = await this.load(scope, taskId);
       throw new VersionConflictError(taskId, expectedVersion, stored.version);
     }
+    const owed = rows[0]!.owed;
+    if (owed > 0) this.push.committedOutbox(owed);
     if (settled) {
       this.known.delete(taskId); // its next write, if any, is a follow-up much later: read it then
     } else {

@@ -6,7 +6,7 @@ import type { StoredTask, TaskScope } from "../../lifecycle/task-repository.js";
 import { isSettled, isTerminal } from "../../lifecycle/task-state.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
 import type { PostgresTaskRepository } from "./postgres-task-repository.js";
-import type { TaskNotice } from "./task-notice.js";
+import type { HeardNotice } from "./task-notice.js";
 
 export interface PostgresRunLeasesOptions {
   readonly pool: pg.Pool;
@@ -73,7 +73,7 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
     return taken;
   }
 
-  notice(notice: TaskNotice): void {
+  notice(notice: HeardNotice): void {
     if (notice.writer === this.options.replicaId) return;
     const lost = this.held.get(notice.taskId);
     if (lost === undefined) return;

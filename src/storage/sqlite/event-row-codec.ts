@@ -7,7 +7,7 @@ import type { TaskChange } from "../../lifecycle/task-repository.js";
 const STATUS = 1;
 const ARTIFACT = 2;
 const HISTORY = 3;
-/** A row holding the events of versions first_version..version, framed in its body (migration 5). */
+/** A row holding the events of versions first_version..version, framed in its body (migration 6). */
 export const BATCH = 4;
 const APPEND = 1;
 const LAST_CHUNK = 2;
@@ -50,7 +50,7 @@ export function encodeEventBatch(events: readonly LoggedEvent[]): Uint8Array {
 }
 
 /**
- * The artifact changes one commit made to a task, for its `artifact_tail` row (migration 5):
+ * The artifact changes one commit made to a task, for its `artifact_tail` row (migration 6):
  * framed as a BATCH body, so the appends since the task's artifacts blob was last written are
  * kept without rewriting that blob (appending a chunk costs the chunk, not every part before it).
  */

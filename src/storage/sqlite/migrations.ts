@@ -28,7 +28,9 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  *   with the config (trigger).
  * - (v4) `task_events`: each change under its version, for resuming streams (A-33), trimmed
  *   by age.
- * - (v5) A `task_events` row may hold all the events one commit made to its task (versions
+ * - (v5) `push_outbox.trace_context`: the W3C traceparent of the write a row carries, so a
+ *   webhook request continues its trace (NULL when tracing was off).
+ * - (v6) A `task_events` row may hold all the events one commit made to its task (versions
  *   first_version..version): one insert per task and commit instead of one per change. And
  *   `artifact_tail` keeps artifact appends apart from the artifacts blob until rewriting it
  *   is worth it, and `task_artifacts` holds a blob rewritten after the insert apart from the
@@ -175,6 +177,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
+    description: "the trace context of the write an outbox row carries (webhook traceparent, #16)",
+    // A W3C traceparent, NULL when tracing was off: adding a nullable column rewrites no row.
+    sql: `
+      ALTER TABLE push_outbox ADD COLUMN trace_context TEXT;
+    `,
+  },
+  {
+    version: 6,
     description: "task_events rows holding a commit's events of a task together; artifact appends kept apart from the artifacts blob",
     // NULL: the row holds the one event of `version` (as every row of v4). Otherwise kind is 4
     // (batch) and the body frames the events of first_version..version (event-row-codec.ts).

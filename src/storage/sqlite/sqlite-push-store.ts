@@ -3,7 +3,7 @@ import type { Database as Db } from "better-sqlite3";
 import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
-import type { OutboxEntry, PushOutbox } from "../../lifecycle/push-outbox.js";
+import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
 import type { TaskChange, TaskScope } from "../../lifecycle/task-repository.js";
 import { pushEventOf, pushSnapshotOf } from "../push-event.js";
 
@@ -16,7 +16,17 @@ import { pushEventOf, pushSnapshotOf } from "../push-event.js";
 export interface StagedPush {
   readonly configIds: string[];
   readonly newConfigs: TaskPushNotificationConfig[];
-  readonly outbox: Array<{ readonly configId: string; readonly createdMs: number; readonly event: Uint8Array }>;
+  readonly outbox: StagedOutboxRow[];
+}
+
+/** An outbox row staged with its task's write; its seq comes with the INSERT. */
+interface StagedOutboxRow {
+  readonly scope: TaskScope;
+  readonly taskId: string;
+  readonly configId: string;
+  readonly createdMs: number;
+  readonly event: Uint8Array;
+  readonly traceContext: string | undefined;
 }
 
 /** What the push store needs from the task store whose database it shares. */
@@ -37,21 +47,38 @@ interface OutboxRow {
   config_id: string;
   created_ms: number;
   event: Uint8Array;
+  trace_context: string | null;
   tenant: string;
   principal: string;
 }
 
-const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, s.tenant, s.principal
+/** Tasks whose config ids are kept (see loadStaged). */
+const MAX_CACHED_TASKS = 4096;
+
+/** How long a delivered entry waits for a batch of task writes to delete it with. */
+const REMOVAL_DELAY_MS = 20;
+
+const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, o.trace_context, s.tenant, s.principal
   FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
 
-/** Push configs and the outbox of the SQLite store, in its database (tables of migration 3). */
+/**
+ * Push configs and the outbox of the SQLite store, in its database (tables of migration 3; the
+ * outbox's trace context column, migration 5). The rows a commit added are also kept in memory
+ * until listeners have them, so a consumer delivers them without reading them back.
+ */
 export class SqlitePushStore implements PushConfigStore, PushOutbox {
   private readonly s;
   /** Whether any config exists: until one does, a task write reads nothing more. */
   private anyConfigs: boolean;
-  private readonly listeners: Array<(added: number) => void> = [];
+  private readonly listeners: Array<(added: number, entries?: readonly OutboxEntry[]) => void> = [];
   /** Rows committed since listeners were last told. */
-  private unannounced = 0;
+  private unannounced: OutboxEntry[] = [];
+  /** Rows the batch being written inserted: announced if it commits, forgotten if it is lost. */
+  private batchEntries: OutboxEntry[] = [];
+  private changes = 0;
+  /** Config ids by task pk (see loadStaged). */
+  private readonly idsByTask = new Map<number, string[]>();
+  private traceContext: TraceContextSource | undefined;
 
   constructor(
     db: Db,
@@ -67,7 +94,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       getConfig: db.prepare("SELECT config FROM push_configs WHERE task_pk = ? AND id = ?").pluck(),
       listConfigs: db.prepare("SELECT config FROM push_configs WHERE task_pk = ? AND id > ? ORDER BY id LIMIT ?").pluck(),
       deleteConfig: db.prepare("DELETE FROM push_configs WHERE task_pk = ? AND id = ?"),
-      addOutbox: db.prepare("INSERT INTO push_outbox (task_pk, config_id, created_ms, event) VALUES (?, ?, ?, ?)"),
+      addOutbox: db.prepare("INSERT INTO push_outbox (task_pk, config_id, created_ms, event, trace_context) VALUES (?, ?, ?, ?, ?)"),
       pendingAfter: db.prepare(`SELECT ${OUTBOX_COLUMNS} WHERE o.seq > ? ORDER BY o.seq LIMIT ?`),
       firstOf: db.prepare(
         `SELECT ${OUTBOX_COLUMNS} WHERE o.task_pk = (SELECT pk FROM tasks WHERE id = ?) AND o.config_id = ? AND o.seq > ? ORDER BY o.seq LIMIT 1`,
@@ -75,11 +102,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       remove: db.prepare("DELETE FROM push_outbox WHERE seq = ?"),
       count: db.prepare("SELECT count(*) FROM push_outbox").pluck(),
     };
-    this.put$ = db.transaction((pk: number, config: TaskPushNotificationConfig, options: PutConfigOptions, snapshot: Uint8Array | undefined) => {
+    this.put$ = db.transaction((pk: number, config: TaskPushNotificationConfig, options: PutConfigOptions, snapshot: StagedOutboxRow | undefined) => {
       const replaces = this.s.hasConfig.get(pk, config.id) !== undefined;
       if (!replaces && (this.s.countConfigs.get(pk) as number) >= options.maxPerTask) throw new PushConfigLimitError(config.taskId, options.maxPerTask);
       this.s.putConfig.run(pk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
-      if (snapshot !== undefined) this.s.addOutbox.run(pk, config.id, Date.now(), snapshot);
+      return { replaces, added: snapshot === undefined ? undefined : this.insertOutbox(pk, snapshot) };
     });
     this.removeBatch = db.transaction((seqs: number[]) => {
       for (const seq of seqs) this.s.remove.run(seq);
@@ -88,18 +115,41 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   private readonly removeBatch;
-  /** Delivered entries not deleted yet: deleted together, one transaction a turn, instead of one commit each. */
+  /**
+   * Delivered entries not deleted yet: deleted together, by the next batch of task writes (in its
+   * transaction) or, when none comes within REMOVAL_DELAY_MS, by one transaction of their own;
+   * not one commit each. A crash before re-delivers them (at least once).
+   */
   private removals: number[] = [];
+  /** Removals the batch being written deletes: back in `removals` if it is lost. */
+  private batchRemovals: number[] = [];
+  private removalTimer: NodeJS.Timeout | undefined;
 
   /** Deletes the removals waiting for their batch (before reads that must not see them, and at close). */
   flushRemovals(): void {
+    clearTimeout(this.removalTimer);
+    this.removalTimer = undefined;
     if (this.removals.length === 0) return;
     const seqs = this.removals;
     this.removals = [];
-    this.host.guarded(() => this.removeBatch.immediate(seqs));
+    try {
+      this.host.guarded(() => this.removeBatch.immediate(seqs));
+    } catch (error) {
+      this.removals = seqs.concat(this.removals);
+      throw error;
+    }
   }
 
-  private readonly flushAtTurnEnd = (): void => {
+  /** Inside the batch transaction of task writes: the removals waiting go with it. */
+  writeRemovals(): void {
+    if (this.removals.length === 0) return;
+    this.batchRemovals = this.removals;
+    this.removals = [];
+    for (const seq of this.batchRemovals) this.s.remove.run(seq);
+  }
+
+  private readonly flushLater = (): void => {
+    this.removalTimer = undefined;
     try {
       this.flushRemovals();
     } catch {
@@ -109,34 +159,75 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
 
   private readonly put$;
 
-  /** Config ids of a task's row, read when a batch first stages it; undefined when it has none. */
+  /**
+   * Config ids of a task's row, when a batch first stages it; undefined when it has none. Kept per
+   * task (bounded) until one of its configs is put or deleted, or tasks are purged: a task is
+   * staged again at each of its writes, and its configs seldom change.
+   */
   loadStaged(taskPk: number): StagedPush | undefined {
     if (!this.anyConfigs) return undefined;
-    const ids = this.s.configIds.all(taskPk) as string[];
-    return ids.length === 0 ? undefined : { configIds: ids, newConfigs: [], outbox: [] };
+    let ids = this.idsByTask.get(taskPk);
+    if (ids === undefined) {
+      ids = this.s.configIds.all(taskPk) as string[];
+      if (this.idsByTask.size >= MAX_CACHED_TASKS) this.idsByTask.clear();
+      this.idsByTask.set(taskPk, ids);
+    }
+    return ids.length === 0 ? undefined : { configIds: ids.slice(), newConfigs: [], outbox: [] };
   }
 
   /** A staged write of a task with configs: its outbox rows, written with it. */
-  recordWrite(push: StagedPush, taskId: string, contextId: string, change: TaskChange): void {
+  recordWrite(push: StagedPush, scope: TaskScope, taskId: string, contextId: string, change: TaskChange): void {
     if (push.configIds.length === 0) return;
     const event = pushEventOf(taskId, contextId, change);
     if (event === undefined) return;
     const createdMs = Date.now();
-    for (const configId of push.configIds) push.outbox.push({ configId, createdMs, event });
+    const traceContext = this.traceContext?.();
+    for (const configId of push.configIds) push.outbox.push({ scope, taskId, configId, createdMs, event, traceContext });
   }
 
-  /** Inside the batch transaction, after the task's row: its new configs and outbox rows. Returns how many rows the outbox gained. */
-  writeStaged(taskPk: number, push: StagedPush): number {
+  /** Inside the batch transaction, after the task's row: its new configs and outbox rows. */
+  writeStaged(taskPk: number, push: StagedPush): void {
     for (const config of push.newConfigs) this.s.putConfig.run(taskPk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
-    for (const row of push.outbox) this.s.addOutbox.run(taskPk, row.configId, row.createdMs, row.event);
-    return push.outbox.length;
+    if (push.newConfigs.length > 0) this.idsByTask.delete(taskPk);
+    for (const row of push.outbox) this.batchEntries.push(this.insertOutbox(taskPk, row));
   }
 
-  /** A commit added outbox rows: listeners hear of it a turn later, outside the write. */
-  committedOutbox(added: number): void {
+  /**
+   * The batch of task writes committed (or was lost): listeners hear of the rows it added after
+   * the commit, outside the write (a microtask later); removals it was to delete wait again if lost.
+   */
+  batchEnded(committed: boolean): void {
+    if (this.batchRemovals.length > 0) {
+      if (!committed) this.removals = this.batchRemovals.concat(this.removals);
+      this.batchRemovals = [];
+    }
+    const entries = this.batchEntries;
+    if (entries.length === 0) return;
+    this.batchEntries = [];
+    if (committed) this.announce(entries);
+  }
+
+  /** Tasks went (retention): their configs and pending rows went with them. */
+  tasksPurged(): void {
+    this.changes++;
+    this.idsByTask.clear();
+  }
+
+  readonly revision = (): number => this.changes;
+
+  useTraceContext(source: TraceContextSource): void {
+    this.traceContext = source;
+  }
+
+  private insertOutbox(taskPk: number, row: StagedOutboxRow): OutboxEntry {
+    const seq = Number(this.s.addOutbox.run(taskPk, row.configId, row.createdMs, row.event, row.traceContext ?? null).lastInsertRowid);
+    return { seq, scope: row.scope, taskId: row.taskId, configId: row.configId, createdMs: row.createdMs, event: row.event, traceContext: row.traceContext };
+  }
+
+  private announce(entries: readonly OutboxEntry[]): void {
     if (this.listeners.length === 0) return;
-    if (this.unannounced === 0) setImmediate(this.notify);
-    this.unannounced += added;
+    if (this.unannounced.length === 0) queueMicrotask(this.notify);
+    for (const entry of entries) this.unannounced.push(entry);
   }
 
   // PushConfigStore
@@ -152,17 +243,31 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       const at = push.newConfigs.findIndex((c) => c.id === own.id);
       if (at >= 0) push.newConfigs[at] = own;
       else push.newConfigs.push(own);
-      if (options.snapshot) push.outbox.push({ configId: own.id, createdMs: Date.now(), event: pushSnapshotOf(staged.snapshot()) });
+      if (options.snapshot) {
+        const event = pushSnapshotOf(staged.snapshot());
+        push.outbox.push({ scope, taskId: own.taskId, configId: own.id, createdMs: Date.now(), event, traceContext: this.traceContext?.() });
+      }
       this.anyConfigs = true;
       return;
     }
     this.host.commitIfStaged(own.taskId);
     const pk = this.taskPk(scope, own.taskId);
     if (pk === undefined) throw new TaskNotFoundError(own.taskId);
-    const snapshot = options.snapshot ? pushSnapshotOf(this.host.snapshot(scope, own.taskId)!) : undefined;
-    this.host.guarded(() => this.put$.immediate(pk, own, options, snapshot));
+    const snapshot: StagedOutboxRow | undefined = options.snapshot
+      ? {
+          scope: { tenant: scope.tenant, principal: scope.principal },
+          taskId: own.taskId,
+          configId: own.id,
+          createdMs: Date.now(),
+          event: pushSnapshotOf(this.host.snapshot(scope, own.taskId)!),
+          traceContext: this.traceContext?.(),
+        }
+      : undefined;
+    this.idsByTask.delete(pk);
+    const { replaces, added } = this.host.guarded(() => this.put$.immediate(pk, own, options, snapshot));
+    if (replaces) this.changes++; // a new config makes nothing read before untrue
     this.anyConfigs = true;
-    if (snapshot !== undefined) this.committedOutbox(1);
+    if (added !== undefined) this.announce([added]);
   };
 
   async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {
@@ -188,7 +293,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   async delete(scope: TaskScope, taskId: string, configId: string): Promise<void> {
     this.host.commitIfStaged(taskId); // a write staged for the task must not owe this config anything at commit
     const pk = this.taskPk(scope, taskId);
-    if (pk !== undefined) this.host.guarded(() => this.s.deleteConfig.run(pk, configId)); // its outbox rows go by trigger
+    if (pk !== undefined) {
+      this.idsByTask.delete(pk);
+      this.host.guarded(() => this.s.deleteConfig.run(pk, configId)); // its outbox rows go by trigger
+    }
+    this.changes++;
   }
 
   // PushOutbox
@@ -203,8 +312,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   async remove(seq: number): Promise<void> {
-    if (this.removals.length === 0) setImmediate(this.flushAtTurnEnd);
     this.removals.push(seq);
+    if (this.removalTimer === undefined) {
+      this.removalTimer = setTimeout(this.flushLater, REMOVAL_DELAY_MS);
+      this.removalTimer.unref();
+    }
   }
 
   async count(): Promise<number> {
@@ -212,7 +324,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     return this.host.guarded(() => this.s.count.get() as number);
   }
 
-  onAdded(listener: (added: number) => void): void {
+  onAdded(listener: (added: number, entries?: readonly OutboxEntry[]) => void): void {
     this.listeners.push(listener);
   }
 
@@ -225,8 +337,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
 
   private readonly notify = (): void => {
     const added = this.unannounced;
-    this.unannounced = 0;
-    for (const listener of this.listeners) listener(added);
+    this.unannounced = [];
+    for (const listener of this.listeners) listener(added.length, added);
   };
 }
 
@@ -238,5 +350,6 @@ function entryOf(row: OutboxRow): OutboxEntry {
     configId: row.config_id,
     createdMs: row.created_ms,
     event: row.event,
+    traceContext: row.trace_context ?? undefined,
   };
 }

@@ -278,8 +278,6 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private batchCallbacks: CommitCallback[] | undefined;
   private batchWrites = 0;
   private commitScheduled = false;
-  /** Outbox rows the batch being written adds. */
-  private outboxAdded = 0;
   /** Push configs and the outbox of pending deliveries, in this database (A-29). */
   readonly push: SqlitePushStore;
   /** Events kept for resuming streams (A-33), when asked for. */
@@ -363,6 +361,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.tx = {
       batch: db.transaction(() => {
         for (const staged of this.staged.values()) this.writeStaged(staged);
+        this.push.writeRemovals(); // delivered webhooks' outbox rows ride along: no commit of their own
         this.trimEvents();
       }),
       list: db.transaction((scope: TaskScope, query: TaskQuery) => this.readPage(scope, query)),
@@ -480,7 +479,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       if (staged.newArtifactChanges === undefined) staged.newArtifactChanges = [owned];
       else staged.newArtifactChanges.push(owned);
     }
-    if (staged.push !== undefined) this.push.recordWrite(staged.push, taskId, task.contextId, change); // the outbox, in the same commit
+    if (staged.push !== undefined) this.push.recordWrite(staged.push, scope, taskId, task.contextId, change); // the outbox, in the same commit
     if (this.eventLog !== undefined) {
       const event = eventAtVersion(taskId, task.contextId, staged.version, owned);
       if (staged.newEvents === undefined) staged.newEvents = [event];
@@ -526,6 +525,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     for (;;) {
       this.commit(); // writes made while the last batch was deleted go first: a purge is a transaction of its own
       const deleted = this.guarded(() => this.tx.purge.immediate(statusMicros));
+      if (deleted > 0) this.push.tasksPurged(); // their configs and pending deliveries went with them
       total += deleted;
       if (deleted < this.purgeBatchSize) return total;
       await nextTurn();
@@ -646,13 +646,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (callbacks === undefined || !this.db.open) return;
     const observedAt = storeCommitChannel.hasSubscribers ? performance.now() : undefined;
     let failure: unknown;
-    this.outboxAdded = 0;
     try {
       this.tx.batch.immediate();
     } catch (error) {
       failure = isBadDataError(error) ? badData(this.file, error) : error;
     }
-    if (failure === undefined && this.outboxAdded > 0) this.push.committedOutbox(this.outboxAdded);
+    this.push.batchEnded(failure === undefined);
     if (observedAt !== undefined) {
       const durationMs = performance.now() - observedAt;
       storeCommitChannel.publish({
@@ -745,7 +744,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     for (let i = 0; i < staged.newHistory.length; i++) {
       this.s.insertHistory.run(pk, staged.storedHistoryLength + i, encodeMessage(staged.newHistory[i]!));
     }
-    if (staged.push !== undefined) this.outboxAdded += this.push.writeStaged(pk, staged.push);
+    if (staged.push !== undefined) this.push.writeStaged(pk, staged.push);
     const events = staged.newEvents;
     if (events !== undefined) {
       const at = Date.now() * 1000;

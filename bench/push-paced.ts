@@ -1,0 +1,51 @@
+/**
+ * A shorter run of issue 21's push benchmark for profiling work: only the paced phases (200/s and
+ * 20/s), ours on SQLite and memory vs the SDK, interleaved, with an optional CPU profile of ours.
+ *
+ *   npm run bench -- push-paced [--rounds=N] [--profile] [--memory]
+ */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { paced, Receiver } from "./push.js";
+import { profileSummary } from "./lib/cpu-profile.js";
+import { formatNumber } from "./lib/table.js";
+
+export async function runPushPaced(args: readonly string[]): Promise<string> {
+  const rounds = Number(args.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 2);
+  const kinds = args.includes("--memory") ? (["ours", "memory", "sdk"] as const) : (["ours", "sdk"] as const);
+  const receiver = new Receiver();
+  await receiver.start();
+  const lines: string[] = [];
+  try {
+    const ratios: string[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      const r: Record<string, Awaited<ReturnType<typeof paced>>> = {};
+      for (const kind of kinds) {
+        r[kind] = await paced(kind, receiver, 10, 500);
+        const x = r[kind]!;
+        lines.push(
+          `round ${round} ${kind} 200/s: ${x.delivered}/${x.expected} p50 ${formatNumber(x.p50, 1)} ms p99 ${formatNumber(x.p99, 1)} ms cpu ${formatNumber(x.cpuPerDeliveryUs)} µs/delivery reordered ${x.reordered}`,
+        );
+      }
+      ratios.push(
+        kinds
+          .filter((k) => k !== "sdk")
+          .map((k) => `${k} ${(r[k]!.cpuPerDeliveryUs / r.sdk!.cpuPerDeliveryUs).toFixed(2)}`)
+          .join(", "),
+      );
+    }
+    lines.push(`CPU per delivery ÷ SDK per round: ${ratios.join(" | ")}`);
+    for (const kind of kinds) {
+      const x = await paced(kind, receiver, 10, 500, undefined, 10);
+      lines.push(`${kind} 20/s: p50 ${formatNumber(x.p50, 1)} ms p99 ${formatNumber(x.p99, 1)} ms`);
+    }
+    if (args.includes("--profile")) {
+      const file = join(tmpdir(), `push-paced-${process.pid}.cpuprofile`);
+      const x = await paced("ours", receiver, 10, 500, file);
+      lines.push(`profiled ours: p50 ${formatNumber(x.p50, 1)} ms, ${file}`, "", profileSummary(file, x.delivered, 30));
+    }
+  } finally {
+    await receiver.close();
+  }
+  return lines.join("\n");
+}
