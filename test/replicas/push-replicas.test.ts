@@ -1,3 +1,4 @@
+import pg from "pg";
 import { TaskState } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { killAll, a2aMetadata, sendRequest, taskOf } from "../durability/service-process.js";
 import { unary } from "../foundation/helpers.js";
@@ -104,6 +105,14 @@ test("A-29 on PostgreSQL: deliveries once across two replicas, in order per conf
   for (const path of live) expectInOrder(deliveredTo(path), 3);
   expect(answered.filter((r) => r.path.startsWith("/early"))).toEqual([]); // A still holds those lanes
 
+  // The receiver saw every live event, but the replica that sent the last one may not have removed
+  // its outbox row yet: killed then, that one event would be sent again (at least once, A-29), which
+  // is not what this test proves. So A is killed only once the live lanes' rows are gone.
+  await outboxDrained(
+    db.url,
+    live.map((path) => path.slice(1)),
+  );
+
   // A is killed holding its claims; its receiver comes back. B delivers A's backlog once A's claims ran out.
   await a.kill();
   const killedAt = Date.now();
@@ -132,3 +141,19 @@ test("A-29 on PostgreSQL: deliveries once across two replicas, in order per conf
   expect(new Set(ids).size).toBe(ids.length); // no event delivered twice, in either phase
   expect(deliveredTo("/extra")).toEqual([]); // made on a completed task: it owes nothing
 }, 90_000);
+
+/** Waits until the outbox holds no entry for these config ids (their deliveries are all removed). */
+async function outboxDrained(url: string, configIds: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const deadline = Date.now() + 20_000; ; ) {
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM a2a_push_outbox WHERE config_id = ANY($1)", [configIds]);
+      if (rows[0]!.n === 0) return;
+      if (Date.now() > deadline) throw new Error(`${rows[0]!.n} live deliveries still in the outbox after 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  } finally {
+    await client.end();
+  }
+}
