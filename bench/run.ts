@@ -36,8 +36,12 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./push-paced.js")).runPushPaced(args),
   },
   observability: {
-    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick] [--profile]",
-    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    describe:
+      "what metrics and tracing cost: blocking SendMessage on memory and SQLite, metrics off / on / tracing on, interleaved rounds [--quick] [--profile] [--store=memory|sqlite|both] [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N]",
+    run: async (args) => {
+      const { observabilityOptions, runObservability } = await import("./observability.js");
+      return runObservability(observabilityOptions(args));
+    },
   },
   "otel-spans": {
     describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
