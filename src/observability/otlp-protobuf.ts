@@ -77,8 +77,17 @@ export class ProtoWriter {
     const n = value.length;
     this.ensure(n * 3 + 16);
     this.tag(field, LEN);
-    if (n < 128) {
-      // Short ASCII (keys, names, ids): copied a char at a time, cheaper than a native call.
+    if (n < 128 && n > 16) {
+      // One length byte reserved; fixed if the UTF-8 form turns out longer than 127 bytes.
+      const at = this.pos++;
+      const written = this.buf.write(value, this.pos, "utf8");
+      this.pos += written;
+      if (written < 128) this.buf[at] = written;
+      else this.#fixLength(at, 1);
+      return;
+    }
+    if (n <= 16) {
+      // Short ASCII (keys, names): copied a char at a time, cheaper than a native call.
       const buf = this.buf;
       const at = this.pos;
       let p = at + 1;
@@ -208,11 +217,45 @@ export function varintSize(value: number): number {
   return size;
 }
 
+/**
+ * Span attributes whose string value repeats (rpc.system, rpc.method, gen_ai.agent.name, ...):
+ * their KeyValue field, written once and copied after. Per key, the last value seen, and the
+ * bytes once it was seen twice in a row; bounded by clearing.
+ */
+const repeated = new Map<string, { value: string; bytes: Buffer | undefined }>();
+const REPEATED_KEYS = 256;
+
 /** repeated KeyValue `field`: each attribute as a KeyValue message. */
 export function writeAttributes(w: ProtoWriter, field: number, attributes: Attributes): void {
   for (const key in attributes) {
     const value = attributes[key];
     if (value === undefined || value === null) continue;
+    if (field === 9 && typeof value === "string") {
+      const known = repeated.get(key);
+      if (known !== undefined && known.value === value) {
+        if (known.bytes !== undefined) {
+          w.raw(known.bytes);
+          continue;
+        }
+        const start = w.pos;
+        writeKeyValue(w, field, key, value);
+        known.bytes = Buffer.from(w.buf.subarray(start, w.pos));
+        continue;
+      }
+      if (known !== undefined) {
+        known.value = value;
+        known.bytes = undefined;
+      } else {
+        if (repeated.size >= REPEATED_KEYS) repeated.clear();
+        repeated.set(key, { value, bytes: undefined });
+      }
+    }
+    writeKeyValue(w, field, key, value);
+  }
+}
+
+function writeKeyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue): void {
+  {
     const kv = w.begin(field, 1);
     w.string(1, key);
     const any = w.begin(2, 1);

@@ -18,6 +18,7 @@ import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
+import { PooledIdGenerator } from "./id-generator.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
 /** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
@@ -128,6 +129,7 @@ export class Tracing {
     const sdk = new NodeSDK({
       serviceName: options.env.OTEL_SERVICE_NAME === undefined ? TRACER_NAME : undefined,
       contextManager,
+      idGenerator: new PooledIdGenerator(),
       instrumentations: [],
       // Metrics go to Prometheus (/metrics) and logs to pino: the SDK exports spans only.
       metricReaders: [],

@@ -3,6 +3,7 @@ import { ExportResultCode } from "@opentelemetry/core";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { OtlpProtobufSpanProcessor, batchLimitsFromEnv, type EncodedBatch, type OtlpBatchSender } from "../../src/observability/otlp-span-processor.js";
+import { PooledIdGenerator } from "../../src/observability/id-generator.js";
 import { decodeProtobuf } from "../support/otlp-receiver.js";
 
 /**
@@ -153,5 +154,21 @@ describe("OTLP protobuf spans written as they end", () => {
         OTEL_BSP_EXPORT_TIMEOUT: "nope",
       }),
     ).toEqual({ maxQueueSize: 100, maxExportBatchSize: 100, scheduledDelayMillis: 200, exportTimeoutMillis: 30000 });
+  });
+});
+
+describe("ids", () => {
+  test("OBS-TRACE: the pooled id generator gives W3C ids: 32 and 16 lowercase hex, distinct, never all zero", () => {
+    const ids = new PooledIdGenerator();
+    const traces = new Set<string>();
+    const spans = new Set<string>();
+    for (let i = 0; i < 5_000; i++) {
+      traces.add(ids.generateTraceId());
+      spans.add(ids.generateSpanId());
+    }
+    expect(traces.size).toBe(5_000);
+    expect(spans.size).toBe(5_000);
+    for (const id of traces) expect(id).toMatch(/^(?!0+$)[0-9a-f]{32}$/);
+    for (const id of spans) expect(id).toMatch(/^(?!0+$)[0-9a-f]{16}$/);
   });
 });
