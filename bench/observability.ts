@@ -2,7 +2,8 @@
  * What metrics and tracing cost: blocking SendMessage (the trivial agent) on copies of our server
  * in one run, on the memory store and on SQLite (the default store), measured in interleaved rounds:
  *   - metrics off   (A2A_METRICS_LISTEN=off): the baseline of its store;
- *   - metrics on    (the default), scraped every 15 s meanwhile;
+ *   - metrics on    (the default), scraped once per round between its phases (the scrape's own
+ *                    CPU is measured apart and reported per call at a 15 s scrape interval);
  *   - tracing on    (metrics on as well, OTEL_TRACES_EXPORTER=otlp, every call sampled
  *                    (parentbased_always_on), OTLP/HTTP protobuf to a receiver in this process on
  *                    loopback that counts the spans);
@@ -11,10 +12,9 @@
  * Targets, on each store: server CPU per call, metrics on ≤ 1.05× off, tracing on ≤ 1.3× off
  * (medians of the per-round ratios; the metrics target is judged on a full run, not --quick).
  *
- * A server's CPU in a round is everything it spent from the start of its phase in that round to
- * the start of its phase in the next (the last: to a settling pause after the rounds): work a call
- * leaves behind (a span batch exported later, a commit, garbage collected later) counts for the
- * calls that caused it, not for nobody.
+ * A server's CPU in a round is everything it spent from the start of its phase to SETTLE_MS after
+ * its last call (read while the next server's phase runs): work a call leaves behind (the last
+ * span batch exported within the processor's delay, a commit) counts for the calls that caused it.
  *
  *   npm run build && npm run bench -- observability [--quick] [--profile] [--store=memory|sqlite|both]
  *     [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N] [--together]
@@ -87,7 +87,7 @@ export function observabilityOptions(args: readonly string[]): ObservabilityOpti
 const RESULTS = join(ROOT, "bench", "results");
 
 const FULL = { inFlight: 32, warmup: 3_000, callsPerRound: 1_000, rounds: 20 };
-const QUICK: typeof FULL = { inFlight: 32, warmup: 1_500, callsPerRound: 700, rounds: 8 };
+const QUICK: typeof FULL = { inFlight: 32, warmup: 2_000, callsPerRound: 700, rounds: 8 };
 
 const LABEL: Record<Kind, string> = {
   off: "metrics off",
@@ -98,8 +98,12 @@ const LABEL: Record<Kind, string> = {
 
 /** The span processor's delay: short, so that a round's spans are exported (and counted) within the round. */
 const BSP_DELAY_MS = 200;
-/** After the last round: every server's deferred work (span exports, commits) done before the last reading. */
-const SETTLE_MS = 3 * BSP_DELAY_MS + 400;
+/**
+ * A phase's CPU window closes this long after its last call: the spans still queued then are sent
+ * within the span processor's delay, and a commit or a collection the calls left behind happens in
+ * it too. Longer would count the idle servers' timers more than calls do in a busy server.
+ */
+const SETTLE_MS = BSP_DELAY_MS + 150;
 
 const sendRequest = Buffer.from(
   toBinary(
@@ -125,8 +129,8 @@ async function startSpanSink(): Promise<{ server: Server; endpoint: string; requ
   return { server, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: () => requests, bytes: () => bytes };
 }
 
-/** Prometheus's usual scrape interval (its example configuration's 15 s). */
-const SCRAPE_EVERY_MS = 15_000;
+/** Prometheus's usual scrape interval (its example configuration's 15 s), for the scrape's cost per call. */
+const SCRAPE_EVERY_S = 15;
 
 interface Served {
   readonly store: StoreName;
@@ -135,8 +139,8 @@ interface Served {
   readonly server: ServerProcess;
   readonly lc: LoadClient;
   readonly dataDir: string | undefined;
-  scrapes(): number;
-  stopScraping(): void;
+  /** Reads /metrics once (servers with metrics on). */
+  readonly scrape: (() => Promise<void>) | undefined;
 }
 
 async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string): Promise<Served> {
@@ -176,24 +180,16 @@ async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string): Pr
   });
   const lc = loadClient(server.address, { "a2a-version": "1.0" });
   await waitUntilServing(server, () => lc.call(SEND, sendRequest), 60_000);
-  let scrapes = 0;
-  let scraper: NodeJS.Timeout | undefined;
+  let scrape: (() => Promise<void>) | undefined;
   if (metricsPort !== undefined) {
     const url = `http://127.0.0.1:${metricsPort}/metrics`;
-    const first = await fetch(url);
-    if (!first.ok || !(await first.text()).includes("rpc_server_call_duration_seconds_count")) throw new Error(`${name}: no RPC metrics at ${url}`);
-    scraper = setInterval(
-      () =>
-        void fetch(url)
-          .then((r) => r.text())
-          .then(
-            () => scrapes++,
-            () => {},
-          ),
-      SCRAPE_EVERY_MS,
-    );
+    scrape = async () => {
+      const response = await fetch(url);
+      if (!response.ok || !(await response.text()).includes("rpc_server_call_duration_seconds_count")) throw new Error(`${name}: no RPC metrics at ${url}`);
+    };
+    await scrape();
   }
-  return { store, kind, name, server, lc, dataDir, scrapes: () => scrapes, stopScraping: () => clearInterval(scraper) };
+  return { store, kind, name, server, lc, dataDir, scrape };
 }
 
 /** One server's phase in one round: its calls, and its CPU from this phase's start to its next phase's start. */
@@ -224,25 +220,34 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
     for (const s of served) await drive(s.server, s.lc, load, Math.ceil(cfg.warmup / 3));
     const phases = new Map<Served, Phase[]>(served.map((s) => [s, []]));
     const spansBefore = { requests: sink.requests(), bytes: sink.bytes() };
+    const readings: Promise<void>[] = [];
+    const scrapeCpu = new Map<Served, number[]>(served.map((s) => [s, []]));
     for (let round = 0; round < cfg.rounds; round++) {
       log(`round ${round + 1}/${cfg.rounds}`);
       const phase = async (s: Served) => {
+        if (s.scrape !== undefined) {
+          // Once per round, outside the calls' window, measured apart: a scrape's cost is per scrape, not per call.
+          const before = await s.server.usage();
+          await s.scrape();
+          scrapeCpu.get(s)!.push(cpuMicros(before, await s.server.usage()));
+        }
         const start = await s.server.usage();
-        const previous = phases.get(s)!.at(-1);
-        if (previous !== undefined) previous.cpuMicros = cpuMicros(previous.start, start);
         const result = await runLoad(s.lc, { ...load, calls: cfg.callsPerRound });
         if (result.errors > 0) throw new Error(`${s.name}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
-        phases.get(s)!.push({ load: result, start, cpuMicros: Number.NaN });
+        const measured: Phase = { load: result, start, cpuMicros: Number.NaN };
+        phases.get(s)!.push(measured);
+        // The window closes SETTLE_MS after the last call, while the next server's phase runs.
+        readings.push(
+          new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
+            .then(() => s.server.usage())
+            .then((end) => void (measured.cpuMicros = cpuMicros(start, end))),
+        );
       };
       if (options.together) await Promise.all(served.map(phase));
       // The order turns each round, so that no server always follows the same one.
       else for (let i = 0; i < served.length; i++) await phase(served[(i + round) % served.length]!);
     }
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    for (const s of served) {
-      const last = phases.get(s)!.at(-1)!;
-      last.cpuMicros = cpuMicros(last.start, await s.server.usage());
-    }
+    await Promise.all(readings);
     const exported = { requests: sink.requests() - spansBefore.requests, bytes: sink.bytes() - spansBefore.bytes };
     const profiles: string[] = [];
     if (options.profile) {
@@ -258,10 +263,9 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
       }
     }
     const elapsedS = (Date.now() - startedAt) / 1000;
-    return [report(options, cfg, served, phases, exported, elapsedS), "", ...profiles].join("\n");
+    return [report(options, cfg, served, phases, exported, scrapeCpu, elapsedS), "", ...profiles].join("\n");
   } finally {
     for (const s of served) {
-      s.stopScraping();
       s.lc.close();
       await s.server.stop();
       if (s.dataDir !== undefined) rmSync(s.dataDir, { recursive: true, force: true });
@@ -285,6 +289,7 @@ function report(
   served: readonly Served[],
   phases: Map<Served, Phase[]>,
   exported: { requests: number; bytes: number },
+  scrapeCpu: Map<Served, number[]>,
   elapsedS: number,
 ): string {
   const sections: string[] = [];
@@ -331,11 +336,20 @@ function report(
         format: formatRatio,
       });
     }
+    const scrapes = ofStore.flatMap((s) => scrapeCpu.get(s) ?? []);
+    const scrapeMs = scrapes.length > 0 ? median(scrapes) / 1000 : undefined;
+    const offRate = median(off.map((x) => (x.load.calls * 1000) / x.load.elapsedMs));
     sections.push(
       `## ${store} store`,
       "",
       markdownTable(["", "server CPU µs/call", "× metrics off: median (p25–p75; min–max)", "calls/s", "p50 ms", "p99 ms"], rows),
       "",
+      ...(scrapeMs === undefined
+        ? []
+        : [
+            `A scrape of /metrics (once per round, outside the calls' windows) cost the server ${formatNumber(scrapeMs, 2)} ms of CPU (median of ${scrapes.length}): every ${SCRAPE_EVERY_S} s at the metrics-off server's ${formatNumber(offRate)} calls/s that is ${formatNumber((scrapeMs * 1000) / (SCRAPE_EVERY_S * offRate), 2)} µs per call, not in the ratios above.`,
+            "",
+          ]),
       "Per round:",
       "",
       perRound,
@@ -348,7 +362,7 @@ function report(
     `${new Date().toISOString()}; ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")} at the end; ${elapsedS.toFixed(0)} s in all.`,
-    `${cfg.rounds} ${options.together ? "rounds (every server loaded at once: --together)" : "interleaved rounds"} of ${cfg.callsPerRound} calls per server; CPU per call is a server's CPU from its phase's start to its next phase's start (deferred work included) ÷ the phase's calls. Figures are medians of the rounds; ratios are medians of the per-round ratios to the same store's metrics-off server, with the middle half and the whole range of them in brackets.`,
+    `${cfg.rounds} ${options.together ? "rounds (every server loaded at once: --together)" : "interleaved rounds"} of ${cfg.callsPerRound} calls per server; CPU per call is a server's CPU from its phase's start to ${SETTLE_MS} ms after its last call (deferred span exports included) ÷ the phase's calls. Figures are medians of the rounds; ratios are medians of the per-round ratios to the same store's metrics-off server, with the middle half and the whole range of them in brackets.`,
     "",
     targetsTable(targets),
     "",
