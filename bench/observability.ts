@@ -221,10 +221,12 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
     const phases = new Map<Served, Phase[]>(served.map((s) => [s, []]));
     const spansBefore = { requests: sink.requests(), bytes: sink.bytes() };
     const readings: Promise<void>[] = [];
+    const windows = new Map<Served, Promise<void>>();
     const scrapeCpu = new Map<Served, number[]>(served.map((s) => [s, []]));
     for (let round = 0; round < cfg.rounds; round++) {
       log(`round ${round + 1}/${cfg.rounds}`);
       const phase = async (s: Served) => {
+        await windows.get(s); // the same server's previous window closes before this phase starts
         if (s.scrape !== undefined) {
           // Once per round, outside the calls' window, measured apart: a scrape's cost is per scrape, not per call.
           const before = await s.server.usage();
@@ -237,11 +239,11 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
         const measured: Phase = { load: result, start, cpuMicros: Number.NaN };
         phases.get(s)!.push(measured);
         // The window closes SETTLE_MS after the last call, while the next server's phase runs.
-        readings.push(
-          new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
-            .then(() => s.server.usage())
-            .then((end) => void (measured.cpuMicros = cpuMicros(start, end))),
-        );
+        const window = new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
+          .then(() => s.server.usage())
+          .then((end) => void (measured.cpuMicros = cpuMicros(start, end)));
+        windows.set(s, window);
+        readings.push(window);
       };
       if (options.together) await Promise.all(served.map(phase));
       // The order turns each round, so that no server always follows the same one.
