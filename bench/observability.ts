@@ -2,8 +2,9 @@
  * What metrics and tracing cost: blocking SendMessage (the trivial agent) on copies of our server
  * in one run, on the memory store and on SQLite (the default store), measured in interleaved rounds:
  *   - metrics off   (A2A_METRICS_LISTEN=off): the baseline of its store;
- *   - metrics on    (the default), scraped once per round between its phases (the scrape's own
- *                    CPU is measured apart and reported per call at a 15 s scrape interval);
+ *   - metrics on    (the default), scraped once per round after its phase's window (the scrape's
+ *                    CPU, with what it leaves behind, is measured apart and reported per call at a
+ *                    15 s scrape interval);
  *   - tracing on    (metrics on as well, OTEL_TRACES_EXPORTER=otlp, every call sampled
  *                    (parentbased_always_on), OTLP/HTTP protobuf to a receiver in this process on
  *                    loopback that counts the spans);
@@ -17,7 +18,7 @@
  * span batch exported within the processor's delay, a commit) counts for the calls that caused it.
  *
  *   npm run build && npm run bench -- observability [--quick] [--profile] [--store=memory|sqlite|both]
- *     [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N] [--together]
+ *     [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N] [--together] [--no-scrape]
  *
  * Our server runs compiled (dist/).
  */
@@ -63,6 +64,8 @@ export interface ObservabilityOptions {
    * on interleaved rounds).
    */
   readonly together?: boolean;
+  /** Do not scrape /metrics during the rounds (diagnosis: the scrape's after-effects). */
+  readonly noScrape?: boolean;
 }
 
 /** Parses the command line's options (see the header). */
@@ -81,6 +84,7 @@ export function observabilityOptions(args: readonly string[]): ObservabilityOpti
     rounds: number("rounds"),
     calls: number("calls"),
     together: args.includes("--together"),
+    noScrape: args.includes("--no-scrape"),
   };
 }
 
@@ -227,21 +231,24 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
       log(`round ${round + 1}/${cfg.rounds}`);
       const phase = async (s: Served) => {
         await windows.get(s); // the same server's previous window closes before this phase starts
-        if (s.scrape !== undefined) {
-          // Once per round, outside the calls' window, measured apart: a scrape's cost is per scrape, not per call.
-          const before = await s.server.usage();
-          await s.scrape();
-          scrapeCpu.get(s)!.push(cpuMicros(before, await s.server.usage()));
-        }
         const start = await s.server.usage();
         const result = await runLoad(s.lc, { ...load, calls: cfg.callsPerRound });
         if (result.errors > 0) throw new Error(`${s.name}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
         const measured: Phase = { load: result, start, cpuMicros: Number.NaN };
         phases.get(s)!.push(measured);
         // The window closes SETTLE_MS after the last call, while the next server's phase runs.
-        const window = new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
+        const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+        const window = settle()
           .then(() => s.server.usage())
-          .then((end) => void (measured.cpuMicros = cpuMicros(start, end)));
+          .then(async (end) => {
+            measured.cpuMicros = cpuMicros(start, end);
+            if (s.scrape === undefined || options.noScrape) return;
+            // Once per round, after the calls' window and measured apart with its own settling
+            // time (what a scrape leaves behind counts for the scrape): its cost is per scrape, not per call.
+            await s.scrape();
+            await settle();
+            scrapeCpu.get(s)!.push(cpuMicros(end, await s.server.usage()));
+          });
         windows.set(s, window);
         readings.push(window);
       };
@@ -349,7 +356,7 @@ function report(
       ...(scrapeMs === undefined
         ? []
         : [
-            `A scrape of /metrics (once per round, outside the calls' windows) cost the server ${formatNumber(scrapeMs, 2)} ms of CPU (median of ${scrapes.length}): every ${SCRAPE_EVERY_S} s at the metrics-off server's ${formatNumber(offRate)} calls/s that is ${formatNumber((scrapeMs * 1000) / (SCRAPE_EVERY_S * offRate), 2)} µs per call, not in the ratios above.`,
+            `A scrape of /metrics (once per round, after the calls' window) cost the server ${formatNumber(scrapeMs, 2)} ms of CPU with ${SETTLE_MS} ms after it (median of ${scrapes.length}): every ${SCRAPE_EVERY_S} s at the metrics-off server's ${formatNumber(offRate)} calls/s that is ${formatNumber((scrapeMs * 1000) / (SCRAPE_EVERY_S * offRate), 2)} µs per call, not in the ratios above.`,
             "",
           ]),
       "Per round:",
