@@ -55,6 +55,7 @@ describe("configuration", () => {
       streamsBacklogBytes: 268435456,
       streaming: true,
       storeDurability: "process",
+      storeCommitWindowMs: 1,
       pushNotifications: true,
       push: {
         allowHosts: [],
