@@ -84,6 +84,15 @@ describe("configuration", () => {
     expect(() => load({ env: { A2A_LEASE_MS: "10" } })).toThrow(/A2A_LEASE_MS/);
   });
 
+  test("FND-CONFIG, issue 15 item 5: A2A_STORE_COMMIT_WINDOW takes 0 or a duration up to 1s (flag too); anything else is refused naming it", () => {
+    expect(load({ env: { A2A_STORE_COMMIT_WINDOW: "0" } }).storeCommitWindowMs).toBe(0);
+    expect(load({ env: { A2A_STORE_COMMIT_WINDOW: "5ms" } }).storeCommitWindowMs).toBe(5);
+    expect(load({ argv: ["--store-commit-window", "1s"] }).storeCommitWindowMs).toBe(1000);
+    for (const bad of ["off", "2s", "1", "-1ms", "fast"]) {
+      expect(() => load({ env: { A2A_STORE_COMMIT_WINDOW: bad } })).toThrow(/A2A_STORE_COMMIT_WINDOW/);
+    }
+  });
+
   test("FND-CONFIG: a bad A2A_DATABASE_URL is refused without repeating it (it may hold a password)", () => {
     for (const url of ["mysql://u:s3cret@db/x", "not a url s3cret", "postgres://u:s3cret@/x"]) {
       let message = "";
