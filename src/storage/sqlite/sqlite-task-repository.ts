@@ -733,6 +733,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     const historyLen = staged.storedHistoryLength + staged.newHistory.length;
     let pk = staged.pk;
     let artifacts: Uint8Array | null;
+    let tailBody: Uint8Array | undefined;
     if (pk === undefined) {
       pk = Number(
         this.s.insertTask.run({
@@ -755,7 +756,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       if (staged.statusChanged) {
         this.s.updateStatus.run({ pk, state: task.status!.state, statusMicros: statusMicros(task), version, historyLen, task: encodeTaskCore(task) });
       }
-      if (!staged.artifactsChanged || !this.appendToTail(staged, pk, historyLen)) {
+      if (!staged.artifactsChanged || (tailBody = this.appendToTail(staged, pk, historyLen)) === undefined) {
         if (staged.artifactsChanged) {
           const artifacts = encodeArtifacts(task.artifacts);
           this.s.updateArtifacts.run({ pk, version, historyLen });
@@ -775,7 +776,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (events !== undefined) {
       const at = Date.now() * 1000;
       if (events.length === 1) this.s.insertEvent.run(pk, events[0]!.version, at, ...encodeEvent(events[0]!));
-      else this.s.insertEvents.run(pk, events[events.length - 1]!.version, events[0]!.version, at, encodeEventBatch(events));
+      else {
+        // A commit of appends only: the event row's body is the tail row's, byte for byte (both
+        // frame the same artifact changes in order), so it is encoded once.
+        const same = tailBody !== undefined && events.length === staged.newArtifactChanges!.length && events.every((e) => e.kind === "artifact");
+        this.s.insertEvents.run(pk, events[events.length - 1]!.version, events[0]!.version, at, same ? tailBody : encodeEventBatch(events));
+      }
     }
   }
 
@@ -783,13 +789,14 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
    * Writes this batch's artifact changes of a task that has a row as one `artifact_tail` row,
    * unless the tail would outgrow the blob (or the task is finished): then the caller rewrites
    * the blob. Rewriting only when the tail is as large as the blob keeps the bytes written
-   * linear in the artifact's size however many commits it takes. False when it wrote nothing.
+   * linear in the artifact's size however many commits it takes. The row's body, or undefined
+   * when it wrote nothing.
    */
-  private appendToTail(staged: StagedTask, pk: number, historyLen: number): boolean {
+  private appendToTail(staged: StagedTask, pk: number, historyLen: number): Uint8Array | undefined {
     const changes = staged.newArtifactChanges;
-    if (changes === undefined || isTerminal(staged.task.status!.state)) return false;
+    if (changes === undefined || isTerminal(staged.task.status!.state)) return undefined;
     const body = encodeArtifactChanges(changes);
-    if (staged.tailBytes + body.length > Math.max(staged.artifactBytes, MIN_TAIL_BYTES)) return false;
+    if (staged.tailBytes + body.length > Math.max(staged.artifactBytes, MIN_TAIL_BYTES)) return undefined;
     if (staged.artifactsInline) {
       // Out of the task's row first: every later update of the row would rewrite it.
       this.s.moveArtifacts.run(pk);
@@ -799,7 +806,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.s.insertTail.run(pk, staged.version, body);
     staged.tailBytes += body.length;
     this.s.updateTail.run({ pk, version: staged.version, historyLen, tailBytes: staged.tailBytes });
-    return true;
+    return body;
   }
 
   /** `task.artifacts` as the row holds them: the blob, then the changes kept after it, applied in order. */
