@@ -50,9 +50,9 @@ export async function runPushPaced(args: readonly string[]): Promise<string> {
     lines.push(`CPU per delivery ÷ SDK per round: ${ratios.join(" | ")}`);
     if (baseline !== undefined) {
       const sorted = [...againstBaseline].sort((a, b) => a - b);
-      lines.push(
-        `ours ÷ baseline CPU per delivery per round: ${againstBaseline.map((x) => x.toFixed(2)).join(", ")} (median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)})`,
-      );
+      const mid = sorted.length / 2;
+      const median = sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+      lines.push(`ours ÷ baseline CPU per delivery per round: ${againstBaseline.map((x) => x.toFixed(2)).join(", ")} (median ${median.toFixed(2)})`);
     }
     for (const kind of kinds.filter((k) => k !== "baseline")) {
       const x = await run(kind, 10);
