@@ -146,6 +146,7 @@ async function startKind(kind: Kind, dataDir: string, root = ROOT): Promise<Serv
     name: LABEL.ours,
     script: join(root, "src/main.ts"),
     tsx: true,
+    nodeFlags: process.env.PUSH_BENCH_SERVER_IMPORT ? ["--import", process.env.PUSH_BENCH_SERVER_IMPORT] : [],
     cwd: root,
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,

@@ -189,7 +189,48 @@ function timestampJson(timestamp: Timestamp): string {
     else if (digits.endsWith("000")) fraction = `.${digits.slice(0, 6)}Z`;
     else fraction = `.${digits}Z`;
   }
-  return `"${new Date(ms).toISOString().slice(0, -5)}${fraction}"`;
+  return `"${dateTime(Number(timestamp.seconds))}${fraction}"`;
+}
+
+/** The date of the last timestamp written ("YYYY-MM-DDT"): timestamps of one moment share it. */
+let lastDay = Number.NaN;
+let lastDate = "";
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS` (UTC) of whole seconds since the epoch, years 0001 to 9999: what
+ * `new Date(ms).toISOString()` starts with, in integer arithmetic (the days-to-civil algorithm
+ * of H. Hinnant's "chrono-Compatible Low-Level Date Algorithms"). Why: toISOString took several
+ * µs a call here, more than the rest of a status update's JSON.
+ */
+export function dateTime(seconds: number): string {
+  const day = Math.floor(seconds / 86_400);
+  let rest = seconds - day * 86_400;
+  const hours = Math.floor(rest / 3600);
+  rest -= hours * 3600;
+  const minutes = Math.floor(rest / 60);
+  const secs = rest - minutes * 60;
+  if (day !== lastDay) {
+    lastDate = civilDate(day);
+    lastDay = day;
+  }
+  return `${lastDate}${two(hours)}:${two(minutes)}:${two(secs)}`;
+}
+
+function civilDate(daysSinceEpoch: number): string {
+  const z = daysSinceEpoch + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153); // March = 0
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1;
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return `${String(year).padStart(4, "0")}-${two(month)}-${two(day)}T`;
+}
+
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
 }
 
 // ---- google.protobuf.Struct / Value: a metadata field holds a JsonObject, a Part's data a Value message ----

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@jest/globals";
+import { describe, expect, it, test } from "@jest/globals";
 import { create, toJson, toJsonString, type JsonValue, type UnknownField } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
@@ -13,7 +13,7 @@ import {
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeStreamResponse } from "../../src/codec/stream-response-encoder.js";
-import { streamResponseJson } from "../../src/codec/stream-response-json.js";
+import { dateTime, streamResponseJson } from "../../src/codec/stream-response-json.js";
 import { ENCODED_EVENT_FIELDS, ENCODED_FIELDS } from "../../src/codec/task-encoder.js";
 import { pushPayloadOf, pushSnapshotPayloadOf } from "../../src/storage/push-event.js";
 import { webhookBody } from "../../src/push/body-encoding.js";
@@ -233,3 +233,15 @@ class JsonTasks extends RandomTasks {
     return out;
   }
 }
+
+test("R-PUSHD-1: timestamps are written as toISOString writes them, from 0001-01-01 to 9999-12-31, leap days and day ends included", () => {
+  const min = -62135596800;
+  const max = 253402300799;
+  const seconds = [min, max, 0, -1, 86_399, 86_400, 951_782_400, 951_868_799, 4_107_542_400, 4_107_628_800, 1_709_164_800, -2_203_891_200];
+  let state = 0x1234_5678;
+  for (let i = 0; i < 2000; i++) {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    seconds.push(min + Math.floor((state / 2 ** 32) * (max - min)));
+  }
+  for (const s of seconds) expect(dateTime(s)).toBe(new Date(s * 1000).toISOString().slice(0, 19));
+});
