@@ -36,7 +36,7 @@ export async function runPushPaced(args: readonly string[]): Promise<string> {
         r[kind] = await run(kind);
         const x = r[kind]!;
         lines.push(
-          `round ${round} ${kind} 200/s: ${x.delivered}/${x.expected} p50 ${formatNumber(x.p50, 1)} ms p99 ${formatNumber(x.p99, 1)} ms cpu ${formatNumber(x.cpuPerDeliveryUs)} µs/delivery reordered ${x.reordered}`,
+          `round ${round} ${kind} 200/s: ${x.delivered}/${x.expected} p50 ${formatNumber(x.p50, 1)} ms p99 ${formatNumber(x.p99, 1)} ms cpu ${formatNumber(x.cpuPerDeliveryUs)} µs/delivery (system ${formatNumber(x.systemPerDeliveryUs)}) reordered ${x.reordered}`,
         );
       }
       ratios.push(

@@ -196,6 +196,8 @@ interface PacedResult {
   p50: number;
   p99: number;
   cpuPerDeliveryUs: number;
+  /** The kernel's part of it (system time: sockets, file writes). */
+  systemPerDeliveryUs: number;
   reordered: number;
 }
 interface OutageResult {
@@ -232,7 +234,12 @@ export async function paced(
     const after = await server.usage();
     if (profileFile) await server.profileStop(profileFile);
     const s = receiver.summary();
-    return { ...s, expected, cpuPerDeliveryUs: s.delivered > 0 ? cpuMicros(before, after) / s.delivered : NaN };
+    return {
+      ...s,
+      expected,
+      cpuPerDeliveryUs: s.delivered > 0 ? cpuMicros(before, after) / s.delivered : NaN,
+      systemPerDeliveryUs: s.delivered > 0 ? (after.cpu.system - before.cpu.system) / s.delivered : NaN,
+    };
   } finally {
     lc.close();
     await server.stop();
