@@ -2,7 +2,10 @@
  * A shorter run of issue 21's push benchmark for profiling work: only the paced phases (200/s and
  * 20/s), ours on SQLite and memory vs the SDK, interleaved, with an optional CPU profile of ours.
  *
- *   npm run bench -- push-paced [--rounds=N] [--profile] [--memory]
+ *   npm run bench -- push-paced [--rounds=N] [--profile] [--memory] [--baseline=DIR]
+ *
+ * --baseline=DIR: also runs ours (SQLite) from another checkout DIR (e.g. `git archive` of an
+ * earlier commit, with node_modules linked), interleaved, and reports our CPU per delivery ÷ its.
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,19 +15,28 @@ import { formatNumber } from "./lib/table.js";
 
 export async function runPushPaced(args: readonly string[]): Promise<string> {
   const rounds = Number(args.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 2);
-  const kinds = args.includes("--memory") ? (["ours", "memory", "sdk"] as const) : (["ours", "sdk"] as const);
+  const baseline = args.find((a) => a.startsWith("--baseline="))?.slice(11);
+  const kinds: Array<"ours" | "memory" | "sdk" | "baseline"> = [
+    "ours",
+    ...(baseline !== undefined ? (["baseline"] as const) : []),
+    ...(args.includes("--memory") ? (["memory"] as const) : []),
+    "sdk",
+  ];
+  const run = (kind: (typeof kinds)[number], tasks?: number, profile?: string) =>
+    kind === "baseline" ? paced("ours", receiver, 10, 500, profile, tasks, baseline) : paced(kind, receiver, 10, 500, profile, tasks);
   const receiver = new Receiver();
   await receiver.start();
   const lines: string[] = [];
   try {
     const ratios: string[] = [];
+    const againstBaseline: number[] = [];
     for (let round = 1; round <= rounds; round++) {
       const r: Record<string, Awaited<ReturnType<typeof paced>>> = {};
       for (const kind of kinds) {
-        r[kind] = await paced(kind, receiver, 10, 500);
+        r[kind] = await run(kind);
         const x = r[kind]!;
         lines.push(
-          `round ${round} ${kind} 200/s: ${x.delivered}/${x.expected} p50 ${formatNumber(x.p50, 1)} ms p99 ${formatNumber(x.p99, 1)} ms cpu ${formatNumber(x.cpuPerDeliveryUs)} µs/delivery reordered ${x.reordered}`,
+          `round ${round} ${kind} 200/s: ${x.delivered}/${x.expected} p50 ${formatNumber(x.p50, 1)} ms p99 ${formatNumber(x.p99, 1)} ms cpu ${formatNumber(x.cpuPerDeliveryUs)} µs/delivery (system ${formatNumber(x.systemPerDeliveryUs)}) reordered ${x.reordered}`,
         );
       }
       ratios.push(
@@ -33,10 +45,17 @@ export async function runPushPaced(args: readonly string[]): Promise<string> {
           .map((k) => `${k} ${(r[k]!.cpuPerDeliveryUs / r.sdk!.cpuPerDeliveryUs).toFixed(2)}`)
           .join(", "),
       );
+      if (baseline !== undefined) againstBaseline.push(r.ours!.cpuPerDeliveryUs / r.baseline!.cpuPerDeliveryUs);
     }
     lines.push(`CPU per delivery ÷ SDK per round: ${ratios.join(" | ")}`);
-    for (const kind of kinds) {
-      const x = await paced(kind, receiver, 10, 500, undefined, 10);
+    if (baseline !== undefined) {
+      const sorted = [...againstBaseline].sort((a, b) => a - b);
+      const mid = sorted.length / 2;
+      const median = sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+      lines.push(`ours ÷ baseline CPU per delivery per round: ${againstBaseline.map((x) => x.toFixed(2)).join(", ")} (median ${median.toFixed(2)})`);
+    }
+    for (const kind of kinds.filter((k) => k !== "baseline")) {
+      const x = await run(kind, 10);
       lines.push(`${kind} 20/s: p50 ${formatNumber(x.p50, 1)} ms p99 ${formatNumber(x.p99, 1)} ms`);
     }
     if (args.includes("--profile")) {

@@ -139,13 +139,15 @@ export class Receiver {
   }
 }
 
-async function startKind(kind: Kind, dataDir: string): Promise<ServerProcess> {
+/** `root`: the checkout whose src/main.ts runs as ours (another one for an A/B against a baseline build). */
+async function startKind(kind: Kind, dataDir: string, root = ROOT): Promise<ServerProcess> {
   if (kind === "sdk") return startServerProcess({ name: LABEL.sdk, script: join(ROOT, "bench/servers/sdk-push-server.ts"), tsx: true });
   return startServerProcess({
     name: LABEL.ours,
-    script: join(ROOT, "src/main.ts"),
+    script: join(root, "src/main.ts"),
     tsx: true,
-    cwd: ROOT,
+    nodeFlags: process.env.PUSH_BENCH_SERVER_IMPORT ? ["--import", process.env.PUSH_BENCH_SERVER_IMPORT] : [],
+    cwd: root,
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_STORE: kind === "memory" ? "memory" : "sqlite",
@@ -194,6 +196,8 @@ interface PacedResult {
   p50: number;
   p99: number;
   cpuPerDeliveryUs: number;
+  /** The kernel's part of it (system time: sockets, file writes). */
+  systemPerDeliveryUs: number;
   reordered: number;
 }
 interface OutageResult {
@@ -205,9 +209,17 @@ interface OutageResult {
   reordered: number;
 }
 
-export async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number, profileFile?: string, tasks = TASKS): Promise<PacedResult> {
+export async function paced(
+  kind: Kind,
+  receiver: Receiver,
+  events: number,
+  intervalMs: number,
+  profileFile?: string,
+  tasks = TASKS,
+  root = ROOT,
+): Promise<PacedResult> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-push-bench-"));
-  const server = await startKind(kind, dir);
+  const server = await startKind(kind, dir, root);
   const lc = loadClient(server.address, { "a2a-version": "1.0" });
   try {
     await waitUntilServing(server, () => lc.call(SEND, request("push 2 0", receiver.url)));
@@ -222,7 +234,12 @@ export async function paced(kind: Kind, receiver: Receiver, events: number, inte
     const after = await server.usage();
     if (profileFile) await server.profileStop(profileFile);
     const s = receiver.summary();
-    return { ...s, expected, cpuPerDeliveryUs: s.delivered > 0 ? cpuMicros(before, after) / s.delivered : NaN };
+    return {
+      ...s,
+      expected,
+      cpuPerDeliveryUs: s.delivered > 0 ? cpuMicros(before, after) / s.delivered : NaN,
+      systemPerDeliveryUs: s.delivered > 0 ? (after.cpu.system - before.cpu.system) / s.delivered : NaN,
+    };
   } finally {
     lc.close();
     await server.stop();

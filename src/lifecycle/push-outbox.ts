@@ -66,4 +66,9 @@ export interface OutboxEntry {
   readonly event: Uint8Array;
   /** The trace context (W3C traceparent) of the write that produced the event, when tracing was on. */
   readonly traceContext?: string;
+  /**
+   * The event's ProtoJSON (the webhook body), when the store made it with the entry from the
+   * event it wrote; not stored: entries read back from the outbox have none.
+   */
+  readonly body?: string;
 }

@@ -291,7 +291,7 @@ export class PushService {
       return;
     }
     const started = this.now();
-    lane.body ??= webhookBody(entry.event);
+    lane.body ??= entry.body ?? webhookBody(entry.event); // the store's body when it made one with the entry
     lane.started = undefined;
     if (entry.traceContext !== undefined && deliveryStart.hasSubscribers) {
       // The write was traced: the delivery joins its trace (tracing adds the traceparent header).

@@ -1,4 +1,5 @@
-import type { Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { artifactUpdateJson, statusUpdateJson, taskJson } from "../codec/stream-response-json.js";
 import { encodeArtifactUpdatePayload, encodeStatusUpdatePayload, encodeTaskPayload } from "../codec/task-encoder.js";
 import type { TaskChange } from "../lifecycle/task-repository.js";
 
@@ -31,4 +32,53 @@ export function pushEventOf(taskId: string, contextId: string, change: TaskChang
 /** The snapshot a config made inline gets first: the task as it is (A-10, as a stream's first event). */
 export function pushSnapshotOf(task: Task): Uint8Array {
   return encodeTaskPayload(task);
+}
+
+/**
+ * What an outbox entry carries for one write: the event in protobuf binary (the durable record)
+ * and, made from the same event object, the webhook body (its ProtoJSON, A-9), so that delivery
+ * from the handed-over entries neither decodes the binary again nor walks it reflectively.
+ * `body` is undefined when the static JSON encoder refuses the event (a NaN in metadata, a
+ * timestamp out of range): delivery then makes it from `event` as before, and fails as before.
+ * Never throws: it runs inside the task write.
+ */
+export interface PushPayload {
+  readonly event: Uint8Array;
+  readonly body: string | undefined;
+}
+
+export function pushPayloadOf(taskId: string, contextId: string, change: TaskChange): PushPayload | undefined {
+  switch (change.kind) {
+    case "status": {
+      const value: TaskStatusUpdateEvent = { $typeName: "lf.a2a.v1.TaskStatusUpdateEvent", taskId, contextId, status: change.status, metadata: undefined };
+      return { event: encodeStatusUpdatePayload(value), body: jsonOrUndefined(() => `{"statusUpdate":${statusUpdateJson(value)}}`) };
+    }
+    case "artifact": {
+      const value: TaskArtifactUpdateEvent = {
+        $typeName: "lf.a2a.v1.TaskArtifactUpdateEvent",
+        taskId,
+        contextId,
+        artifact: change.artifact,
+        append: change.append,
+        lastChunk: change.lastChunk,
+        metadata: undefined,
+      };
+      return { event: encodeArtifactUpdatePayload(value), body: jsonOrUndefined(() => `{"artifactUpdate":${artifactUpdateJson(value)}}`) };
+    }
+    case "history":
+      return undefined;
+  }
+}
+
+/** The snapshot's payload (see pushSnapshotOf and pushPayloadOf). */
+export function pushSnapshotPayloadOf(task: Task): PushPayload {
+  return { event: encodeTaskPayload(task), body: jsonOrUndefined(() => `{"task":${taskJson(task)}}`) };
+}
+
+function jsonOrUndefined(encode: () => string): string | undefined {
+  try {
+    return encode();
+  } catch {
+    return undefined;
+  }
 }

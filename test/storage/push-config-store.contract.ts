@@ -4,6 +4,7 @@ import { TaskNotFoundError } from "../../src/lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore } from "../../src/lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox } from "../../src/lifecycle/push-outbox.js";
 import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
+import { webhookBody } from "../../src/push/body-encoding.js";
 import { Clock, artifactChange, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 
 /**
@@ -243,6 +244,9 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
       const view = (e: OutboxEntry) => ({ seq: e.seq, taskId: e.taskId, configId: e.configId, scope: e.scope, event: Buffer.from(e.event) });
       expect(entries.map(view)).toEqual(stored.map(view));
       expect(entries.map((e) => e.seq)).toEqual([...entries.map((e) => e.seq)].sort((x, y) => x - y));
+      // A body handed over with an entry is the one delivery would make from its stored event.
+      for (const e of entries) if (e.body !== undefined) expect(e.body).toBe(webhookBody(e.event));
+      expect(entries.some((e) => e.body !== undefined)).toBe(true);
     });
 
     test("#16: an entry keeps the trace context of its write, as the store's source gave it (none without a source)", async () => {

@@ -4,7 +4,7 @@ import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
 import type { TaskChange, TaskScope } from "../../lifecycle/task-repository.js";
-import { pushEventOf, pushSnapshotOf } from "../push-event.js";
+import { pushPayloadOf, pushSnapshotPayloadOf } from "../push-event.js";
 
 /** What the push store needs from the task store it lives beside. */
 export interface MemoryTaskLookup {
@@ -53,11 +53,12 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
   recordWrite(taskId: string, contextId: string, change: TaskChange): void {
     const configs = this.configs.get(taskId);
     if (configs === undefined) return;
-    const event = pushEventOf(taskId, contextId, change);
-    if (event === undefined) return;
+    const payload = pushPayloadOf(taskId, contextId, change);
+    if (payload === undefined) return;
+    const { event, body } = payload;
     const now = Date.now();
     const traceContext = this.traceContext?.();
-    for (const configId of configs.byId.keys()) this.add({ seq: 0, scope: configs.scope, taskId, configId, createdMs: now, event, traceContext });
+    for (const configId of configs.byId.keys()) this.add({ seq: 0, scope: configs.scope, taskId, configId, createdMs: now, event, body, traceContext });
   }
 
   /** The task is gone (retention): its configs and pending deliveries go with it. */
@@ -90,7 +91,8 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     if (replaces) this.changes++; // a new config makes nothing read before untrue
     if (options.snapshot) {
       const traceContext = this.traceContext?.();
-      this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event: pushSnapshotOf(task), traceContext });
+      const { event, body } = pushSnapshotPayloadOf(task);
+      this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event, body, traceContext });
     }
   };
 

@@ -5,7 +5,7 @@ import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
 import type { TaskChange, TaskScope } from "../../lifecycle/task-repository.js";
-import { pushEventOf, pushSnapshotOf } from "../push-event.js";
+import { pushPayloadOf, pushSnapshotPayloadOf } from "../push-event.js";
 
 /**
  * What a task staged in the open batch carries for push: the ids of its configs (read once
@@ -26,6 +26,8 @@ interface StagedOutboxRow {
   readonly configId: string;
   readonly createdMs: number;
   readonly event: Uint8Array;
+  /** The webhook body made with the event (not stored: handed over with the entry). */
+  readonly body: string | undefined;
   readonly traceContext: string | undefined;
 }
 
@@ -178,11 +180,12 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** A staged write of a task with configs: its outbox rows, written with it. */
   recordWrite(push: StagedPush, scope: TaskScope, taskId: string, contextId: string, change: TaskChange): void {
     if (push.configIds.length === 0) return;
-    const event = pushEventOf(taskId, contextId, change);
-    if (event === undefined) return;
+    const payload = pushPayloadOf(taskId, contextId, change);
+    if (payload === undefined) return;
+    const { event, body } = payload;
     const createdMs = Date.now();
     const traceContext = this.traceContext?.();
-    for (const configId of push.configIds) push.outbox.push({ scope, taskId, configId, createdMs, event, traceContext });
+    for (const configId of push.configIds) push.outbox.push({ scope, taskId, configId, createdMs, event, body, traceContext });
   }
 
   /** Inside the batch transaction, after the task's row: its new configs and outbox rows. */
@@ -221,7 +224,16 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
 
   private insertOutbox(taskPk: number, row: StagedOutboxRow): OutboxEntry {
     const seq = Number(this.s.addOutbox.run(taskPk, row.configId, row.createdMs, row.event, row.traceContext ?? null).lastInsertRowid);
-    return { seq, scope: row.scope, taskId: row.taskId, configId: row.configId, createdMs: row.createdMs, event: row.event, traceContext: row.traceContext };
+    return {
+      seq,
+      scope: row.scope,
+      taskId: row.taskId,
+      configId: row.configId,
+      createdMs: row.createdMs,
+      event: row.event,
+      traceContext: row.traceContext,
+      body: row.body,
+    };
   }
 
   private announce(entries: readonly OutboxEntry[]): void {
@@ -244,8 +256,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       if (at >= 0) push.newConfigs[at] = own;
       else push.newConfigs.push(own);
       if (options.snapshot) {
-        const event = pushSnapshotOf(staged.snapshot());
-        push.outbox.push({ scope, taskId: own.taskId, configId: own.id, createdMs: Date.now(), event, traceContext: this.traceContext?.() });
+        const { event, body } = pushSnapshotPayloadOf(staged.snapshot());
+        push.outbox.push({ scope, taskId: own.taskId, configId: own.id, createdMs: Date.now(), event, body, traceContext: this.traceContext?.() });
       }
       this.anyConfigs = true;
       return;
@@ -259,7 +271,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
           taskId: own.taskId,
           configId: own.id,
           createdMs: Date.now(),
-          event: pushSnapshotOf(this.host.snapshot(scope, own.taskId)!),
+          ...pushSnapshotPayloadOf(this.host.snapshot(scope, own.taskId)!),
           traceContext: this.traceContext?.(),
         }
       : undefined;
