@@ -71,7 +71,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const logger = options.logger ?? silentLogger;
   const repository = new PostgresTaskRepository({ pool, replicaId, leaseMs, eventLog: options.eventLog });
-  const notifications = new TaskNotifications(options.url, logger);
+  const notifications = new TaskNotifications(options.url, logger, replicaId);
   try {
     await notifications.start();
   } catch (error) {

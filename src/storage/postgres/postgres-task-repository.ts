@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type pg from "pg";
-import type { Artifact, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Artifact, Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneTask } from "../../codec/task-clone.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
@@ -18,11 +18,12 @@ import {
   type TaskRepository,
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
-import { INITIAL_STATE, isSettled, stateName } from "../../lifecycle/task-state.js";
+import { INITIAL_STATE, isSettled, isTerminal, stateName } from "../../lifecycle/task-state.js";
 import { ownChange } from "../owned-change.js";
 import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
 import { PostgresEventLog } from "./event-log.js";
 import { changeEventRow, createdEventRow } from "./event-rows.js";
+import { FinalCopies } from "./final-copies.js";
 import { owesPush } from "./push-events.js";
 import { PostgresPushStore } from "./push-store.js";
 import { TASK_CHANNEL, noticePayload } from "./task-notice.js";
@@ -46,6 +47,8 @@ const TERMINAL = "(3, 4, 5, 7)"; // COMPLETED, FAILED, CANCELED, REJECTED: index
 /** Tasks whose last write this replica remembers; more and the memory is dropped (it is only a shortcut). */
 const KNOWN_LIMIT = 10_000;
 const UNIQUE_VIOLATION = "23505";
+/** A task's history is remembered (for its final copy) up to this many messages; a longer one is read. */
+const HISTORY_KEPT = 16;
 
 /**
  * A task as this replica last wrote it: enough to check and apply the next write without reading
@@ -63,6 +66,8 @@ interface KnownTask {
   artifacts: Artifact[] | undefined;
   readonly artifactsBlob: Uint8Array | null;
   readonly historyLen: number;
+  /** The whole history, when this replica wrote all of it and it is short (HISTORY_KEPT); else undefined. */
+  readonly history: Message[] | undefined;
 }
 
 interface TaskRow {
@@ -101,6 +106,7 @@ export class PostgresTaskRepository implements TaskRepository {
   private readonly leaseMs: number;
   private readonly purgeBatchSize: number;
   private readonly known = new Map<string, KnownTask>();
+  private readonly finals = new FinalCopies();
   /** The event table every write fills anyway, read by cursor for resuming streams. */
   readonly eventLog: TaskEventLog | undefined;
   /** Push configs and their outbox, in the same database (found by the app as `repository.push`). */
@@ -165,11 +171,14 @@ export class PostgresTaskRepository implements TaskRepository {
       artifacts: own.artifacts,
       artifactsBlob: artifacts,
       historyLen: own.history.length,
+      history: own.history.length <= HISTORY_KEPT ? own.history : undefined,
     });
     return { task: cloneTask(own), version: 1 };
   }
 
   async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
+    const final = this.finals.take(scope, taskId, options);
+    if (final !== undefined) return final;
     const historyLength = options?.historyLength;
     const { rows } = await this.pool.query<TaskRow>({
       name: "a2a_get",
@@ -193,7 +202,8 @@ export class PostgresTaskRepository implements TaskRepository {
     const task: Task = { ...known.core, history: [], artifacts: known.artifacts === undefined ? [] : [...known.artifacts] };
     applyChange(task, ownChange(change)); // throws, and changes nothing, if refused
     const version = expectedVersion + 1;
-    const added = task.history.length; // the guard appended the messages this write adds
+    const addedMessages = task.history; // the guard appended the messages this write adds
+    const added = addedMessages.length;
     const state = task.status!.state;
     // A settled task is nobody's: a terminal one for ever, an interrupted one until a follow-up
     // claims it. Why not only when the run ends: the client that got INPUT_REQUIRED may send its
@@ -202,19 +212,23 @@ export class PostgresTaskRepository implements TaskRepository {
     const core = change.kind === "status" ? encodeTaskCore(task) : null;
     const artifacts = change.kind === "artifact" ? encodeArtifacts(task.artifacts) : null;
     const event = changeEventRow(change, taskId, task.contextId);
+    const owes = owesPush(event.kind);
     // The outbox rows (A-29) are added by a2a_push_owe in the final SELECT: it runs once the UPDATE
     // holds the task's row, and its queries see every config committed by then (see migrations.ts).
+    // Called only when the row, as updated, says the task has configs: the flag is set under the
+    // same row lock by any config's insert, so a put that committed before this write got the row
+    // is seen (the UPDATE rereads the row it waited for), and a later put finds this write done.
     const { rows, rowCount } = await this.pool.query<{ owed: number }>({
       name: "a2a_update",
       text: `WITH u AS (
                UPDATE a2a_tasks SET version = $3, state = $4, status_micros = $5, history_len = $6,
                  task = coalesce($7, task), artifacts = CASE WHEN $8 THEN $9 ELSE artifacts END,
                  owner = CASE WHEN $10 THEN NULL ELSE owner END, lease_until = CASE WHEN $10 THEN NULL ELSE lease_until END
-               WHERE id = $1 AND version = $2 RETURNING id),
+               WHERE id = $1 AND version = $2 RETURNING id, push_configs),
              h AS (INSERT INTO a2a_history (task_id, seq, message)
                SELECT u.id, $11 + m.ord - 1, m.message FROM u, unnest($12::bytea[]) WITH ORDINALITY AS m (message, ord)),
              e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, $3, $13, $14 FROM u)
-             SELECT pg_notify('${TASK_CHANNEL}', $15), CASE WHEN $16 THEN a2a_push_owe(u.id, $13::smallint, $14, $17, NULL) ELSE 0 END AS owed FROM u`,
+             SELECT pg_notify('${TASK_CHANNEL}', $15), CASE WHEN $16 AND u.push_configs THEN a2a_push_owe(u.id, $13::smallint, $14, $17, $18) ELSE 0 END AS owed FROM u`,
       values: [
         taskId,
         expectedVersion,
@@ -231,8 +245,9 @@ export class PostgresTaskRepository implements TaskRepository {
         event.kind,
         event.body,
         noticePayload({ taskId, version, state, writer: this.replicaId, event }),
-        owesPush(event.kind),
+        owes,
         this.replicaId,
+        owes ? this.push.traceContextNow() : null,
       ],
     });
     if (rowCount === 0) {
@@ -243,10 +258,22 @@ export class PostgresTaskRepository implements TaskRepository {
     }
     const owed = rows[0]!.owed;
     if (owed > 0) this.push.committedOutbox(owed);
+    const history =
+      known.history !== undefined && known.historyLen + added <= HISTORY_KEPT
+        ? added === 0
+          ? known.history
+          : [...known.history, ...addedMessages]
+        : undefined;
     if (settled) {
       this.known.delete(taskId); // its next write, if any, is a follow-up much later: read it then
+      if (isTerminal(state) && history !== undefined) {
+        this.finals.keep(taskId, scope, version, {
+          ...task,
+          history,
+          artifacts: known.artifacts === undefined ? decodeArtifacts(known.artifactsBlob) : task.artifacts,
+        });
+      }
     } else {
-      task.history = [];
       const artifactsChanged = change.kind === "artifact";
       this.remember(taskId, {
         tenant: scope.tenant,
@@ -256,6 +283,7 @@ export class PostgresTaskRepository implements TaskRepository {
         artifacts: artifactsChanged ? task.artifacts : known.artifacts,
         artifactsBlob: artifactsChanged ? artifacts : known.artifactsBlob,
         historyLen: known.historyLen + added,
+        history,
       });
     }
     return version;
@@ -330,6 +358,7 @@ export class PostgresTaskRepository implements TaskRepository {
 
   /** Deletes in batches (history and events go with their task), letting other work in between. */
   async purgeTerminalBefore(statusMicros: number): Promise<number> {
+    this.finals.clear();
     let total = 0;
     for (;;) {
       const { rowCount } = await this.pool.query({
@@ -359,6 +388,7 @@ export class PostgresTaskRepository implements TaskRepository {
   /** The pool is the caller's (the store is opened with it); closing the store forgets what it remembered. */
   async close(): Promise<void> {
     this.known.clear();
+    this.finals.clear();
   }
 
   /** The task as stored, for a write; TaskNotFoundError if it is not there in this scope. */
@@ -378,6 +408,7 @@ export class PostgresTaskRepository implements TaskRepository {
       artifacts: undefined,
       artifactsBlob: row.artifacts,
       historyLen: row.history_len,
+      history: undefined,
     };
   }
 
