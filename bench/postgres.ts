@@ -392,7 +392,7 @@ async function profiled(server: Server, cfg: typeof FULL, label: string): Promis
 async function profilePhases(cfg: typeof FULL, log: (s: string) => void): Promise<string> {
   const out = [await sqlitePhase(cfg, log, (server) => profiled(server, cfg, "sqlite"))];
   log("starting a PostgreSQL with pg_stat_statements for the profiled phase");
-  const counted = await startThrowawayPostgres({ durable: true, settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"] });
+  const counted = await startThrowawayPostgres({ durable: true, settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on"] });
   const url = process.env.A2A_TEST_POSTGRES_URL;
   process.env.A2A_TEST_POSTGRES_URL = counted.url;
   const admin = new pgLib.Client({ connectionString: counted.url });
@@ -416,8 +416,8 @@ async function profilePhases(cfg: typeof FULL, log: (s: string) => void): Promis
 
 /** What pg_stat_statements counted since its reset, per call: top-level statements are round trips. */
 async function statementsPerCall(admin: pgLib.Client, calls: number): Promise<string> {
-  const { rows } = await admin.query<{ query: string; toplevel: boolean; calls: string; total_ms: number; rows: string }>(
-    `SELECT s.query, s.toplevel, s.calls, s.total_exec_time AS total_ms, s.rows FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+  const { rows } = await admin.query<{ query: string; toplevel: boolean; calls: string; plans: string; total_ms: number; plan_ms: number }>(
+    `SELECT s.query, s.toplevel, s.calls, s.plans, s.total_exec_time AS total_ms, s.total_plan_time AS plan_ms FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
      WHERE d.datname LIKE 'bench_%' ORDER BY s.calls DESC, s.total_exec_time DESC LIMIT 25`,
   );
   const top = rows.filter((r) => r.toplevel);
@@ -430,10 +430,12 @@ async function statementsPerCall(admin: pgLib.Client, calls: number): Promise<st
     `Top-level statements (each one round trip and one transaction): ${perCall(roundTrips)} per call; their execution time ${((execMs * 1000) / calls).toFixed(0)} µs per call.`,
     "",
     markdownTable(
-      ["per call", "exec µs/call", "top level", "statement"],
+      ["per call", "exec µs/call", "planned per call", "planning µs/call", "top level", "statement"],
       rows.map((r) => [
         perCall(Number(r.calls)),
         ((r.total_ms * 1000) / calls).toFixed(0),
+        perCall(Number(r.plans)),
+        ((r.plan_ms * 1000) / calls).toFixed(0),
         r.toplevel ? "yes" : "inside a function",
         r.query.replace(/\s+/g, " ").slice(0, 110),
       ]),
