@@ -27,6 +27,7 @@ import { FinalCopies } from "./final-copies.js";
 import { owesPush } from "./push-events.js";
 import { PostgresPushStore } from "./push-store.js";
 import { TASK_CHANNEL, noticePayload } from "./task-notice.js";
+import { TaskWrites } from "./task-writes.js";
 
 export interface PostgresTaskRepositoryOptions {
   readonly pool: pg.Pool;
@@ -40,6 +41,10 @@ export interface PostgresTaskRepositoryOptions {
   readonly eventLog?: Pick<EventLogOptions, "retentionMs">;
   /** The push store of the same database; by default one of this pool and replica. */
   readonly push?: PostgresPushStore;
+  /** Write statements in flight at most (writes made meanwhile go together in the next); default a third of `poolSize`. */
+  readonly writesInFlight?: number;
+  /** The pool's size, for the default of `writesInFlight`. */
+  readonly poolSize?: number;
 }
 
 const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index a2a_tasks_active
@@ -107,6 +112,7 @@ export class PostgresTaskRepository implements TaskRepository {
   private readonly purgeBatchSize: number;
   private readonly known = new Map<string, KnownTask>();
   private readonly finals = new FinalCopies();
+  private readonly writes: TaskWrites;
   /** The event table every write fills anyway, read by cursor for resuming streams. */
   readonly eventLog: TaskEventLog | undefined;
   /** Push configs and their outbox, in the same database (found by the app as `repository.push`). */
@@ -118,6 +124,11 @@ export class PostgresTaskRepository implements TaskRepository {
     this.replicaId = options.replicaId;
     this.leaseMs = options.leaseMs;
     this.purgeBatchSize = options.purgeBatchSize ?? 1000;
+    this.writes = new TaskWrites({
+      pool: options.pool,
+      replicaId: options.replicaId,
+      inFlight: options.writesInFlight ?? Math.max(1, Math.floor((options.poolSize ?? 10) / 3)),
+    });
     this.push = options.push ?? new PostgresPushStore({ pool: options.pool, replicaId: options.replicaId, leaseMs: options.leaseMs });
   }
 
@@ -213,50 +224,30 @@ export class PostgresTaskRepository implements TaskRepository {
     const artifacts = change.kind === "artifact" ? encodeArtifacts(task.artifacts) : null;
     const event = changeEventRow(change, taskId, task.contextId);
     const owes = owesPush(event.kind);
-    // The outbox rows (A-29) are added by a2a_push_owe in the final SELECT: it runs once the UPDATE
-    // holds the task's row, and its queries see every config committed by then (see migrations.ts).
-    // Called only when the row, as updated, says the task has configs: the flag is set under the
-    // same row lock by any config's insert, so a put that committed before this write got the row
-    // is seen (the UPDATE rereads the row it waited for), and a later put finds this write done.
-    const { rows, rowCount } = await this.pool.query<{ owed: number }>({
-      name: "a2a_update",
-      text: `WITH u AS (
-               UPDATE a2a_tasks SET version = $3, state = $4, status_micros = $5, history_len = $6,
-                 task = coalesce($7, task), artifacts = CASE WHEN $8 THEN $9 ELSE artifacts END,
-                 owner = CASE WHEN $10 THEN NULL ELSE owner END, lease_until = CASE WHEN $10 THEN NULL ELSE lease_until END
-               WHERE id = $1 AND version = $2 RETURNING id, push_configs),
-             h AS (INSERT INTO a2a_history (task_id, seq, message)
-               SELECT u.id, $11 + m.ord - 1, m.message FROM u, unnest($12::bytea[]) WITH ORDINALITY AS m (message, ord)),
-             e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, $3, $13, $14 FROM u)
-             SELECT pg_notify('${TASK_CHANNEL}', $15), CASE WHEN $16 AND u.push_configs THEN a2a_push_owe(u.id, $13::smallint, $14, $17, $18) ELSE 0 END AS owed FROM u`,
-      values: [
-        taskId,
-        expectedVersion,
-        version,
-        state,
-        statusMicros(task),
-        known.historyLen + added,
-        core,
-        change.kind === "artifact",
-        artifacts,
-        settled,
-        known.historyLen,
-        task.history.map(encodeMessage),
-        event.kind,
-        event.body,
-        noticePayload({ taskId, version, state, writer: this.replicaId, event }),
-        owes,
-        this.replicaId,
-        owes ? this.push.traceContextNow() : null,
-      ],
+    const { written, owed } = await this.writes.write({
+      taskId,
+      expectedVersion,
+      state,
+      statusMicros: statusMicros(task),
+      historyLen: known.historyLen + added,
+      core,
+      setArtifacts: change.kind === "artifact",
+      artifacts,
+      settled,
+      firstSeq: known.historyLen,
+      messages: addedMessages.map(encodeMessage),
+      eventKind: event.kind,
+      eventBody: event.body,
+      notice: noticePayload({ taskId, version, state, writer: this.replicaId, event }),
+      owes,
+      traceContext: owes ? this.push.traceContextNow() : null,
     });
-    if (rowCount === 0) {
+    if (!written) {
       // Another replica wrote first (or the task is gone): judged again against what is stored.
       this.known.delete(taskId);
       const stored = await this.load(scope, taskId);
       throw new VersionConflictError(taskId, expectedVersion, stored.version);
     }
-    const owed = rows[0]!.owed;
     if (owed > 0) this.push.committedOutbox(owed);
     const history =
       known.history !== undefined && known.historyLen + added <= HISTORY_KEPT
