@@ -392,7 +392,10 @@ async function profiled(server: Server, cfg: typeof FULL, label: string): Promis
 async function profilePhases(cfg: typeof FULL, log: (s: string) => void): Promise<string> {
   const out = [await sqlitePhase(cfg, log, (server) => profiled(server, cfg, "sqlite"))];
   log("starting a PostgreSQL with pg_stat_statements for the profiled phase");
-  const counted = await startThrowawayPostgres({ durable: true, settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on"] });
+  const counted = await startThrowawayPostgres({
+    durable: true,
+    settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on"],
+  });
   const url = process.env.A2A_TEST_POSTGRES_URL;
   process.env.A2A_TEST_POSTGRES_URL = counted.url;
   const admin = new pgLib.Client({ connectionString: counted.url });

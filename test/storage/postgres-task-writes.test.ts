@@ -81,7 +81,9 @@ describe("PostgreSQL task writes made together (#17)", () => {
     );
     expect(events.rows).toHaveLength(8); // one version-2 event per task: the stale write added none
     for (const row of events.rows) expect(row.n).toBe("1");
-    const outbox = await x.pool.query<{ task_id: string; kind: number }>("SELECT task_id, kind FROM a2a_push_outbox WHERE task_id = ANY($1)", [tasks.map((t) => t.id)]);
+    const outbox = await x.pool.query<{ task_id: string; kind: number }>("SELECT task_id, kind FROM a2a_push_outbox WHERE task_id = ANY($1)", [
+      tasks.map((t) => t.id),
+    ]);
     expect(outbox.rows).toEqual([{ task_id: withPush!.id, kind: EVENT_KIND.status }]);
   });
 
