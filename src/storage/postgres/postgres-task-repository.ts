@@ -98,8 +98,10 @@ interface TaskRow {
  * Every write is one statement, so one round trip and one transaction: the row's UPDATE with
  * compare-and-set on the version (`WHERE version = $expected`), the new history rows, the write's
  * event row (`a2a_task_events`, read by other replicas' relays by cursor) and a NOTIFY that wakes
- * them, all committed together or not at all. The guard (`applyChange`) runs here first, on the
- * task as this replica last wrote it, or as read.
+ * them, all committed together or not at all; writes of other tasks made at the same time share
+ * the statement, each still its own compare-and-set (task-writes.ts). The guard (`applyChange`)
+ * runs here first, on the task as this replica last wrote it, or as read. A write that makes a
+ * task terminal keeps it whole for the read that follows (final-copies.ts).
  *
  * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a status
  * that settles it (terminal or interrupted) drops the lease. `listActive` returns, and takes
