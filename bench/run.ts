@@ -66,7 +66,7 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   },
   postgres: {
     describe:
-      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick] [--latency [--rounds=N] [--baseline=DIR]] [--throughput --baseline=DIR [--rounds=N]]",
+      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick] [--latency [--rounds=N] [--baseline=DIR]] [--throughput [--baseline=DIR] [--rounds=N] [--profile]: the target alone] [--throughput --three --baseline=DIR: PostgreSQL one and three replicas A/B]",
     run: async (args) => {
       const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
       const rounds = value("rounds");
@@ -74,6 +74,8 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
         quick: args.includes("--quick"),
         latency: args.includes("--latency"),
         throughput: args.includes("--throughput"),
+        three: args.includes("--three"),
+        profile: args.includes("--profile"),
         rounds: rounds === undefined ? undefined : Number(rounds),
         baseline: value("baseline"),
       });

@@ -4,7 +4,16 @@ import type { TaskEvent } from "../../src/events/task-event.js";
 import { silentLogger } from "../../src/lifecycle/logger.js";
 import { PostgresEventRelay } from "../../src/storage/postgres/event-relay.js";
 import { TaskNotifications, type NoticeListener } from "../../src/storage/postgres/notifications.js";
-import { INLINE_EVENT_BYTES, copiedRow, noticePayload, parseNotice, type HeardNotice, type TaskNotice } from "../../src/storage/postgres/task-notice.js";
+import {
+  INLINE_EVENT_BYTES,
+  copiedRow,
+  isNoticeOf,
+  noticePayload,
+  parseNotice,
+  pushNoticePayload,
+  type HeardNotice,
+  type TaskNotice,
+} from "../../src/storage/postgres/task-notice.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import type { TaskChange } from "../../src/lifecycle/task-repository.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
@@ -226,5 +235,18 @@ describe("task notices", () => {
     expect(parsed.writer).not.toBe("Y");
     // And this release parses the previous release's notices.
     expect(parseNotice("2 2 X t 1")).toEqual({ version: 2, state: TaskState.WORKING, writer: "X", taskId: "t 1" });
+  });
+
+  it("a replica's own notices are recognised unparsed (and dropped), never another replica's, whose name only starts the same", () => {
+    const task = (writer: string, event?: typeof row) => noticePayload({ taskId: "X 1", version: 3, state: TaskState.WORKING, writer, event });
+    expect(isNoticeOf(task("X"), "X")).toBe(true);
+    expect(isNoticeOf(task("X", row), "X")).toBe(true);
+    expect(isNoticeOf(pushNoticePayload({ added: 2, writer: "X" }), "X")).toBe(true);
+    for (const other of ["XY", "Y", "YX"]) {
+      expect(isNoticeOf(task(other), "X")).toBe(false);
+      expect(isNoticeOf(task(other, row), "X")).toBe(false);
+      expect(isNoticeOf(pushNoticePayload({ added: 2, writer: other }), "X")).toBe(false);
+    }
+    expect(isNoticeOf("push 2 X", "2 X")).toBe(false);
   });
 });

@@ -1,6 +1,14 @@
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { MessageSchema, TaskArtifactUpdateEventSchema, TaskSchema, TaskStatusUpdateEventSchema, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { encodeMessage, encodeTask } from "../../codec/task-encoder.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import {
+  MessageSchema,
+  TaskArtifactUpdateEventSchema,
+  TaskSchema,
+  TaskStatusUpdateEventSchema,
+  type Task,
+  type TaskArtifactUpdateEvent,
+  type TaskStatusUpdateEvent,
+} from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { encodeArtifactUpdatePayload, encodeMessage, encodeStatusUpdatePayload, encodeTask } from "../../codec/task-encoder.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskChange } from "../../lifecycle/task-repository.js";
 
@@ -21,24 +29,32 @@ export function createdEventRow(task: Task): EventRow {
   return { kind: EVENT_KIND.created, body: encodeTask(task) };
 }
 
+/**
+ * Encoded with the project's own encoder (src/codec/task-encoder.ts, tested against toBinary),
+ * which writes the event inside a StreamResponse: the row keeps the event itself, the bytes
+ * behind that one field's tag and length (no copy: a view of them).
+ */
 export function changeEventRow(change: TaskChange, taskId: string, contextId: string): EventRow {
   switch (change.kind) {
-    case "status":
-      return {
-        kind: EVENT_KIND.status,
-        body: toBinary(TaskStatusUpdateEventSchema, create(TaskStatusUpdateEventSchema, { taskId, contextId, status: change.status })),
-      };
-    case "artifact":
-      return {
-        kind: EVENT_KIND.artifact,
-        body: toBinary(
-          TaskArtifactUpdateEventSchema,
-          create(TaskArtifactUpdateEventSchema, { taskId, contextId, artifact: change.artifact, append: change.append, lastChunk: change.lastChunk }),
-        ),
-      };
+    case "status": {
+      const event = { $typeName: "lf.a2a.v1.TaskStatusUpdateEvent", taskId, contextId, status: change.status } as TaskStatusUpdateEvent;
+      return { kind: EVENT_KIND.status, body: onlyFieldBody(encodeStatusUpdatePayload(event)) };
+    }
+    case "artifact": {
+      const { artifact, append, lastChunk } = change;
+      const event = { $typeName: "lf.a2a.v1.TaskArtifactUpdateEvent", taskId, contextId, artifact, append, lastChunk } as TaskArtifactUpdateEvent;
+      return { kind: EVENT_KIND.artifact, body: onlyFieldBody(encodeArtifactUpdatePayload(event)) };
+    }
     case "history":
       return { kind: EVENT_KIND.history, body: encodeMessage(change.message) };
   }
+}
+
+/** The body of a message holding one length-delimited field numbered below 16 (a one-byte tag): what follows the tag and the length varint. */
+function onlyFieldBody(message: Uint8Array): Uint8Array {
+  let at = 1;
+  while ((message[at]! & 0x80) !== 0) at++;
+  return message.subarray(at + 1);
 }
 
 /** The TaskEvent a stored row stands for; undefined for a kind this code does not know (a newer replica's). */

@@ -28,6 +28,12 @@ import { PostgresStoreError } from "./postgres-store-error.js";
  *   the moment the write holds the task's row lock, not those of the statement's start.
  * - (v4) The resume event log (A-33) is `a2a_task_events` itself, kept for the resume window;
  *   a BRIN index on `written_at` lets every replica prune it without scanning the whole table.
+ * - (v5) `a2a_tasks.push_configs`: whether the task has ever had a push config, set by a trigger
+ *   on every config insert, so in the put's transaction, under the task's row lock, whichever
+ *   replica (of whichever release) made it. A task write reads it from the row it updates (after
+ *   waiting for that lock, so a put committed before the write holds the row is seen) and calls
+ *   `a2a_push_owe` only when it is set: a task without configs, the usual one, owes nothing and
+ *   pays for no function call. Never cleared (a deleted last config leaves only that call).
  *
  * State numbers are the proto's TaskState values, written out so a step keeps its meaning if the
  * generated code changes: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4 CANCELED=5 REJECTED=7.
@@ -141,6 +147,22 @@ export const MIGRATIONS: readonly Migration[] = [
     // BRIN, not a B-tree: rows arrive in time order, so a block range summary finds the old ones,
     // and it costs an insert next to nothing (a B-tree would add an entry to every write).
     sql: "CREATE INDEX a2a_task_events_by_time ON a2a_task_events USING brin (written_at);",
+  },
+  {
+    version: 5,
+    description: "the push_configs flag on tasks, so a write of a task without configs skips a2a_push_owe",
+    // ADD COLUMN with a constant default rewrites nothing. Not indexed, so setting it is a HOT update.
+    sql: `
+      ALTER TABLE a2a_tasks ADD COLUMN push_configs boolean NOT NULL DEFAULT false;
+      UPDATE a2a_tasks t SET push_configs = true WHERE EXISTS (SELECT 1 FROM a2a_push_configs c WHERE c.task_id = t.id);
+      CREATE FUNCTION a2a_push_configured() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE a2a_tasks SET push_configs = true WHERE id = NEW.task_id AND NOT push_configs;
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER a2a_push_configured AFTER INSERT ON a2a_push_configs FOR EACH ROW EXECUTE FUNCTION a2a_push_configured();
+    `,
   },
 ];
 

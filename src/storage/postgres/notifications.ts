@@ -1,9 +1,9 @@
 import pg from "pg";
 import type { CoreLogger } from "../../lifecycle/logger.js";
-import { TASK_CHANNEL, parseNotice, parsePushNotice, type HeardNotice, type PushNotice } from "./task-notice.js";
+import { TASK_CHANNEL, isNoticeOf, parseNotice, parsePushNotice, type HeardNotice, type PushNotice } from "./task-notice.js";
 
 export interface NoticeListener {
-  /** A write committed somewhere (this replica's own included). */
+  /** A write committed somewhere (this replica's own too, unless the notifications were told its name). */
   notice(notice: HeardNotice): void;
   /** The listening connection was (re)made: notices may have been missed meanwhile. */
   resumed(): void;
@@ -26,9 +26,11 @@ export class TaskNotifications {
   private retryMs = RETRY_MIN_MS;
   private retryTimer: NodeJS.Timeout | undefined;
 
+  /** `ownWriter`: this replica's name; its own notices are then dropped unparsed (every listener here ignores them). */
   constructor(
     private readonly url: string,
     private readonly logger: CoreLogger,
+    private readonly ownWriter?: string,
   ) {}
 
   /** Connects and listens; rejects if the first connection fails (later breaks are retried). */
@@ -53,6 +55,7 @@ export class TaskNotifications {
     const client = new pg.Client({ connectionString: this.url });
     client.on("notification", (message) => {
       if (message.payload === undefined) return;
+      if (this.ownWriter !== undefined && isNoticeOf(message.payload, this.ownWriter)) return;
       const push = parsePushNotice(message.payload);
       if (push !== undefined) {
         for (const listener of this.listeners) listener.pushAdded?.(push);

@@ -70,8 +70,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const replicaId = options.replicaId ?? randomUUID();
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const logger = options.logger ?? silentLogger;
-  const repository = new PostgresTaskRepository({ pool, replicaId, leaseMs, eventLog: options.eventLog });
-  const notifications = new TaskNotifications(options.url, logger);
+  const repository = new PostgresTaskRepository({ pool, replicaId, leaseMs, eventLog: options.eventLog, poolSize: options.poolSize ?? DEFAULT_POOL_SIZE });
+  const notifications = new TaskNotifications(options.url, logger, replicaId);
   try {
     await notifications.start();
   } catch (error) {

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type pg from "pg";
-import type { Artifact, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Artifact, Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneTask } from "../../codec/task-clone.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
@@ -18,14 +18,16 @@ import {
   type TaskRepository,
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
-import { INITIAL_STATE, isSettled, stateName } from "../../lifecycle/task-state.js";
+import { INITIAL_STATE, isSettled, isTerminal, stateName } from "../../lifecycle/task-state.js";
 import { ownChange } from "../owned-change.js";
 import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
 import { PostgresEventLog } from "./event-log.js";
 import { changeEventRow, createdEventRow } from "./event-rows.js";
+import { FinalCopies } from "./final-copies.js";
 import { owesPush } from "./push-events.js";
 import { PostgresPushStore } from "./push-store.js";
 import { TASK_CHANNEL, noticePayload } from "./task-notice.js";
+import { TaskWrites } from "./task-writes.js";
 
 export interface PostgresTaskRepositoryOptions {
   readonly pool: pg.Pool;
@@ -39,6 +41,10 @@ export interface PostgresTaskRepositoryOptions {
   readonly eventLog?: Pick<EventLogOptions, "retentionMs">;
   /** The push store of the same database; by default one of this pool and replica. */
   readonly push?: PostgresPushStore;
+  /** Write statements in flight at most (writes made meanwhile go together in the next); default a third of `poolSize`. */
+  readonly writesInFlight?: number;
+  /** The pool's size, for the default of `writesInFlight`. */
+  readonly poolSize?: number;
 }
 
 const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index a2a_tasks_active
@@ -46,6 +52,8 @@ const TERMINAL = "(3, 4, 5, 7)"; // COMPLETED, FAILED, CANCELED, REJECTED: index
 /** Tasks whose last write this replica remembers; more and the memory is dropped (it is only a shortcut). */
 const KNOWN_LIMIT = 10_000;
 const UNIQUE_VIOLATION = "23505";
+/** A task's history is remembered (for its final copy) up to this many messages; a longer one is read. */
+const HISTORY_KEPT = 16;
 
 /**
  * A task as this replica last wrote it: enough to check and apply the next write without reading
@@ -63,6 +71,8 @@ interface KnownTask {
   artifacts: Artifact[] | undefined;
   readonly artifactsBlob: Uint8Array | null;
   readonly historyLen: number;
+  /** The whole history, when this replica wrote all of it and it is short (HISTORY_KEPT); else undefined. */
+  readonly history: Message[] | undefined;
 }
 
 interface TaskRow {
@@ -88,8 +98,10 @@ interface TaskRow {
  * Every write is one statement, so one round trip and one transaction: the row's UPDATE with
  * compare-and-set on the version (`WHERE version = $expected`), the new history rows, the write's
  * event row (`a2a_task_events`, read by other replicas' relays by cursor) and a NOTIFY that wakes
- * them, all committed together or not at all. The guard (`applyChange`) runs here first, on the
- * task as this replica last wrote it, or as read.
+ * them, all committed together or not at all; writes of other tasks made at the same time share
+ * the statement, each still its own compare-and-set (task-writes.ts). The guard (`applyChange`)
+ * runs here first, on the task as this replica last wrote it, or as read. A write that makes a
+ * task terminal keeps it whole for the read that follows (final-copies.ts).
  *
  * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a status
  * that settles it (terminal or interrupted) drops the lease. `listActive` returns, and takes
@@ -101,6 +113,8 @@ export class PostgresTaskRepository implements TaskRepository {
   private readonly leaseMs: number;
   private readonly purgeBatchSize: number;
   private readonly known = new Map<string, KnownTask>();
+  private readonly finals = new FinalCopies();
+  private readonly writes: TaskWrites;
   /** The event table every write fills anyway, read by cursor for resuming streams. */
   readonly eventLog: TaskEventLog | undefined;
   /** Push configs and their outbox, in the same database (found by the app as `repository.push`). */
@@ -112,6 +126,11 @@ export class PostgresTaskRepository implements TaskRepository {
     this.replicaId = options.replicaId;
     this.leaseMs = options.leaseMs;
     this.purgeBatchSize = options.purgeBatchSize ?? 1000;
+    this.writes = new TaskWrites({
+      pool: options.pool,
+      replicaId: options.replicaId,
+      inFlight: options.writesInFlight ?? Math.max(1, Math.floor((options.poolSize ?? 10) / 3)),
+    });
     this.push = options.push ?? new PostgresPushStore({ pool: options.pool, replicaId: options.replicaId, leaseMs: options.leaseMs });
   }
 
@@ -165,11 +184,14 @@ export class PostgresTaskRepository implements TaskRepository {
       artifacts: own.artifacts,
       artifactsBlob: artifacts,
       historyLen: own.history.length,
+      history: own.history.length <= HISTORY_KEPT ? own.history : undefined,
     });
     return { task: cloneTask(own), version: 1 };
   }
 
   async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
+    const final = this.finals.take(scope, taskId, options);
+    if (final !== undefined) return final;
     const historyLength = options?.historyLength;
     const { rows } = await this.pool.query<TaskRow>({
       name: "a2a_get",
@@ -193,7 +215,8 @@ export class PostgresTaskRepository implements TaskRepository {
     const task: Task = { ...known.core, history: [], artifacts: known.artifacts === undefined ? [] : [...known.artifacts] };
     applyChange(task, ownChange(change)); // throws, and changes nothing, if refused
     const version = expectedVersion + 1;
-    const added = task.history.length; // the guard appended the messages this write adds
+    const addedMessages = task.history; // the guard appended the messages this write adds
+    const added = addedMessages.length;
     const state = task.status!.state;
     // A settled task is nobody's: a terminal one for ever, an interrupted one until a follow-up
     // claims it. Why not only when the run ends: the client that got INPUT_REQUIRED may send its
@@ -202,51 +225,48 @@ export class PostgresTaskRepository implements TaskRepository {
     const core = change.kind === "status" ? encodeTaskCore(task) : null;
     const artifacts = change.kind === "artifact" ? encodeArtifacts(task.artifacts) : null;
     const event = changeEventRow(change, taskId, task.contextId);
-    // The outbox rows (A-29) are added by a2a_push_owe in the final SELECT: it runs once the UPDATE
-    // holds the task's row, and its queries see every config committed by then (see migrations.ts).
-    const { rows, rowCount } = await this.pool.query<{ owed: number }>({
-      name: "a2a_update",
-      text: `WITH u AS (
-               UPDATE a2a_tasks SET version = $3, state = $4, status_micros = $5, history_len = $6,
-                 task = coalesce($7, task), artifacts = CASE WHEN $8 THEN $9 ELSE artifacts END,
-                 owner = CASE WHEN $10 THEN NULL ELSE owner END, lease_until = CASE WHEN $10 THEN NULL ELSE lease_until END
-               WHERE id = $1 AND version = $2 RETURNING id),
-             h AS (INSERT INTO a2a_history (task_id, seq, message)
-               SELECT u.id, $11 + m.ord - 1, m.message FROM u, unnest($12::bytea[]) WITH ORDINALITY AS m (message, ord)),
-             e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, $3, $13, $14 FROM u)
-             SELECT pg_notify('${TASK_CHANNEL}', $15), CASE WHEN $16 THEN a2a_push_owe(u.id, $13::smallint, $14, $17, NULL) ELSE 0 END AS owed FROM u`,
-      values: [
-        taskId,
-        expectedVersion,
-        version,
-        state,
-        statusMicros(task),
-        known.historyLen + added,
-        core,
-        change.kind === "artifact",
-        artifacts,
-        settled,
-        known.historyLen,
-        task.history.map(encodeMessage),
-        event.kind,
-        event.body,
-        noticePayload({ taskId, version, state, writer: this.replicaId, event }),
-        owesPush(event.kind),
-        this.replicaId,
-      ],
+    const owes = owesPush(event.kind);
+    const { written, owed } = await this.writes.write({
+      taskId,
+      expectedVersion,
+      state,
+      statusMicros: statusMicros(task),
+      historyLen: known.historyLen + added,
+      core,
+      setArtifacts: change.kind === "artifact",
+      artifacts,
+      settled,
+      firstSeq: known.historyLen,
+      messages: addedMessages.map(encodeMessage),
+      eventKind: event.kind,
+      eventBody: event.body,
+      notice: noticePayload({ taskId, version, state, writer: this.replicaId, event }),
+      owes,
+      traceContext: owes ? this.push.traceContextNow() : null,
     });
-    if (rowCount === 0) {
+    if (!written) {
       // Another replica wrote first (or the task is gone): judged again against what is stored.
       this.known.delete(taskId);
       const stored = await this.load(scope, taskId);
       throw new VersionConflictError(taskId, expectedVersion, stored.version);
     }
-    const owed = rows[0]!.owed;
     if (owed > 0) this.push.committedOutbox(owed);
+    const history =
+      known.history !== undefined && known.historyLen + added <= HISTORY_KEPT
+        ? added === 0
+          ? known.history
+          : [...known.history, ...addedMessages]
+        : undefined;
     if (settled) {
       this.known.delete(taskId); // its next write, if any, is a follow-up much later: read it then
+      if (isTerminal(state) && history !== undefined) {
+        this.finals.keep(taskId, scope, version, {
+          ...task,
+          history,
+          artifacts: known.artifacts === undefined ? decodeArtifacts(known.artifactsBlob) : task.artifacts,
+        });
+      }
     } else {
-      task.history = [];
       const artifactsChanged = change.kind === "artifact";
       this.remember(taskId, {
         tenant: scope.tenant,
@@ -256,6 +276,7 @@ export class PostgresTaskRepository implements TaskRepository {
         artifacts: artifactsChanged ? task.artifacts : known.artifacts,
         artifactsBlob: artifactsChanged ? artifacts : known.artifactsBlob,
         historyLen: known.historyLen + added,
+        history,
       });
     }
     return version;
@@ -330,6 +351,7 @@ export class PostgresTaskRepository implements TaskRepository {
 
   /** Deletes in batches (history and events go with their task), letting other work in between. */
   async purgeTerminalBefore(statusMicros: number): Promise<number> {
+    this.finals.clear();
     let total = 0;
     for (;;) {
       const { rowCount } = await this.pool.query({
@@ -359,6 +381,7 @@ export class PostgresTaskRepository implements TaskRepository {
   /** The pool is the caller's (the store is opened with it); closing the store forgets what it remembered. */
   async close(): Promise<void> {
     this.known.clear();
+    this.finals.clear();
   }
 
   /** The task as stored, for a write; TaskNotFoundError if it is not there in this scope. */
@@ -378,6 +401,7 @@ export class PostgresTaskRepository implements TaskRepository {
       artifacts: undefined,
       artifactsBlob: row.artifacts,
       historyLen: row.history_len,
+      history: undefined,
     };
   }
 

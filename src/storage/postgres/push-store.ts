@@ -5,7 +5,7 @@ import { encodeTask } from "../../codec/task-encoder.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { silentLogger, type CoreLogger } from "../../lifecycle/logger.js";
 import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
-import type { OutboxEntry, PushOutbox } from "../../lifecycle/push-outbox.js";
+import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
 import type { TaskScope } from "../../lifecycle/task-repository.js";
 import { EVENT_KIND } from "./event-rows.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
@@ -28,11 +28,12 @@ interface OutboxRow {
   created_ms: string;
   kind: number;
   body: Buffer;
+  trace_context: string | null;
   tenant: string;
   principal: string;
 }
 
-const ENTRY_COLUMNS = "o.seq, o.task_id, o.config_id, o.created_ms, o.kind, o.body, t.tenant, t.principal";
+const ENTRY_COLUMNS = "o.seq, o.task_id, o.config_id, o.created_ms, o.kind, o.body, o.trace_context, t.tenant, t.principal";
 const DEFAULT_POLL_MS = 1000;
 
 /**
@@ -75,6 +76,7 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
   private stopListening: (() => void) | undefined;
   private renewing = false;
   private closed = false;
+  private traceContext: TraceContextSource | undefined;
 
   constructor(options: PostgresPushStoreOptions) {
     this.pool = options.pool;
@@ -100,6 +102,16 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
     this.stopListening?.();
     this.held.clear();
     await this.pool.query("DELETE FROM a2a_push_lanes WHERE owner = $1", [this.replicaId]).catch(() => {});
+  }
+
+  /** Entries written from now on keep what `source` returns (the write's traceparent). */
+  useTraceContext(source: TraceContextSource): void {
+    this.traceContext = source;
+  }
+
+  /** The trace context an entry written now keeps (the task write passes it to a2a_push_owe), or null. */
+  traceContextNow(): string | null {
+    return this.traceContext?.() ?? null;
   }
 
   /** A task write of this replica committed `added` outbox rows. */
@@ -154,8 +166,8 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
       snapshot.history = found[0]!.history.map(decodeMessage);
       await client.query({
         name: "a2a_push_put_snapshot",
-        text: `INSERT INTO a2a_push_outbox (task_id, config_id, created_ms, kind, body) VALUES ($1, $2, $3, $4, $5)`,
-        values: [taskId, config.id, Date.now(), EVENT_KIND.created, encodeTask(snapshot)],
+        text: `INSERT INTO a2a_push_outbox (task_id, config_id, created_ms, kind, body, trace_context) VALUES ($1, $2, $3, $4, $5, $6)`,
+        values: [taskId, config.id, Date.now(), EVENT_KIND.created, encodeTask(snapshot), this.traceContextNow()],
       });
       await client.query("SELECT pg_notify($1, $2)", [TASK_CHANNEL, pushNoticePayload({ added: 1, writer: this.replicaId })]);
       return 1;
@@ -338,5 +350,6 @@ function entryOf(row: OutboxRow): OutboxEntry {
     configId: row.config_id,
     createdMs: Number(row.created_ms),
     event: pushEventOfRow(row.kind, row.body),
+    ...(row.trace_context === null ? {} : { traceContext: row.trace_context }),
   };
 }

@@ -47,8 +47,26 @@ export function copiedRow(notice: HeardNotice): EventRow | undefined {
  */
 export function noticePayload(notice: TaskNotice): string {
   const { event } = notice;
-  const copy = event !== undefined && event.body.length <= INLINE_EVENT_BYTES ? `|${event.kind}|${Buffer.from(event.body).toString("base64")}` : "";
+  const body = event?.body;
+  const copy =
+    body !== undefined && body.length <= INLINE_EVENT_BYTES
+      ? `|${event!.kind}|${Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("base64")}`
+      : "";
   return `${notice.version} ${notice.state} ${notice.writer}${copy} ${notice.taskId}`;
+}
+
+/**
+ * Whether a payload (a task notice or a push notice) names `writer` as the replica that wrote it,
+ * found without parsing it: a replica's own notices come back to it with every write, and no
+ * listener wants them (its writes were published here already).
+ */
+export function isNoticeOf(payload: string, writer: string): boolean {
+  if (payload.startsWith("push ")) return payload.endsWith(` ${writer}`) && payload.length > writer.length + 6;
+  const first = payload.indexOf(" ");
+  const second = first < 0 ? -1 : payload.indexOf(" ", first + 1);
+  if (second < 0 || !payload.startsWith(writer, second + 1)) return false;
+  const after = payload.charCodeAt(second + 1 + writer.length);
+  return after === 0x20 || after === 0x7c; // " " or "|"
 }
 
 /** Parses a payload; undefined if it is not one (the task id is last: it is the only part that may hold spaces). */

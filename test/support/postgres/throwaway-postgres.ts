@@ -28,6 +28,8 @@ export interface ThrowawayPostgresOptions {
    * of PostgreSQL itself, not of our server, may lose the last few hundred ms).
    */
   readonly durable?: boolean;
+  /** More `-c name=value` settings (benchmarks: e.g. shared_preload_libraries=pg_stat_statements). */
+  readonly settings?: readonly string[];
 }
 
 export async function startThrowawayPostgres(options: ThrowawayPostgresOptions = {}): Promise<ThrowawayPostgres> {
@@ -57,6 +59,7 @@ export async function startThrowawayPostgres(options: ThrowawayPostgresOptions =
       "max_connections=400",
       "-c",
       "shared_buffers=64MB",
+      ...(options.settings ?? []).flatMap((setting) => ["-c", setting]),
     ],
     onLog: (line) => void log.push(line),
     onError: (error) => void log.push(String(error)),
