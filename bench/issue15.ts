@@ -89,7 +89,8 @@ export function stream(server: ServerProcess, kind: Kind | "sdk", n: number, pac
   return new Promise((resolve, reject) => {
     let before: Promise<Awaited<ReturnType<ServerProcess["usage"]>>> | undefined = kind === "bare" ? server.usage() : undefined;
     const received: Buffer[] = [];
-    let firstChunkAt: number | undefined;
+    /** Arrival times of the first responses (the first chunk is among them: after the task and its WORKING update). */
+    const arrivals: number[] = [];
     let ended = false;
     const call = client.makeServerStreamRequest(PATH, identity, identity, request, md);
     call.on("data", (bytes: Buffer) => {
@@ -101,9 +102,8 @@ export function stream(server: ServerProcess, kind: Kind | "sdk", n: number, pac
         void before.then(() =>
           server.send({ bench: "fanout-go", taskId, events: n, intervalMs: 0, yieldEach: pace === "per-turn", padBytes: 0, replace: false }),
         );
-      } else if (received.length === 1) {
-        firstChunkAt = performance.timeOrigin + performance.now();
       }
+      if (arrivals.length < 8) arrivals.push(performance.timeOrigin + performance.now());
       received.push(bytes);
     });
     call.on("error", (error) => {
@@ -124,7 +124,7 @@ export function stream(server: ServerProcess, kind: Kind | "sdk", n: number, pac
             const text = part.content.case === "text" ? part.content.value : "";
             const m = /^#seq=(\d+);t=([\d.]+);/.exec(text);
             if (m === null || Number(m[1]) !== chunks) inOrder = false;
-            if (chunks === 0 && m !== null && i === 1) firstChunkMs = firstChunkAt! - Number(m[2]);
+            if (chunks === 0 && m !== null && i < arrivals.length) firstChunkMs = arrivals[i]! - Number(m[2]);
             chunks++;
           }
         }
