@@ -15,6 +15,13 @@ import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { loadavg } from "node:os";
 import { markdownTable } from "./lib/table.js";
+import { encodeRequest, encodeResource, encodeScope, ProtoWriter, writeSpan } from "../src/observability/otlp-protobuf.js";
+import { OtlpProtobufSpanProcessor } from "../src/observability/otlp-span-processor.js";
+import { Tracing } from "../src/observability/tracing.js";
+import { endRunObservation, invokeObserved, startRunObservation } from "../src/lifecycle/run-observation.js";
+import type { AgentRun } from "../src/lifecycle/agent-run.js";
+import type { CallEnded } from "../src/protocol/call-observer.js";
+import { Metadata, status } from "@grpc/grpc-js";
 
 const CALLS = 100_000;
 const BATCH = 2048;
@@ -63,6 +70,22 @@ export async function runOtelSpanCost(): Promise<string> {
   for (let i = 0; i < rounds; i++) bytes += ProtobufTraceSerializer.serializeRequest(batch)?.length ?? 0;
   const callsSerialised = (rounds * batch.length) / 2;
   const serialiseCpu = cpuSince(serialiseBefore) / callsSerialised;
+
+  // Ours (src/observability/otlp-protobuf.ts): each span written when it ends, the request put together per batch.
+  const writer = new ProtoWriter();
+  const resource = encodeResource(batch[0]!.resource);
+  const scope = encodeScope(batch[0]!.instrumentationScope);
+  const ours = () => {
+    writer.reset();
+    for (const span of batch) writeSpan(writer, 2, span);
+    return encodeRequest(resource, undefined, [{ scope, schemaUrl: undefined, spans: writer.bytes() }]).length;
+  };
+  for (let i = 0; i < 20; i++) ours();
+  let ourBytes = 0;
+  const oursBefore = process.cpuUsage();
+  for (let i = 0; i < rounds; i++) ourBytes += ours();
+  const oursCpu = cpuSince(oursBefore) / callsSerialised;
+  const tracingCpu = await tracingPerCall();
   return [
     "# What the OpenTelemetry SDK costs per traced call (two spans), in-process",
     "",
@@ -76,6 +99,14 @@ export async function runOtelSpanCost(): Promise<string> {
           `OTLP protobuf serialisation of both (batches of ${BATCH} spans; ${(bytes / rounds / (batch.length / 2)).toFixed(0)} B per call)`,
           serialiseCpu.toFixed(2),
         ],
+        [
+          `the same with our writer (src/observability/otlp-protobuf.ts; ${(ourBytes / rounds / (batch.length / 2)).toFixed(0)} B per call)`,
+          oursCpu.toFixed(2),
+        ],
+        [
+          "all of it as the server does it: src/observability's Tracing (call started, handler in its context, agent run started and ended, call ended) and our OTLP processor writing both spans (no network)",
+          tracingCpu.toFixed(2),
+        ],
       ],
     ),
   ].join("\n");
@@ -84,4 +115,47 @@ export async function runOtelSpanCost(): Promise<string> {
 function cpuSince(before: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(before);
   return used.user + used.system;
+}
+
+/** The Tracing class's hooks as the edge and the lifecycle call them for one SendMessage, with our processor and a sender that drops the bytes. */
+export async function tracingPerCall(): Promise<number> {
+  const processor = new OtlpProtobufSpanProcessor(
+    { send: (_batch, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {} },
+    { maxQueueSize: 65_536, maxExportBatchSize: 2048, scheduledDelayMillis: 500, exportTimeoutMillis: 30_000 },
+  );
+  const tracing = await Tracing.start({ env: {}, spanProcessors: [processor] });
+  tracing.agentName = "bench";
+  const metadata = new Metadata();
+  metadata.set("a2a-version", "1.0");
+  const call = (i: number) => {
+    const ended: CallEnded = {
+      service: "lf.a2a.v1.A2AService",
+      method: "SendMessage",
+      streaming: false,
+      metadata,
+      peer: "127.0.0.1:50000",
+      code: status.OK,
+      details: undefined,
+      durationMs: 1,
+      principal: undefined,
+      taskId: `task-${i}`,
+      fields: {},
+      error: undefined,
+    };
+    const state = tracing.observer.started!(ended);
+    tracing.observer.around!(ended, state, () => {
+      const run = { contextId: `context-${i}`, taskId: undefined } as unknown as AgentRun;
+      const observation = startRunObservation(run, false);
+      invokeObserved(observation, () => undefined);
+      (run as { taskId: string }).taskId = `task-${i}`;
+      endRunObservation(observation, run, false);
+    });
+    tracing.observer.ended!(ended, state);
+  };
+  for (let i = 0; i < 20_000; i++) call(i);
+  const before = process.cpuUsage();
+  for (let i = 0; i < CALLS; i++) call(i);
+  const cpu = cpuSince(before) / CALLS;
+  await tracing.shutdown();
+  return cpu;
 }

@@ -41,8 +41,12 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     run: async (args) => (await import("./push-paced.js")).runPushPaced(args),
   },
   observability: {
-    describe: "what metrics and tracing cost: blocking SendMessage, metrics off / on / tracing on, interleaved rounds [--quick] [--profile]",
-    run: async (args) => (await import("./observability.js")).runObservability({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    describe:
+      "what metrics and tracing cost: blocking SendMessage on memory and SQLite, metrics off / on / tracing on, interleaved rounds [--quick] [--profile] [--store=memory|sqlite|both] [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N]",
+    run: async (args) => {
+      const { observabilityOptions, runObservability } = await import("./observability.js");
+      return runObservability(observabilityOptions(args));
+    },
   },
   "otel-spans": {
     describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
@@ -52,6 +56,10 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
     run: async (args) =>
       (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
+  },
+  "issue15-sqlite": {
+    describe: "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min)",
+    run: async () => (await import("./issue15-sqlite.js")).runIssue15Sqlite(),
   },
   hostile: {
     describe: "hostile-input suite, long run: seeded cases over all 11 RPCs, auth off and on [--cases=100000] [--seed=18]",

@@ -264,7 +264,12 @@ async function openStore(
       close: () => pg.close(),
     };
   }
-  const repository = openSqliteTaskRepository({ file: join(config.dataDir, STORE_FILE_NAME), durability: config.storeDurability, eventLog });
+  const repository = openSqliteTaskRepository({
+    file: join(config.dataDir, STORE_FILE_NAME),
+    durability: config.storeDurability,
+    eventLog,
+    commitWindowMs: config.storeCommitWindowMs,
+  });
   // Page tokens outlive a restart with the store they point into, so their key is kept with it.
   let secret = await repository.getMeta(PAGE_TOKEN_SECRET_KEY);
   if (secret === undefined) {

@@ -68,6 +68,8 @@ export interface Config {
   /** Declared in the card; off = the streaming RPCs answer UNSUPPORTED_OPERATION (R-CAP-2). */
   readonly streaming: boolean;
   readonly storeDurability: "process" | "power";
+  /** SQLite: the shortest time between the end of one commit and the start of the next while writes keep coming, ms; 0 = every turn commits. */
+  readonly storeCommitWindowMs: number;
   /** Declared in the card (default on); off = the push RPCs answer PUSH_NOTIFICATION_NOT_SUPPORTED (R-CAP-1). */
   readonly pushNotifications: boolean;
   readonly push: PushSettings;

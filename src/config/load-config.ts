@@ -95,6 +95,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     allowMissingVersion: get("allowMissingVersion", parseBoolean, "false"),
     streaming: get("streaming", parseBoolean, "true"),
     storeDurability: get("storeDurability", (v) => parseChoice(v, ["process", "power"] as const), "process"),
+    storeCommitWindowMs: get("storeCommitWindow", parseCommitWindow, "1ms"),
     streamBufferEvents: get("streamBufferEvents", (v) => parseInteger(v, { min: 1, max: 1_000_000 }), "1024"),
     streamBacklogBytes: get("streamBacklogBytes", parseBytes, "4MiB"),
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
@@ -109,6 +110,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     auth: loadAuthConfig(raw, cwd, sources.probe ? "127.0.0.1:0" : listen, tls?.clientCa != null),
     limits: loadLimitsConfig(raw),
   };
+}
+
+/** `0` or a duration up to a second: `1ms`, `5ms`. */
+function parseCommitWindow(value: string): number {
+  if (value === "0") return 0;
+  const ms = /^\d/.test(value) ? parseDurationOrOff(value) : null; // "off" is not a window: 0 is
+  if (ms === null || ms > 1000) throw new Error("expected 0 or a duration up to 1s, e.g. 1ms");
+  return ms;
 }
 
 type Getter = <T>(key: SettingKey, parse: (v: string) => T, fallback: string) => T;

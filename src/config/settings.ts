@@ -104,6 +104,12 @@ export const SETTINGS = {
     "process",
     "What a committed sqlite write survives: process (a crash or SIGKILL) or power (also power loss; an fsync per commit).",
   ),
+  storeCommitWindow: setting(
+    "A2A_STORE_COMMIT_WINDOW",
+    "store-commit-window",
+    "1ms",
+    "sqlite: a commit that follows the last one by less than this waits until it has passed, so a run of writes over many turns shares one commit; 0 commits at the end of every turn. An idle store commits at once.",
+  ),
   streamBufferEvents: setting(
     "A2A_STREAM_BUFFER_EVENTS",
     "stream-buffer-events",

@@ -18,6 +18,7 @@ import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
+import { PooledIdGenerator } from "./id-generator.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
 /** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
@@ -124,14 +125,16 @@ export class Tracing {
   static async start(options: TracingOptions): Promise<Tracing> {
     const { NodeSDK } = await import("@opentelemetry/sdk-node");
     const contextManager = new AsyncContextManager();
+    const spanProcessors = options.spanProcessors ?? (await directOtlpProcessors(options.env));
     const sdk = new NodeSDK({
       serviceName: options.env.OTEL_SERVICE_NAME === undefined ? TRACER_NAME : undefined,
       contextManager,
+      idGenerator: new PooledIdGenerator(),
       instrumentations: [],
       // Metrics go to Prometheus (/metrics) and logs to pino: the SDK exports spans only.
       metricReaders: [],
       logRecordProcessors: [],
-      ...(options.spanProcessors !== undefined ? { spanProcessors: options.spanProcessors } : {}),
+      ...(spanProcessors !== undefined ? { spanProcessors } : {}),
     });
     sdk.start();
     return new Tracing(contextManager, async () => {
@@ -248,6 +251,26 @@ export class Tracing {
     if (delivery.outcome === "gave-up" || delivery.outcome === "retrying") span.setStatus({ code: SpanStatusCode.ERROR, message: delivery.outcome });
     span.end(end);
   }
+}
+
+/**
+ * OTLP over HTTP protobuf alone (OTEL_TRACES_EXPORTER=otlp, the default protocol): our processor
+ * that writes each span as protobuf when it ends (otlp-span-processor.ts), sending through the
+ * SDK's HTTP export. Anything else (grpc, http/json, console, zipkin, several exporters): undefined,
+ * and the SDK sets up its own processors from the same variables.
+ */
+async function directOtlpProcessors(env: NodeJS.ProcessEnv): Promise<NodeSDKConfiguration["spanProcessors"] | undefined> {
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "");
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf").trim().toLowerCase();
+  if (exporters.length !== 1 || exporters[0] !== "otlp" || protocol !== "http/protobuf") return undefined;
+  const [{ OtlpProtobufSpanProcessor, batchLimitsFromEnv }, { otlpHttpProtobufSender }] = await Promise.all([
+    import("./otlp-span-processor.js"),
+    import("./otlp-http-sender.js"),
+  ]);
+  return [new OtlpProtobufSpanProcessor(otlpHttpProtobufSender(), batchLimitsFromEnv(env))];
 }
 
 /**

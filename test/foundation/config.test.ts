@@ -55,6 +55,7 @@ describe("configuration", () => {
       streamsBacklogBytes: 268435456,
       streaming: true,
       storeDurability: "process",
+      storeCommitWindowMs: 1,
       pushNotifications: true,
       push: {
         allowHosts: [],
@@ -81,6 +82,15 @@ describe("configuration", () => {
     expect([c.store, c.databaseUrl, c.databasePoolSize, c.leaseMs]).toEqual(["postgres", "postgres://a2a:pw@db:5432/a2a", 4, 3000]);
     expect(() => load({ env: { A2A_STORE: "postgres" } })).toThrow(/A2A_STORE \(--store\) = "postgres" needs A2A_DATABASE_URL \(--database-url\)/);
     expect(() => load({ env: { A2A_LEASE_MS: "10" } })).toThrow(/A2A_LEASE_MS/);
+  });
+
+  test("FND-CONFIG, issue 15 item 5: A2A_STORE_COMMIT_WINDOW takes 0 or a duration up to 1s (flag too); anything else is refused naming it", () => {
+    expect(load({ env: { A2A_STORE_COMMIT_WINDOW: "0" } }).storeCommitWindowMs).toBe(0);
+    expect(load({ env: { A2A_STORE_COMMIT_WINDOW: "5ms" } }).storeCommitWindowMs).toBe(5);
+    expect(load({ argv: ["--store-commit-window", "1s"] }).storeCommitWindowMs).toBe(1000);
+    for (const bad of ["off", "2s", "1", "-1ms", "fast"]) {
+      expect(() => load({ env: { A2A_STORE_COMMIT_WINDOW: bad } })).toThrow(/A2A_STORE_COMMIT_WINDOW/);
+    }
   });
 
   test("FND-CONFIG: a bad A2A_DATABASE_URL is refused without repeating it (it may hold a password)", () => {

@@ -70,4 +70,19 @@ describe("OTLP/HTTP export from a real server process", () => {
     },
     30_000,
   );
+
+  test("OBS-TRACE: OTLP/HTTP protobuf honours OTEL_EXPORTER_OTLP_TRACES_ENDPOINT over OTEL_EXPORTER_OTLP_ENDPOINT, and OTEL_EXPORTER_OTLP_HEADERS", async () => {
+    const service = await startService(data.dir, {
+      OTEL_TRACES_EXPORTER: "otlp",
+      // Nothing listens on port 1: spans sent there would be lost and the wait below would fail.
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:1",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`,
+      OTEL_EXPORTER_OTLP_HEADERS: "x-collector-tenant=a2a,authorization=Bearer%20t0ken",
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+    });
+    expect((await unary(service.client, service.client.sendMessage, sendRequest("done"), a2aMetadata())).error).toBeUndefined();
+    await until(() => receiver.spans.some((s) => s.name === "lf.a2a.v1.A2AService/SendMessage"), "the server span", 10_000);
+    expect(receiver.headers[0]).toMatchObject({ "x-collector-tenant": "a2a", authorization: "Bearer t0ken", "content-type": "application/x-protobuf" });
+    expect(receiver.spans.find((s) => s.name === "lf.a2a.v1.A2AService/SendMessage")!.attributes).toMatchObject({ "rpc.method": "SendMessage" });
+  }, 30_000);
 });

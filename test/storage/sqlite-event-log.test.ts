@@ -111,3 +111,29 @@ test("A-33: a gap in the log (events not kept while it was off) is expired, not 
   expect(await eventsAfter(id, 3)).toBe("expired");
   expect(await eventsAfter(id, 5)).toHaveLength(3);
 });
+
+test("A-33 / issue 15 item 5: a commit of appends only (its event row shares the tail row's body) reads back as the same events, and the task as the same artifact", async () => {
+  const store = repo.immediate;
+  const task = newTask({ micros: clock.next(), text: "q" });
+  await repo.create(alice, task);
+  await repo.update(alice, task.id, 1, statusChange(S.WORKING, clock.next()));
+  await repo.update(alice, task.id, 2, artifactChange(textArtifact("a", "zero")));
+  for (let v = 3; v < 6; v++) store.updateNow(alice, task.id, v, artifactChange(textArtifact("a", `c${v}`), true, v === 5));
+  await nextTurn(); // one commit of three appends, to a task that has a row
+  const db = new Database(file, { readonly: true });
+  const bodies = db
+    .prepare(
+      "SELECT e.body AS event, t.changes AS tail FROM task_events e JOIN artifact_tail t ON t.task_pk = e.task_pk AND t.version = e.version WHERE e.first_version = 4",
+    )
+    .all() as Array<{ event: Uint8Array; tail: Uint8Array }>;
+  db.close();
+  expect(bodies).toHaveLength(1);
+  expect(Buffer.from(bodies[0]!.event).equals(Buffer.from(bodies[0]!.tail))).toBe(true);
+  expect(await eventsAfter(task.id, 3)).toEqual(["4 artifact a c3 append", "5 artifact a c4 append", "6 artifact a c5 append last"]);
+  const reopened = openSqliteTaskRepository({ file, exclusive: false, eventLog: { retentionMs: HOUR } });
+  try {
+    expect(artifactTexts((await reopened.get(alice, task.id))!.task.artifacts[0]!)).toEqual(["zero", "c3", "c4", "c5"]);
+  } finally {
+    await reopened.close();
+  }
+});

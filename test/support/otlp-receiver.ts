@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { BinaryReader, type WireType } from "@bufbuild/protobuf/wire";
@@ -24,6 +24,8 @@ export interface ReceivedSpan {
   readonly status: { readonly code: number; readonly message: string };
   readonly resource: Readonly<Record<string, unknown>>;
   readonly scope: string;
+  readonly events: ReadonlyArray<{ readonly name: string; readonly timeNanos: bigint; readonly attributes: Readonly<Record<string, unknown>> }>;
+  readonly links: ReadonlyArray<{ readonly traceId: string; readonly spanId: string; readonly attributes: Readonly<Record<string, unknown>> }>;
 }
 
 export interface OtlpReceiver {
@@ -32,12 +34,15 @@ export interface OtlpReceiver {
   readonly spans: ReceivedSpan[];
   /** Content types of the requests received. */
   readonly contentTypes: string[];
+  /** The headers of each request received. */
+  readonly headers: IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
     void readBody(req).then((body) => {
       if (req.method !== "POST" || req.url !== "/v1/traces") {
@@ -46,6 +51,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }
       const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim();
       contentTypes.push(type);
+      headers.push(req.headers);
       try {
         spans.push(...(type === "application/json" ? decodeJson(body) : decodeProtobuf(body)));
       } catch (error) {
@@ -63,6 +69,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     contentTypes,
+    headers,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -89,7 +96,8 @@ function fields(bytes: Uint8Array, onField: (fieldNo: number, reader: BinaryRead
   }
 }
 
-function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
+/** An ExportTraceServiceRequest's spans (protobuf), each with its resource and scope. */
+export function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   fields(body, (no, r) => {
     if (no !== 1) return false; // ExportTraceServiceRequest.resource_spans
@@ -133,9 +141,35 @@ function decodeSpan(bytes: Uint8Array, resource: Record<string, unknown>, scope:
     endNanos: 0n,
     attributes: {} as Record<string, unknown>,
     status: { code: 0, message: "" },
+    events: [] as Array<ReceivedSpan["events"][number]>,
+    links: [] as Array<ReceivedSpan["links"][number]>,
   };
   fields(bytes, (no, r) => {
     switch (no) {
+      case 11: {
+        const event = { name: "", timeNanos: 0n, attributes: {} as Record<string, unknown> };
+        fields(r.bytes(), (eNo, e) => {
+          if (eNo === 1) event.timeNanos = BigInt(e.fixed64());
+          else if (eNo === 2) event.name = e.string();
+          else if (eNo === 3) Object.assign(event.attributes, keyValue(e.bytes()));
+          else return false;
+          return true;
+        });
+        span.events.push(event);
+        return true;
+      }
+      case 13: {
+        const link = { traceId: "", spanId: "", attributes: {} as Record<string, unknown> };
+        fields(r.bytes(), (lNo, l) => {
+          if (lNo === 1) link.traceId = hex(l.bytes());
+          else if (lNo === 2) link.spanId = hex(l.bytes());
+          else if (lNo === 4) Object.assign(link.attributes, keyValue(l.bytes()));
+          else return false;
+          return true;
+        });
+        span.links.push(link);
+        return true;
+      }
       case 1:
         span.traceId = hex(r.bytes());
         return true;
@@ -204,6 +238,12 @@ function anyValue(bytes: Uint8Array): unknown {
       case 4:
         value = r.double();
         return true;
+      case 5: {
+        const items: unknown[] = [];
+        fields(r.bytes(), (aNo, a) => (aNo === 1 ? (items.push(anyValue(a.bytes())), true) : false));
+        value = items;
+        return true;
+      }
       default:
         return false;
     }
@@ -253,6 +293,16 @@ function decodeJson(body: Buffer): ReceivedSpan[] {
           status: { code: status.code ?? 0, message: status.message ?? "" },
           resource,
           scope: ss.scope?.name ?? "",
+          events: ((s.events ?? []) as Array<{ name?: string; timeUnixNano?: string | number; attributes?: JsonKeyValue[] }>).map((e) => ({
+            name: e.name ?? "",
+            timeNanos: BigInt(String(e.timeUnixNano ?? 0)),
+            attributes: jsonAttributes(e.attributes),
+          })),
+          links: ((s.links ?? []) as Array<{ traceId?: string; spanId?: string; attributes?: JsonKeyValue[] }>).map((l) => ({
+            traceId: l.traceId ?? "",
+            spanId: l.spanId ?? "",
+            attributes: jsonAttributes(l.attributes),
+          })),
         });
       }
     }

@@ -64,6 +64,13 @@ export interface SqliteTaskRepositoryOptions {
   readonly purgeBatchSize?: number;
   /** Keep every change in `task_events` for resuming streams (A-33), this long. Absent: no log is written. */
   readonly eventLog?: EventLogOptions;
+  /**
+   * Commit window (ms, default 0). A batch opened less than this after the last commit ended
+   * waits until the window is over, gathering the writes of the turns in between into the same
+   * transaction; a batch opened on an idle store commits at the end of its turn. 0: every turn
+   * commits at its end. Why: an agent writing a chunk per turn paid a whole commit per chunk.
+   */
+  readonly commitWindowMs?: number;
 }
 
 const DEFAULT_QUICK_CHECK_MAX_BYTES = 64 * 1024 * 1024;
@@ -150,7 +157,7 @@ export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): 
     db.pragma("temp_store = MEMORY");
     checkSchema(db, file); // again, under the write connection: another process may have written since
     const schema = migrate(db, file);
-    return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000, lock, options.eventLog);
+    return new SqliteTaskRepository(db, file, schema, options.purgeBatchSize ?? 1000, lock, options.eventLog, options.commitWindowMs ?? 0);
   } catch (err) {
     db.close();
     lock?.release();
@@ -236,7 +243,8 @@ interface StagedTask {
  * waits in the open batch, staged.
  *
  * Group commit: at the end of the event-loop turn (setImmediate) the batch is written in ONE
- * transaction, each staged task to its row once, however many writes it took, with the
+ * transaction (or, when the last commit ended less than the commit window ago, once the window
+ * is over, so a writer that writes once per turn shares one commit between many turns), each staged task to its row once, however many writes it took, with the
  * messages it gained. The async `create` and `update` resolve only after that COMMIT returned;
  * the synchronous face (`immediate`) answers at once and tells of the commit through
  * `afterCommit`, so an agent can finish a task within the turn and its four writes cost one
@@ -278,6 +286,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private batchCallbacks: CommitCallback[] | undefined;
   private batchWrites = 0;
   private commitScheduled = false;
+  /** The pending commit's timer, while a batch waits for the commit window to pass. */
+  private commitTimer: NodeJS.Timeout | undefined;
+  /** When the last commit ended (performance.now()), for the commit window. */
+  private lastCommitEnd = Number.NEGATIVE_INFINITY;
   /** Push configs and the outbox of pending deliveries, in this database (A-29). */
   readonly push: SqlitePushStore;
   /** Events kept for resuming streams (A-33), when asked for. */
@@ -302,6 +314,8 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     /** Held while open: one server process per database file. */
     private readonly lock?: DataFileLock,
     eventLog?: EventLogOptions,
+    /** See SqliteTaskRepositoryOptions.commitWindowMs. */
+    private readonly commitWindowMs = 0,
   ) {
     this.eventLog =
       eventLog === undefined
@@ -544,6 +558,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   async close(): Promise<void> {
     if (this.db.open) {
       this.commit(); // applied writes commit (and their callers hear so) before the file closes
+      clearTimeout(this.commitTimer);
       this.push.flushRemovals();
       this.kept.clear();
       this.db.close();
@@ -589,10 +604,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
   private stage(taskId: string, staged: StagedTask): void {
     if (this.batchCallbacks === undefined) {
       this.batchCallbacks = [];
-      if (!this.commitScheduled) {
-        this.commitScheduled = true;
-        setImmediate(this.commitAtTurnEnd);
-      }
+      if (!this.commitScheduled) this.scheduleCommit();
     }
     this.staged.set(taskId, staged);
     this.justCommitted?.delete(taskId); // written again: its row is what a read must see
@@ -631,8 +643,21 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     };
   }
 
+  /**
+   * At the end of this turn, unless the last commit ended less than the commit window ago: then
+   * once the window is over (a timer; Node rounds it up to whole milliseconds), so the writes of
+   * the turns in between share the commit. A write that finds the store idle is not delayed.
+   */
+  private scheduleCommit(): void {
+    this.commitScheduled = true;
+    const wait = this.lastCommitEnd + this.commitWindowMs - performance.now();
+    if (wait > 0) this.commitTimer = setTimeout(this.commitAtTurnEnd, wait);
+    else setImmediate(this.commitAtTurnEnd);
+  }
+
   private readonly commitAtTurnEnd = (): void => {
     this.commitScheduled = false;
+    this.commitTimer = undefined;
     this.commit();
   };
 
@@ -652,6 +677,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       failure = isBadDataError(error) ? badData(this.file, error) : error;
     }
     this.push.batchEnded(failure === undefined);
+    if (this.commitWindowMs > 0) this.lastCommitEnd = performance.now();
     if (observedAt !== undefined) {
       const durationMs = performance.now() - observedAt;
       storeCommitChannel.publish({
@@ -707,6 +733,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     const historyLen = staged.storedHistoryLength + staged.newHistory.length;
     let pk = staged.pk;
     let artifacts: Uint8Array | null;
+    let tailBody: Uint8Array | undefined;
     if (pk === undefined) {
       pk = Number(
         this.s.insertTask.run({
@@ -729,7 +756,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       if (staged.statusChanged) {
         this.s.updateStatus.run({ pk, state: task.status!.state, statusMicros: statusMicros(task), version, historyLen, task: encodeTaskCore(task) });
       }
-      if (!staged.artifactsChanged || !this.appendToTail(staged, pk, historyLen)) {
+      if (!staged.artifactsChanged || (tailBody = this.appendToTail(staged, pk, historyLen)) === undefined) {
         if (staged.artifactsChanged) {
           const artifacts = encodeArtifacts(task.artifacts);
           this.s.updateArtifacts.run({ pk, version, historyLen });
@@ -749,7 +776,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     if (events !== undefined) {
       const at = Date.now() * 1000;
       if (events.length === 1) this.s.insertEvent.run(pk, events[0]!.version, at, ...encodeEvent(events[0]!));
-      else this.s.insertEvents.run(pk, events[events.length - 1]!.version, events[0]!.version, at, encodeEventBatch(events));
+      else {
+        // A commit of appends only: the event row's body is the tail row's, byte for byte (both
+        // frame the same artifact changes in order), so it is encoded once.
+        const same = tailBody !== undefined && events.length === staged.newArtifactChanges!.length && events.every((e) => e.kind === "artifact");
+        this.s.insertEvents.run(pk, events[events.length - 1]!.version, events[0]!.version, at, same ? tailBody : encodeEventBatch(events));
+      }
     }
   }
 
@@ -757,13 +789,14 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
    * Writes this batch's artifact changes of a task that has a row as one `artifact_tail` row,
    * unless the tail would outgrow the blob (or the task is finished): then the caller rewrites
    * the blob. Rewriting only when the tail is as large as the blob keeps the bytes written
-   * linear in the artifact's size however many commits it takes. False when it wrote nothing.
+   * linear in the artifact's size however many commits it takes. The row's body, or undefined
+   * when it wrote nothing.
    */
-  private appendToTail(staged: StagedTask, pk: number, historyLen: number): boolean {
+  private appendToTail(staged: StagedTask, pk: number, historyLen: number): Uint8Array | undefined {
     const changes = staged.newArtifactChanges;
-    if (changes === undefined || isTerminal(staged.task.status!.state)) return false;
+    if (changes === undefined || isTerminal(staged.task.status!.state)) return undefined;
     const body = encodeArtifactChanges(changes);
-    if (staged.tailBytes + body.length > Math.max(staged.artifactBytes, MIN_TAIL_BYTES)) return false;
+    if (staged.tailBytes + body.length > Math.max(staged.artifactBytes, MIN_TAIL_BYTES)) return undefined;
     if (staged.artifactsInline) {
       // Out of the task's row first: every later update of the row would rewrite it.
       this.s.moveArtifacts.run(pk);
@@ -773,7 +806,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.s.insertTail.run(pk, staged.version, body);
     staged.tailBytes += body.length;
     this.s.updateTail.run({ pk, version: staged.version, historyLen, tailBytes: staged.tailBytes });
-    return true;
+    return body;
   }
 
   /** `task.artifacts` as the row holds them: the blob, then the changes kept after it, applied in order. */
