@@ -13,9 +13,14 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   },
   issue4: {
     describe:
-      "streaming: 500 SubscribeToTask streams × 1,000 chunks (raw HTTP/2 and grpc-js subscribers) vs @a2a-js/sdk, paced latency, stalled subscribers vs the budgets; one stream of 5,000 / 100,000 chunks vs bare grpc-js and the SDK [--quick] [--profile] [--smoke]",
+      "streaming: 500 SubscribeToTask streams × 1,000 chunks (raw HTTP/2 and grpc-js subscribers) vs @a2a-js/sdk, paced latency, stalled subscribers vs the budgets; one stream of 5,000 / 100,000 chunks vs bare grpc-js and the SDK [--quick] [--profile] [--smoke] [--single: the single stream alone, ~2.5 minutes with --quick]",
     run: async (args) =>
-      (await import("./issue4.js")).runIssue4({ quick: args.includes("--quick"), smoke: args.includes("--smoke"), profile: args.includes("--profile") }),
+      (await import("./issue4.js")).runIssue4({
+        quick: args.includes("--quick"),
+        smoke: args.includes("--smoke"),
+        profile: args.includes("--profile"),
+        single: args.includes("--single"),
+      }),
   },
   issue5: {
     describe:

@@ -18,7 +18,7 @@ import type { TaskRepository } from "./lifecycle/task-repository.js";
 import { TaskService } from "./lifecycle/task-service.js";
 import type { TaskSizeLimits } from "./lifecycle/task-size.js";
 import { measureTask } from "./codec/list-response-encoder.js";
-import { encodedTaskSize } from "./codec/task-encoder.js";
+import { encodedArtifactSize, encodedTaskSize } from "./codec/task-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
@@ -296,5 +296,11 @@ function splitHostPort(address: string): { host: string; port: number } {
  */
 function taskSizeLimits(maxMessageBytes: number): TaskSizeLimits {
   const headroom = Math.min(64 * 1024, Math.floor(maxMessageBytes / 4));
-  return { maxResponseBytes: maxMessageBytes, maxTaskBytes: maxMessageBytes - headroom, measureTask, measurePiece: encodedTaskSize };
+  return {
+    maxResponseBytes: maxMessageBytes,
+    maxTaskBytes: maxMessageBytes - headroom,
+    measureTask,
+    measurePiece: encodedTaskSize,
+    measureArtifact: encodedArtifactSize,
+  };
 }

@@ -29,6 +29,10 @@ let last: StreamResponse | undefined;
 let lastBytes: Buffer | undefined;
 let lastShared = false;
 const shared = new WeakMap<StreamResponse, Buffer>();
+/** Calls left during which `shared` is looked in: reset whenever a response goes into it. */
+let sharing = 0;
+/** How long after the last shared response the others are still looked for in `shared`. */
+const SHARING_CALLS = 4096;
 
 /**
  * The response's bytes, encoded once per response object. Why: one event fans out to every
@@ -37,19 +41,24 @@ const shared = new WeakMap<StreamResponse, Buffer>();
  * Why the one-entry cache in front of the WeakMap: the subscribers of an event are written one
  * after the other, so the last response is nearly always the one asked for; a response that was
  * asked for once only (a task with one stream) never costs a WeakMap entry, which cost more than
- * encoding a small update.
+ * encoding a small update. And while no response has been shared for a while (one stream per
+ * task), the WeakMap is not even looked in: a miss cost about as much as encoding a chunk. A
+ * response missed that way is encoded again, to the same bytes.
  */
 export function streamResponseBytes(response: StreamResponse): Buffer {
   if (response === last) {
     lastShared = true;
     return lastBytes!;
   }
-  let bytes = shared.get(response);
+  let bytes = sharing > 0 ? (sharing--, shared.get(response)) : undefined;
   if (bytes === undefined) {
     const raw = encodeStreamResponse(response);
     bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   }
-  if (lastShared) shared.set(last!, lastBytes!); // it may be asked for again, after others
+  if (lastShared) {
+    shared.set(last!, lastBytes!); // it may be asked for again, after others
+    sharing = SHARING_CALLS;
+  }
   last = response;
   lastBytes = bytes;
   lastShared = false;

@@ -78,7 +78,9 @@ export const ENCODED_FIELDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 export function encodeTask(task: Task): Uint8Array {
-  return encode(() => writeTask(task));
+  begin();
+  writeTask(task);
+  return finish();
 }
 
 /**
@@ -86,12 +88,75 @@ export function encodeTask(task: Task): Uint8Array {
  * measures every agent write (each streamed chunk) as a small task, and only needs the length.
  */
 export function encodedTaskSize(task: Task): number {
-  encodeUtf8 = getTextEncoding().encodeUtf8;
-  pos = 0;
+  begin();
   writeTask(task);
-  const length = pos;
-  if (buf.length > MAX_KEPT_BUFFER) setBuffer(new Uint8Array(INITIAL_BUFFER));
+  const length = pos - start;
+  release(); // the bytes written stay beyond what the chunk hands out
   return length;
+}
+
+/**
+ * What `artifact` adds to an encoded task: the length encodedTaskSize gives a task holding only
+ * it, counted without writing anything for a plain artifact (text, url or raw parts, no metadata,
+ * no unknown fields), the shape of a streamed chunk. Why: the A-34 size estimate measures every
+ * chunk an agent streams. Anything else is measured by encoding it.
+ */
+export function encodedArtifactSize(artifact: Artifact): number {
+  const body = plainArtifactBodySize(artifact);
+  if (body >= 0) return 1 + varintSize(body) + body;
+  SCRATCH_TASK.artifacts[0] = artifact;
+  try {
+    return encodedTaskSize(SCRATCH_TASK);
+  } finally {
+    SCRATCH_TASK.artifacts.length = 0;
+  }
+}
+
+/** A task holding only what is being measured; nothing keeps it. */
+const SCRATCH_TASK: Task = { $typeName: "lf.a2a.v1.Task", id: "", contextId: "", status: undefined, artifacts: [], history: [], metadata: undefined };
+
+/** The encoded length of a plain artifact's fields (see encodedArtifactSize), or -1 when it is not plain. */
+function plainArtifactBodySize(a: Artifact): number {
+  if (a.metadata !== undefined || a.$unknown !== undefined) return -1;
+  let size = stringFieldSize(a.artifactId) + stringFieldSize(a.name) + stringFieldSize(a.description);
+  const parts = a.parts;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (p.metadata !== undefined || p.$unknown !== undefined) return -1;
+    const content = p.content;
+    let part: number;
+    if (content.case === "text" || content.case === "url") part = stringItemSize(content.value);
+    else if (content.case === "raw") part = 1 + varintSize(content.value.byteLength) + content.value.byteLength;
+    else if (content.case === undefined) part = 0;
+    else return -1;
+    part += stringFieldSize(p.filename) + stringFieldSize(p.mediaType);
+    size += 1 + varintSize(part) + part;
+  }
+  const extensions = a.extensions;
+  for (let i = 0; i < extensions.length; i++) size += stringItemSize(extensions[i]!);
+  return size;
+}
+
+/** Field numbers here are below 16: the tag is one byte. */
+function stringFieldSize(value: string): number {
+  return value === "" ? 0 : stringItemSize(value);
+}
+
+function stringItemSize(value: string): number {
+  const n = utf8Length(value);
+  return 1 + varintSize(n) + n;
+}
+
+/** UTF-8 bytes of `value` as string() writes them: ASCII as is, anything else through the configured encoding. */
+function utf8Length(value: string): number {
+  const n = value.length;
+  let seen = 0;
+  for (let i = 0; i < n; i++) seen |= value.charCodeAt(i);
+  return seen < 0x80 ? n : getTextEncoding().encodeUtf8(value).byteLength;
+}
+
+function varintSize(value: number): number {
+  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
 }
 
 /**
@@ -99,7 +164,9 @@ export function encodedTaskSize(task: Task): number {
  * StreamResponse both carry the task as field 1, so these are the bytes of either.
  */
 export function encodeTaskPayload(task: Task): Uint8Array {
-  return encode(() => messageItem(1, task, writeTask));
+  begin();
+  messageItem(1, task, writeTask);
+  return finish();
 }
 
 /**
@@ -107,7 +174,9 @@ export function encodeTaskPayload(task: Task): Uint8Array {
  * StreamResponse both carry the message as field 2 (an agent's message-only answer).
  */
 export function encodeMessagePayload(message: Message): Uint8Array {
-  return encode(() => messageItem(2, message, writeMessage));
+  begin();
+  messageItem(2, message, writeMessage);
+  return finish();
 }
 
 /** The fields of the two stream update events, as ENCODED_FIELDS lists those of the Task tree. */
@@ -125,27 +194,23 @@ export const ENCODED_EVENT_FIELDS: Readonly<Record<string, readonly string[]>> =
 
 /** A StreamResponse whose payload is a status update (field 3) and nothing else. */
 export function encodeStatusUpdatePayload(event: TaskStatusUpdateEvent): Uint8Array {
-  return encode(() => messageItem(3, event, writeStatusUpdate));
+  begin();
+  messageItem(3, event, writeStatusUpdate);
+  return finish();
 }
 
 /** A StreamResponse whose payload is an artifact update (field 4) and nothing else. */
 export function encodeArtifactUpdatePayload(event: TaskArtifactUpdateEvent): Uint8Array {
-  return encode(() => messageItem(4, event, writeArtifactUpdate));
+  begin();
+  messageItem(4, event, writeArtifactUpdate);
+  return finish();
 }
 
 /** A Message on its own (the SQLite store keeps each history message as its own blob). */
 export function encodeMessage(message: Message): Uint8Array {
-  return encode(() => writeMessage(message));
-}
-
-function encode(write: () => void): Uint8Array {
-  // Like BinaryWriter, take the text encoding configured at the time of the call.
-  encodeUtf8 = getTextEncoding().encodeUtf8;
-  pos = 0;
-  write();
-  const bytes = copyOut();
-  if (buf.length > MAX_KEPT_BUFFER) setBuffer(new Uint8Array(INITIAL_BUFFER));
-  return bytes;
+  begin();
+  writeMessage(message);
+  return finish();
 }
 
 // ---- one function per message type, fields in number order ----
@@ -413,51 +478,99 @@ function unknownFields(fields: UnknownField[] | undefined): void {
   }
 }
 
-// ---- the buffer: one scratch array reused across calls, copied out at the end ----
+// ---- the buffer: written in place in a shared chunk; a large encoding moves to a scratch array ----
 
 const INITIAL_BUFFER = 16 * 1024;
 const MAX_KEPT_BUFFER = 1024 * 1024;
 /** Up to this many UTF-16 units a string is tried as ASCII in place; its length then fits one byte. */
 const SHORT_STRING = 127;
 
-let buf = new Uint8Array(INITIAL_BUFFER);
-let view = new DataView(buf.buffer);
-let pos = 0;
-let encodeUtf8: (text: string) => Uint8Array = getTextEncoding().encodeUtf8;
-
 /**
- * The result: a small encoding is a view into a shared 8 KiB chunk (as Node's Buffer pool
- * does), since a fresh ArrayBuffer per call costs about as much as encoding a typical task.
- * A view keeps its chunk alive while referenced; encodings are short-lived here.
+ * The result: an encoding is written straight into a shared 8 KiB chunk and handed out as a view
+ * of it (as Node's Buffer pool does), since a fresh ArrayBuffer per call costs about as much as
+ * encoding a typical task, and copying out of a scratch array cost a copy and two views per call.
+ * One that outgrows what is left of the chunk moves on to the scratch array (at the same
+ * offsets, so lengths reserved earlier stay valid): a large one is then copied out to a buffer of
+ * its own, a small one into a fresh chunk. A view keeps its chunk alive while referenced;
+ * encodings are short-lived here.
  */
 const CHUNK = 8 * 1024;
 const OWN_BUFFER_FROM = CHUNK / 4;
+/** A chunk with less room than this left is replaced before an encoding starts in it. */
+const MIN_ROOM = 512;
 let chunk = new ArrayBuffer(CHUNK);
+let chunkBytes = new Uint8Array(chunk);
+let chunkView = new DataView(chunk);
 let chunkUsed = 0;
+let scratch = new Uint8Array(INITIAL_BUFFER);
 
-function copyOut(): Uint8Array {
-  const length = pos;
-  if (length >= OWN_BUFFER_FROM) return buf.slice(0, length);
-  if (chunkUsed + length > CHUNK) {
-    chunk = new ArrayBuffer(CHUNK);
-    chunkUsed = 0;
+/** Where the encoding in progress is written: the chunk or the scratch array. */
+let buf: Uint8Array = chunkBytes;
+let view = chunkView;
+let pos = 0;
+/** Where the encoding in progress starts in `buf`. */
+let start = 0;
+let encodeUtf8: (text: string) => Uint8Array = getTextEncoding().encodeUtf8;
+
+function begin(): void {
+  // Like BinaryWriter, take the text encoding configured at the time of the call.
+  encodeUtf8 = getTextEncoding().encodeUtf8;
+  if (CHUNK - chunkUsed < MIN_ROOM) newChunk();
+  buf = chunkBytes;
+  view = chunkView;
+  start = pos = chunkUsed;
+}
+
+/** The encoding just written, taken out of the buffer. */
+function finish(): Uint8Array {
+  const length = pos - start;
+  let out: Uint8Array;
+  if (buf === chunkBytes) {
+    out = new Uint8Array(chunk, start, length);
+    chunkUsed = (pos + 7) & ~7; // keep views 8-byte aligned, as Node's pool does
+  } else if (length >= OWN_BUFFER_FROM) {
+    out = buf.slice(start, pos);
+  } else {
+    newChunk();
+    out = new Uint8Array(chunk, 0, length);
+    out.set(buf.subarray(start, pos));
+    chunkUsed = (length + 7) & ~7;
   }
-  const out = new Uint8Array(chunk, chunkUsed, length);
-  out.set(buf.subarray(0, length));
-  chunkUsed += (length + 7) & ~7; // keep views 8-byte aligned, as Node's pool does
+  release();
   return out;
 }
 
-function setBuffer(next: Uint8Array<ArrayBuffer>): void {
-  buf = next;
-  view = new DataView(next.buffer);
+/** Done with the buffer (what was written past the chunk's used part is simply left there). */
+function release(): void {
+  if (scratch.length > MAX_KEPT_BUFFER) scratch = new Uint8Array(INITIAL_BUFFER);
+  buf = chunkBytes;
+  view = chunkView;
+}
+
+function newChunk(): void {
+  chunk = new ArrayBuffer(CHUNK);
+  chunkBytes = new Uint8Array(chunk);
+  chunkView = new DataView(chunk);
+  chunkUsed = 0;
 }
 
 function ensure(n: number): void {
-  if (pos + n <= buf.length) return;
-  const next = new Uint8Array(Math.max(buf.length * 2, pos + n));
-  next.set(buf.subarray(0, pos));
-  setBuffer(next);
+  if (pos + n > buf.length) grow(n);
+}
+
+function grow(n: number): void {
+  const needed = pos + n;
+  if (buf === chunkBytes) {
+    // Out of the chunk: go on in the scratch array, at the same offsets.
+    if (scratch.length < needed) scratch = new Uint8Array(Math.max(scratch.length * 2, needed));
+    scratch.set(chunkBytes.subarray(start, pos), start);
+  } else {
+    const next = new Uint8Array(Math.max(buf.length * 2, needed));
+    next.set(buf.subarray(start, pos), start);
+    scratch = next;
+  }
+  buf = scratch;
+  view = new DataView(scratch.buffer);
 }
 
 function varint32(value: number): void {

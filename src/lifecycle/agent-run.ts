@@ -184,7 +184,10 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
       // Fresh when nothing of the agent's input is kept by reference (text parts, no metadata or extension list).
       const fresh = input.metadata === undefined && input.extensions === undefined && allText(input.parts);
       const change = { kind: "artifact", artifact, append: options?.append ?? false, lastChunk: options?.lastChunk ?? false, fresh } as const;
-      return this.withWriter((writer) => this.refusalsLogged(writer.write(change, true), "artifact"));
+      // The task usually exists: write at once, without a closure per chunk.
+      const writer = this.writer ?? this.createTaskNow();
+      if (writer !== undefined) return this.refusalsLogged(writer.write(change, true), "artifact");
+      return this.ensureTask().then((created) => this.refusalsLogged(created.write(change, true), "artifact"));
     } catch (error) {
       return this.refusedAtOnce(error, "artifact"); // a malformed artifact is a rejection, as from an async function
     }

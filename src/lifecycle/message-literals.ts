@@ -47,7 +47,9 @@ export function artifactLiteral(fields: {
   metadata: JsonObject | undefined;
   extensions: string[];
 }): Artifact {
-  return { $typeName: "lf.a2a.v1.Artifact", ...fields };
+  // Fields named one by one, not spread: a spread copies through a slower path and may leave the object a shape of its own.
+  const { artifactId, name, description, parts, metadata, extensions } = fields;
+  return { $typeName: "lf.a2a.v1.Artifact", artifactId, name, description, parts, metadata, extensions };
 }
 
 export function newTaskLiteral(id: string, contextId: string, status: TaskStatus, history: Message[]): Task {

@@ -1,4 +1,4 @@
-import type { Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Artifact, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskChange } from "./task-repository.js";
 
 /**
@@ -13,6 +13,12 @@ export interface TaskSizeLimits {
   readonly measureTask: (task: Task) => number;
   /** Same length as measureTask, for the pieces of one write (measured per write, never sent): defaults to measureTask. */
   readonly measurePiece?: (task: Task) => number;
+  /**
+   * What `artifact` adds to a task's encoded size: the length measurePiece gives a task holding
+   * only it. Why apart: it is measured for every streamed chunk, and building a task around each
+   * chunk to measure it cost more than the measuring. Defaults to that.
+   */
+  readonly measureArtifact?: (artifact: Artifact) => number;
 }
 
 /** An agent write would make its task larger than the task size limit: refused, nothing applied. */
@@ -59,14 +65,20 @@ export class TaskSizeEstimate {
   #statusBytes: number;
   /** Each artifact's share, so that replacing one counts only the difference. */
   readonly #artifactBytes = new Map<string, number>();
+  /** The artifact written last and its share, also in #artifactBytes: a stream appends to one artifact, chunk after chunk. */
+  #lastArtifactId: string | undefined;
+  #lastArtifactShare = 0;
+  readonly #measure: (task: Task) => number;
+  readonly #measureArtifact: (artifact: Artifact) => number;
 
   constructor(
     private readonly limits: TaskSizeLimits,
     task: Task,
   ) {
     this.#bytes = limits.measureTask(task);
-    const piece = limits.measurePiece ?? limits.measureTask;
-    for (const artifact of task.artifacts) this.#artifactBytes.set(artifact.artifactId, pieceBytes(piece, { artifacts: [artifact] }));
+    const piece = (this.#measure = limits.measurePiece ?? limits.measureTask);
+    this.#measureArtifact = limits.measureArtifact ?? ((artifact) => pieceBytes(piece, { artifacts: [artifact] }));
+    for (const artifact of task.artifacts) this.#artifactBytes.set(artifact.artifactId, this.#measureArtifact(artifact));
     this.#statusBytes = task.status === undefined ? 0 : pieceBytes(piece, { status: task.status });
   }
 
@@ -75,18 +87,20 @@ export class TaskSizeEstimate {
    * task would go over the limit.
    */
   add(taskId: string, change: TaskChange, limited: boolean): void {
-    const measure = this.limits.measurePiece ?? this.limits.measureTask;
+    const measure = this.#measure;
     let delta: number;
     let statusBytes = this.#statusBytes;
     let artifactShare: number | undefined;
+    let artifactId: string | undefined;
     switch (change.kind) {
       case "status":
         statusBytes = pieceBytes(measure, { status: change.status });
         delta = statusBytes - this.#statusBytes + (change.status.message ? pieceBytes(measure, { history: [change.status.message] }) : 0);
         break;
       case "artifact": {
-        const bytes = pieceBytes(measure, { artifacts: [change.artifact] });
-        const before = this.#artifactBytes.get(change.artifact.artifactId) ?? 0;
+        const bytes = this.#measureArtifact(change.artifact);
+        artifactId = change.artifact.artifactId;
+        const before = artifactId === this.#lastArtifactId ? this.#lastArtifactShare : (this.#artifactBytes.get(artifactId) ?? 0);
         // Appended: the new parts add to what is there (counted with a header of their own: over, not under).
         artifactShare = change.append ? before + bytes : bytes;
         delta = artifactShare - before;
@@ -100,6 +114,11 @@ export class TaskSizeEstimate {
     if (limited && delta > 0 && next > this.limits.maxTaskBytes) throw new TaskTooLargeError(taskId, this.limits.maxTaskBytes, next);
     this.#bytes = next;
     this.#statusBytes = statusBytes;
-    if (artifactShare !== undefined) this.#artifactBytes.set((change as { artifact: { artifactId: string } }).artifact.artifactId, artifactShare);
+    if (artifactId !== undefined) {
+      // The Map is written only when another artifact takes the last one's place.
+      if (this.#lastArtifactId !== undefined && this.#lastArtifactId !== artifactId) this.#artifactBytes.set(this.#lastArtifactId, this.#lastArtifactShare);
+      this.#lastArtifactId = artifactId;
+      this.#lastArtifactShare = artifactShare!;
+    }
   }
 }

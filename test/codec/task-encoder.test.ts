@@ -26,6 +26,7 @@ import {
   encodeMessagePayload,
   encodeTask,
   encodeTaskPayload,
+  encodedArtifactSize,
   encodedTaskSize,
 } from "../../src/codec/task-encoder.js";
 import { RandomTasks } from "./random-tasks.js";
@@ -371,6 +372,33 @@ describe("encodedTaskSize (A-34: the size of each agent write's piece, measured 
       const size = encodedTaskSize(task);
       expect(size).toBe(toBinary(TaskSchema, task).byteLength);
       expect(encodeTask(task)).toEqual(toBinary(TaskSchema, task));
+    }
+  });
+});
+
+describe("encodedArtifactSize (A-34: what each streamed chunk adds to its task, counted without encoding)", () => {
+  it("A-34: is the length toBinary gives a task holding only the artifact, for the artifacts of 300 random tasks and for plain chunks of every kind of text", () => {
+    const random = new EncoderTasks(3416);
+    const artifacts = Array.from({ length: 300 }, () => random.task().artifacts).flat();
+    for (const text of ["", "#seq=1;t=1796147230002.123;", "é", "日本語", "\ud800 lone", "x".repeat(200), "y".repeat(20_000)]) {
+      artifacts.push(create(ArtifactSchema, { artifactId: "out", name: "out", parts: [{ content: { case: "text", value: text } }] }));
+      artifacts.push(
+        create(ArtifactSchema, {
+          artifactId: text,
+          extensions: [text],
+          parts: [{ content: { case: "url", value: text }, filename: text, mediaType: "text/plain" }],
+        }),
+      );
+    }
+    artifacts.push(
+      create(ArtifactSchema, {
+        artifactId: "raw",
+        parts: [{ content: { case: "raw", value: new Uint8Array(300) } }, { content: { case: "text", value: "a" } }],
+      }),
+    );
+    expect(artifacts.length).toBeGreaterThan(300);
+    for (const artifact of artifacts) {
+      expect(encodedArtifactSize(artifact)).toBe(toBinary(TaskSchema, create(TaskSchema, { artifacts: [artifact] })).byteLength);
     }
   });
 });

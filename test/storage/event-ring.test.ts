@@ -1,5 +1,8 @@
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { LoggedEvent } from "../../src/lifecycle/event-log.js";
 import { EventRing } from "../../src/storage/memory/event-ring.js";
+import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
+import { Clock, artifactChange, artifactTexts, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 
 function chunk(taskId: string, version: number, bytes: number): LoggedEvent {
   const part = {
@@ -44,4 +47,34 @@ test("A-33: events past the retention window are expired", () => {
   now = 1_120;
   expect(ring.after("t", 1, 3)).toBeUndefined();
   expect(ring.after("t", 2, 3)!.map((e) => e.version)).toEqual([3]);
+});
+
+test("A-33: the memory log reads back every streamed chunk as written (kept as where its part is in the task): while running, after its artifact is replaced, and once the task is packed", async () => {
+  const repo = new MemoryTaskRepository({ eventLog: { retentionMs: 60_000 } });
+  const clock = new Clock();
+  const scope = scopeOf("tenant", "alice");
+  const { task } = await repo.create(scope, newTask({ micros: clock.next(), text: "go" }));
+  let v = await repo.update(scope, task.id, 1, statusChange(TaskState.WORKING, clock.next()));
+  const written: string[] = [];
+  const write = async (artifactId: string, text: string, append: boolean) => {
+    v = await repo.update(scope, task.id, v, artifactChange(textArtifact(artifactId, text), append, false));
+    written.push(`${v} ${artifactId} ${text}${append ? " +" : ""}`);
+  };
+  for (let i = 0; i < 5; i++) await write("out", `c${i}`, i > 0);
+  await write("side", "s0", false);
+  await write("out", "c5", true);
+  await write("side", "s1", true);
+  const readBack = async () => {
+    const read = await repo.eventLog!.readAfter(scope, task.id, 2);
+    if (read.kind !== "events") throw new Error(read.kind);
+    return read.events.map((e) =>
+      e.kind === "artifact" ? `${e.version} ${e.artifact.artifactId} ${artifactTexts(e.artifact).join(",")}${e.append ? " +" : ""}` : `${e.version} ${e.kind}`,
+    );
+  };
+  expect(await readBack()).toEqual(written);
+  await write("out", "r0", false); // the task no longer holds c0..c5
+  await write("out", "r1", true);
+  expect(await readBack()).toEqual(written);
+  await repo.update(scope, task.id, v, statusChange(TaskState.COMPLETED, clock.next())); // packed off the heap
+  expect((await readBack()).slice(0, -1)).toEqual(written);
 });

@@ -1,4 +1,4 @@
-import { eventAtVersion, type EventLogOptions, type EventLogRead, type TaskEventLog } from "../../lifecycle/event-log.js";
+import { type EventLogOptions, type EventLogRead, type TaskEventLog } from "../../lifecycle/event-log.js";
 import { EventRing } from "./event-ring.js";
 import { TaskState, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
@@ -87,6 +87,9 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
    * table as it empties (garbage on every call); a miss only costs the decode.
    */
   private lastPacked: JustPacked | undefined;
+  /** The slot written last and its scope (see slotOfWritten). */
+  private lastWritten = -1;
+  private lastWrittenHome: ScopeTasks | undefined;
 
   /** Tasks not settled yet, which keep JS objects on the heap (their bodies, an id entry): what the memory tests watch. */
   get tasksInProgress(): number {
@@ -143,7 +146,7 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
 
   updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
     const home = this.scopeTasks(scope);
-    const slot = home === undefined ? -1 : home.slotOf(taskId);
+    const slot = home === undefined ? -1 : this.slotOfWritten(home, taskId);
     if (slot < 0) throw new TaskNotFoundError(taskId);
     const tasks = this.tasks;
     const version = tasks.version[slot]!;
@@ -154,15 +157,17 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     const packed = tasks.body[slot]!;
     const task = tasks.liveBody(slot) ?? this.takeJustPacked(home!, taskId)?.task ?? this.unpack(home!, slot);
     const owned = ownChange(change);
+    this.ring?.beforeChange(taskId, task, owned);
     applyChange(task, owned);
     if (packed !== LIVE_BODY) this.slabs.release(packed);
     if (this.push.active) this.push.recordWrite(taskId, task.contextId, change); // the outbox, in the same write
-    this.ring?.record(eventAtVersion(taskId, task.contextId, version + 1, owned));
+    this.ring?.recordChange(taskId, task.contextId, version + 1, owned, task);
 
     const oldState = tasks.state[slot]! as TaskState;
     const oldMicros = tasks.micros[slot]!;
     const state = task.status!.state;
-    const micros = statusMicros(task);
+    // Only a status change moves the status timestamp (the ListTasks key).
+    const micros = change.kind === "status" ? statusMicros(task) : oldMicros;
     tasks.version[slot] = version + 1;
     tasks.state[slot] = state;
     tasks.micros[slot] = micros;
@@ -186,11 +191,27 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     return version + 1;
   }
 
+  /**
+   * The slot of task `taskId` in `home`, for a write. Why the one-entry cache: a running task is
+   * written many times in a row (a stream's chunks), and finding it by id hashes the whole id
+   * each time. Only a task in progress is cached: its live body names it, so a slot since given
+   * to another task is never taken for it.
+   */
+  private slotOfWritten(home: ScopeTasks, taskId: string): number {
+    const cached = this.lastWritten;
+    if (home === this.lastWrittenHome && cached >= 0 && this.tasks.liveBody(cached)?.id === taskId) return cached;
+    const slot = home.slotOf(taskId);
+    this.lastWritten = slot;
+    this.lastWrittenHome = home;
+    return slot;
+  }
+
   private async readEventsAfter(scope: TaskScope, taskId: string, afterVersion: number): Promise<EventLogRead> {
     const home = this.scopeTasks(scope);
     const slot = home === undefined ? -1 : home.slotOf(taskId);
     if (slot < 0) return { kind: "not-found" };
-    const events = this.ring!.after(taskId, afterVersion, this.tasks.version[slot]!);
+    // A chunk's part is found in the task as it is now: a live one as it is, a packed one decoded.
+    const events = this.ring!.after(taskId, afterVersion, this.tasks.version[slot]!, () => this.tasks.liveBody(slot) ?? this.unpack(home!, slot));
     return events === undefined ? { kind: "expired" } : { kind: "events", events, state: this.tasks.state[slot]! };
   }
 
@@ -278,6 +299,8 @@ export class MemoryTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.push.clear();
     this.lastHome = undefined;
     this.lastPacked = undefined;
+    this.lastWritten = -1;
+    this.lastWrittenHome = undefined;
     this.slabs.clear();
     this.keys.clear();
     this.tasks.clear();
