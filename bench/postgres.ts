@@ -333,7 +333,11 @@ async function targetRounds(
     if (r % 2 === 1) phases.reverse();
     const got: Partial<Record<"sqlite" | "ours" | "baseline", Throughput>> = {};
     for (const phase of phases) {
-      got[phase] = phase === "sqlite" ? await sqlitePhase(cfg, log) : await postgresOnePhase(pg, cfg, phase === "ours" ? ROOT : baseline!, phase, log);
+      const t = phase === "sqlite" ? await sqlitePhase(cfg, log) : await postgresOnePhase(pg, cfg, phase === "ours" ? ROOT : baseline!, phase, log);
+      log(
+        `    ${formatNumber(t.callsPerSec)} calls/s, our CPU ${formatNumber(t.serverCpuPerCall)} µs/call, PostgreSQL's ${formatNumber(t.databaseCpuPerCall)} µs/call, p50 ${formatNumber(t.p50Ms, 1)} ms`,
+      );
+      got[phase] = t;
     }
     results.push({ sqlite: got.sqlite!, ours: got.ours!, baseline: got.baseline });
   }
@@ -364,6 +368,14 @@ async function targetRounds(
     "",
     markdownTable(["", "calls/s", "our CPU µs/call", "PostgreSQL CPU µs/call", "p50 ms", "calls/s ÷ SQLite", "our CPU/call ÷ SQLite"], rows),
   ];
+  const perRoundCalls = (pick: (r: TargetRound) => Throughput | undefined) =>
+    perRound((r) => pick(r)!.callsPerSec)
+      .map((v) => formatNumber(v))
+      .join(", ");
+  lines.push(
+    "",
+    `calls/s per round: SQLite ${perRoundCalls((r) => r.sqlite)}; PostgreSQL (this build) ${perRoundCalls((r) => r.ours)}${baseline === undefined ? "" : `; PostgreSQL (baseline) ${perRoundCalls((r) => r.baseline)}`}.`,
+  );
   if (baseline !== undefined) {
     lines.push(
       "",

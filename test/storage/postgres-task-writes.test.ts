@@ -1,7 +1,7 @@
 import pg from "pg";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeMessage } from "../../src/codec/task-encoder.js";
-import { VersionConflictError } from "../../src/lifecycle/task-repository.js";
+import { DuplicateTaskError, VersionConflictError } from "../../src/lifecycle/task-repository.js";
 import { EVENT_KIND } from "../../src/storage/postgres/event-rows.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { TaskWrites, type TaskWrite } from "../../src/storage/postgres/task-writes.js";
@@ -125,5 +125,57 @@ describe("PostgreSQL task writes made together (#17)", () => {
     const versions = await x.pool.query<{ id: string; version: number }>("SELECT id, version FROM a2a_tasks WHERE id = ANY($1)", [tasks.map((t) => t.id)]);
     const byId = new Map(versions.rows.map((r) => [r.id, r.version]));
     expect(tasks.map((t) => byId.get(t.id))).toEqual([2, 1, 2]);
+  });
+});
+
+describe("PostgreSQL task creates made together (#17)", () => {
+  async function storedRows(ids: string[]) {
+    const { rows } = await y.pool.query<{ id: string; owner: string; leased: boolean; events: string; history: string }>(
+      `SELECT t.id, t.owner, t.lease_until > now() AS leased,
+         (SELECT count(*) FROM a2a_task_events e WHERE e.task_id = t.id AND e.version = 1 AND e.kind = ${EVENT_KIND.created}) AS events,
+         (SELECT count(*) FROM a2a_history h WHERE h.task_id = t.id) AS history
+       FROM a2a_tasks t WHERE t.id = ANY($1)`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  it("go in one statement, each with its row, history, created event and a lease to this replica; another replica reads them whole", async () => {
+    const tasks = Array.from({ length: 6 }, (_, i) => newTask({ micros: clock.next(), text: `first ${i}` }));
+    const { result, names } = await countingStatements(x.pool, () => Promise.all(tasks.map((t) => x.repository.create(alice, t))));
+    expect(names.filter((n) => n === "a2a_create_many")).toHaveLength(1);
+    expect(names).not.toContain("a2a_create");
+    expect(result.map((r) => r.version)).toEqual([1, 1, 1, 1, 1, 1]);
+    const rows = await storedRows(tasks.map((t) => t.id));
+    tasks.forEach((t) => expect(rows.get(t.id)).toEqual({ id: t.id, owner: "X", leased: true, events: "1", history: "1" }));
+    for (const [i, t] of tasks.entries()) {
+      const stored = await y.repository.get(alice, t.id);
+      expect(stored?.task.contextId).toBe(t.contextId);
+      expect(stored?.task.history[0]?.parts[0]?.content).toEqual({ case: "text", value: `first ${i}` });
+    }
+    // X goes on writing them from what it remembers of its creates.
+    await Promise.all(tasks.map((t) => x.repository.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()))));
+    expect((await y.repository.get(alice, tasks[0]!.id))?.version).toBe(2);
+  });
+
+  it("a create whose id is taken fails alone with DuplicateTaskError (the statement is sent again create by create); the others are stored", async () => {
+    const taken = newTask({ micros: clock.next(), text: "already here" });
+    await y.repository.create(alice, taken);
+    const tasks = [
+      newTask({ micros: clock.next(), text: "a" }),
+      newTask({ id: taken.id, micros: clock.next(), text: "again" }),
+      newTask({ micros: clock.next(), text: "c" }),
+    ];
+    const { result, names } = await countingStatements(x.pool, () => Promise.allSettled(tasks.map((t) => x.repository.create(alice, t))));
+    expect(names.filter((n) => n === "a2a_create_many")).toHaveLength(1);
+    expect(names.filter((n) => n === "a2a_create")).toHaveLength(3);
+    expect(result[0]).toMatchObject({ status: "fulfilled", value: { version: 1 } });
+    expect(result[1]!.status).toBe("rejected");
+    expect((result[1] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateTaskError);
+    expect(result[2]).toMatchObject({ status: "fulfilled", value: { version: 1 } });
+    const rows = await storedRows(tasks.map((t) => t.id));
+    expect(rows.get(taken.id)?.owner).toBe("Y"); // the taken one is untouched
+    expect((await y.repository.get(alice, taken.id))?.task.history[0]?.parts[0]?.content).toEqual({ case: "text", value: "already here" });
+    for (const t of [tasks[0]!, tasks[2]!]) expect(rows.get(t.id)).toEqual({ id: t.id, owner: "X", leased: true, events: "1", history: "1" });
   });
 });

@@ -26,7 +26,8 @@ import { changeEventRow, createdEventRow } from "./event-rows.js";
 import { FinalCopies } from "./final-copies.js";
 import { owesPush } from "./push-events.js";
 import { PostgresPushStore } from "./push-store.js";
-import { TASK_CHANNEL, noticePayload } from "./task-notice.js";
+import { noticePayload } from "./task-notice.js";
+import { TaskCreates } from "./task-creates.js";
 import { TaskWrites } from "./task-writes.js";
 
 export interface PostgresTaskRepositoryOptions {
@@ -99,7 +100,8 @@ interface TaskRow {
  * compare-and-set on the version (`WHERE version = $expected`), the new history rows, the write's
  * event row (`a2a_task_events`, read by other replicas' relays by cursor) and a NOTIFY that wakes
  * them, all committed together or not at all; writes of other tasks made at the same time share
- * the statement, each still its own compare-and-set (task-writes.ts). The guard (`applyChange`)
+ * the statement, each still its own compare-and-set (task-writes.ts); so do creates made together
+ * (task-creates.ts). The guard (`applyChange`)
  * runs here first, on the task as this replica last wrote it, or as read. A write that makes a
  * task terminal keeps it whole for the read that follows (final-copies.ts).
  *
@@ -115,6 +117,7 @@ export class PostgresTaskRepository implements TaskRepository {
   private readonly known = new Map<string, KnownTask>();
   private readonly finals = new FinalCopies();
   private readonly writes: TaskWrites;
+  private readonly creates: TaskCreates;
   /** The event table every write fills anyway, read by cursor for resuming streams. */
   readonly eventLog: TaskEventLog | undefined;
   /** Push configs and their outbox, in the same database (found by the app as `repository.push`). */
@@ -126,11 +129,10 @@ export class PostgresTaskRepository implements TaskRepository {
     this.replicaId = options.replicaId;
     this.leaseMs = options.leaseMs;
     this.purgeBatchSize = options.purgeBatchSize ?? 1000;
-    this.writes = new TaskWrites({
-      pool: options.pool,
-      replicaId: options.replicaId,
-      inFlight: options.writesInFlight ?? Math.max(1, Math.floor((options.poolSize ?? 10) / 3)),
-    });
+    const inFlight = options.writesInFlight ?? Math.max(1, Math.floor((options.poolSize ?? 10) / 3));
+    this.writes = new TaskWrites({ pool: options.pool, replicaId: options.replicaId, inFlight });
+    // Creates have statements of their own in flight (as many): a write never waits behind a create.
+    this.creates = new TaskCreates({ pool: options.pool, replicaId: options.replicaId, leaseMs: options.leaseMs, inFlight });
     this.push = options.push ?? new PostgresPushStore({ pool: options.pool, replicaId: options.replicaId, leaseMs: options.leaseMs });
   }
 
@@ -145,32 +147,19 @@ export class PostgresTaskRepository implements TaskRepository {
     const artifacts = encodeArtifacts(own.artifacts);
     const event = createdEventRow(own);
     try {
-      await this.pool.query({
-        name: "a2a_create",
-        text: `WITH t AS (
-                 INSERT INTO a2a_tasks (id, tenant, principal, context_id, state, status_micros, version, history_len, task, artifacts, owner, lease_until)
-                 VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, now() + $11 * interval '1 millisecond') RETURNING id),
-               h AS (INSERT INTO a2a_history (task_id, seq, message)
-                 SELECT $1, m.ord - 1, m.message FROM unnest($12::bytea[]) WITH ORDINALITY AS m (message, ord)),
-               e AS (INSERT INTO a2a_task_events (task_id, version, kind, body) SELECT id, 1, $13, $14 FROM t)
-               SELECT pg_notify('${TASK_CHANNEL}', $15) FROM t`,
-        values: [
-          own.id,
-          scope.tenant,
-          scope.principal,
-          own.contextId,
-          own.status!.state,
-          statusMicros(own),
-          own.history.length,
-          core,
-          artifacts,
-          this.replicaId,
-          this.leaseMs,
-          own.history.map(encodeMessage),
-          event.kind,
-          event.body,
-          noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId, event }),
-        ],
+      await this.creates.create({
+        id: own.id,
+        tenant: scope.tenant,
+        principal: scope.principal,
+        contextId: own.contextId,
+        state: own.status!.state,
+        statusMicros: statusMicros(own),
+        core,
+        artifacts,
+        messages: own.history.map(encodeMessage),
+        eventKind: event.kind,
+        eventBody: event.body,
+        notice: noticePayload({ taskId: own.id, version: 1, state: own.status!.state, writer: this.replicaId, event }),
       });
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new DuplicateTaskError(own.id);

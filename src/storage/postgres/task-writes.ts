@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { StatementBatches } from "./statement-batches.js";
 import { TASK_CHANNEL } from "./task-notice.js";
 
 /** One task write, as the repository prepared it (see PostgresTaskRepository.update). */
@@ -43,18 +44,13 @@ export interface TaskWritesOptions {
 
 const DEFAULT_BATCH_LIMIT = 64;
 
-interface Queued {
-  readonly write: TaskWrite;
-  resolve(result: WriteResult): void;
-  reject(error: unknown): void;
-}
-
 /**
  * Sends task writes to PostgreSQL, several in one statement when they come together: group
- * commit across tasks. Why: under load most of a write's cost, in this process and in
- * PostgreSQL, is per statement (a round trip, a transaction, its commit and NOTIFY), not per row.
- * At most `inFlight` statements run at once; writes made while they do wait and go in the next
- * one, so an idle store sends a write at once and a busy one sends fewer, larger statements.
+ * commit across tasks (statement-batches.ts). Why: under load most of a write's cost, in this
+ * process and in PostgreSQL, is per statement (a round trip, a transaction, its commit and
+ * NOTIFY), not per row. At most `inFlight` statements run at once; writes made while they do
+ * wait and go in the next one, so an idle store sends a write at once and a busy one sends
+ * fewer, larger statements.
  *
  * Each write in a statement is its own compare-and-set on its task's version, exactly as alone:
  * a write whose version was taken by another replica matches no row and is reported as not
@@ -65,78 +61,26 @@ interface Queued {
  * task id, the order in which other multi-row statements (lease renewal) lock them too.
  */
 export class TaskWrites {
-  private readonly queue: Queued[] = [];
-  private running = 0;
-  private scheduled = false;
-  private readonly batchLimit: number;
+  private readonly batches: StatementBatches<TaskWrite, WriteResult>;
 
   constructor(private readonly options: TaskWritesOptions) {
-    this.batchLimit = options.batchLimit ?? DEFAULT_BATCH_LIMIT;
+    this.batches = new StatementBatches({
+      inFlight: options.inFlight,
+      batchLimit: options.batchLimit ?? DEFAULT_BATCH_LIMIT,
+      key: (w) => w.taskId,
+      one: (w) => this.single(w),
+      many: async (writes) => {
+        const results = await this.many(writes);
+        return writes.map((w) => {
+          const owed = results.get(w.taskId);
+          return owed === undefined ? { written: false, owed: 0 } : { written: true, owed };
+        });
+      },
+    });
   }
 
   write(write: TaskWrite): Promise<WriteResult> {
-    return new Promise<WriteResult>((resolve, reject) => {
-      this.queue.push({ write, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  /** In a microtask: the writes made in the same turn go together. */
-  private schedule(): void {
-    if (this.scheduled || this.running >= this.options.inFlight || this.queue.length === 0) return;
-    this.scheduled = true;
-    queueMicrotask(() => {
-      this.scheduled = false;
-      this.flush();
-    });
-  }
-
-  private flush(): void {
-    while (this.running < this.options.inFlight && this.queue.length > 0) {
-      const batch = this.take();
-      this.running++;
-      void this.send(batch).finally(() => {
-        this.running--;
-        this.schedule();
-      });
-    }
-  }
-
-  /** The next statement's writes: oldest first, one per task, at most batchLimit. */
-  private take(): Queued[] {
-    const batch: Queued[] = [];
-    const tasks = new Set<string>();
-    for (let i = 0; i < this.queue.length && batch.length < this.batchLimit; ) {
-      const queued = this.queue[i]!;
-      if (tasks.has(queued.write.taskId)) {
-        i++;
-        continue;
-      }
-      tasks.add(queued.write.taskId);
-      batch.push(queued);
-      this.queue.splice(i, 1);
-    }
-    return batch;
-  }
-
-  private async send(batch: Queued[]): Promise<void> {
-    if (batch.length === 1) {
-      const [only] = batch;
-      await this.single(only!.write).then(only!.resolve, only!.reject);
-      return;
-    }
-    let results: Map<string, number>;
-    try {
-      results = await this.many(batch.map((q) => q.write));
-    } catch {
-      // One of them failed, or the statement did (a deadlock): each alone, so the error is its own.
-      await Promise.all(batch.map((q) => this.single(q.write).then(q.resolve, q.reject)));
-      return;
-    }
-    for (const q of batch) {
-      const owed = results.get(q.write.taskId);
-      q.resolve(owed === undefined ? { written: false, owed: 0 } : { written: true, owed });
-    }
+    return this.batches.add(write);
   }
 
   private async single(w: TaskWrite): Promise<WriteResult> {
@@ -181,8 +125,8 @@ export class TaskWrites {
   }
 
   /** Several writes in one statement, the same per write as `single`; the tasks written, with the outbox rows each added. */
-  private async many(writes: TaskWrite[]): Promise<Map<string, number>> {
-    writes.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
+  private async many(batch: readonly TaskWrite[]): Promise<Map<string, number>> {
+    const writes = [...batch].sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
     const historyTask: string[] = [];
     const historySeq: number[] = [];
     const historyMessage: Uint8Array[] = [];
