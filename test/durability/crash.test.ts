@@ -125,8 +125,12 @@ test("ISSUE5-CRASH: after SIGKILL under concurrent load, every acknowledged task
 
   const second = await startService(data.dir);
   const unchanged = new Set<TaskState>();
+  const storedById = await fetchAll(
+    second.client,
+    acked.map((a) => a.task.id),
+  );
   for (const { task: seen, followUpInFlight } of acked) {
-    const stored = await fetchTask(second.client, seen.id);
+    const stored = storedById.get(seen.id)!;
     expectWhole(stored);
     expect(SETTLED.has(stored.status!.state)).toBe(true);
     if (SETTLED.has(seen.status!.state) && !followUpInFlight) {
@@ -153,9 +157,24 @@ test("ISSUE5-CRASH: after SIGKILL under concurrent load, every acknowledged task
   expect(ids.size).toBe(tasks.length);
   expect(new Set(totalSizes)).toEqual(new Set([tasks.length]));
   for (const id of acknowledged.keys()) expect(ids.has(id)).toBe(true);
+  const fetched = await fetchAll(
+    second.client,
+    tasks.map((t) => t.id),
+  );
   for (const task of tasks) {
     expectWhole(task);
     expect(SETTLED.has(task.status!.state)).toBe(true);
-    expect(await fetchTask(second.client, task.id)).toEqual(task);
+    expect(fetched.get(task.id)).toEqual(task);
   }
-});
+}, 90_000); // two server starts and ~1,000 reads: over 30 s on a loaded 2-core machine
+
+/** GetTask for every id, 16 at a time (one by one, the reads alone took most of the timeout under load). */
+async function fetchAll(client: Parameters<typeof fetchTask>[0], ids: readonly string[]): Promise<Map<string, Task>> {
+  const byId = new Map<string, Task>();
+  for (let i = 0; i < ids.length; i += 16) {
+    const batch = ids.slice(i, i + 16);
+    const read = await Promise.all(batch.map((id) => fetchTask(client, id)));
+    batch.forEach((id, k) => byId.set(id, read[k]!));
+  }
+  return byId;
+}

@@ -57,8 +57,13 @@ interface OutboxRow {
 /** Tasks whose config ids are kept (see loadStaged). */
 const MAX_CACHED_TASKS = 4096;
 
-/** How long a delivered entry waits for a batch of task writes to delete it with. */
-const REMOVAL_DELAY_MS = 20;
+/**
+ * How long a delivered entry waits for a batch of task writes to delete it with. Why a second:
+ * agents that write every few hundred ms (a status a turn of work) then find their last
+ * deliveries' deletes waiting, where 20 ms made a transaction of their own after each burst; a
+ * crash re-sends at most the last second's delivered events (at least once, A-29).
+ */
+const REMOVAL_DELAY_MS = 1000;
 
 const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, o.trace_context, s.tenant, s.principal
   FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
