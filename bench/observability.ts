@@ -18,7 +18,7 @@
  * span batch exported within the processor's delay, a commit) counts for the calls that caused it.
  *
  *   npm run build && npm run bench -- observability [--quick] [--profile] [--store=memory|sqlite|both]
- *     [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N] [--together] [--no-scrape]
+ *     [--kinds=metrics,tracing,sampled,als,unsampled] [--rounds=N] [--calls=N] [--together] [--no-scrape]
  *
  * Our server runs compiled (dist/).
  */
@@ -40,12 +40,23 @@ import { formatNumber, formatRatio, markdownTable, targetsTable } from "./lib/ta
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 
-type Kind = "off" | "metrics" | "tracing" | "sampled";
+type Kind = "off" | "metrics" | "tracing" | "sampled" | "als" | "unsampled";
 type StoreName = "memory" | "sqlite";
-const KINDS: readonly Kind[] = ["off", "metrics", "tracing", "sampled"];
+const KINDS: readonly Kind[] = ["off", "metrics", "tracing", "sampled", "als", "unsampled"];
+/**
+ * Diagnosis variants, run only when --kinds names them (memory store): where an unsampled call's
+ * tracing cost goes.
+ *   - als:       metrics off, plus one AsyncLocalStorage enabled before the server starts
+ *                (bench/lib/enable-async-local-storage.mjs) and nothing else: Node 20's async
+ *                hooks on every promise, which tracing's context manager needs;
+ *   - unsampled: tracing as in "sampled" but every span dropped (parentbased_always_off): the
+ *                tracing machinery of a call that is not sampled, with no span recorded or sent.
+ */
+const DIAGNOSIS: readonly Kind[] = ["als", "unsampled"];
 const STORES: readonly StoreName[] = ["memory", "sqlite"];
 /** The 1 in 10 variant has no target: it runs on the memory store only, to keep the run short. */
 const KINDS_OF: Record<StoreName, readonly Kind[]> = { memory: KINDS, sqlite: ["off", "metrics", "tracing"] };
+const ENABLE_ALS = join(ROOT, "bench", "lib", "enable-async-local-storage.mjs");
 
 export interface ObservabilityOptions {
   readonly quick: boolean;
@@ -98,6 +109,8 @@ const LABEL: Record<Kind, string> = {
   metrics: "metrics on (default)",
   tracing: "metrics + tracing on, every call sampled",
   sampled: "metrics + tracing on, 1 in 10 sampled",
+  als: "metrics off + an AsyncLocalStorage enabled (diagnosis)",
+  unsampled: "metrics + tracing on, no call sampled (diagnosis)",
 };
 
 /** The span processor's delay: short, so that a round's spans are exported (and counted) within the round. */
@@ -150,12 +163,14 @@ interface Served {
 async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string): Promise<Served> {
   const name = `${store}: ${LABEL[kind]}`;
   // The metrics get a listener of their own on a known port, so that the benchmark can scrape them.
-  const metricsPort = kind === "off" ? undefined : await freePort();
+  const metricsPort = kind === "off" || kind === "als" ? undefined : await freePort();
+  const traced = kind === "tracing" || kind === "sampled" || kind === "unsampled";
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-obs-bench-")) : undefined;
   const server = await startServerProcess({
     name,
     script: join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
+    ...(kind === "als" ? { nodeFlags: ["--import", ENABLE_ALS] } : {}),
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_LOG_LEVEL: "warn",
@@ -165,7 +180,7 @@ async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string): Pr
       A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs",
       A2A_CARD_LISTEN: "off",
       A2A_METRICS_LISTEN: metricsPort === undefined ? "off" : `127.0.0.1:${metricsPort}`,
-      ...(kind === "tracing" || kind === "sampled"
+      ...(traced
         ? {
             OTEL_TRACES_EXPORTER: "otlp",
             OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
@@ -176,7 +191,7 @@ async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string): Pr
             OTEL_BSP_SCHEDULE_DELAY: String(BSP_DELAY_MS),
             // The target's setting: every call sampled (the OpenTelemetry default, parentbased_always_on),
             // and for comparison what a production setting costs: a tenth of the traces.
-            OTEL_TRACES_SAMPLER: kind === "tracing" ? "parentbased_always_on" : "parentbased_traceidratio",
+            OTEL_TRACES_SAMPLER: { tracing: "parentbased_always_on", unsampled: "parentbased_always_off" }[kind as string] ?? "parentbased_traceidratio",
             ...(kind === "sampled" ? { OTEL_TRACES_SAMPLER_ARG: "0.1" } : {}),
           }
         : { OTEL_TRACES_EXPORTER: "none" }),
@@ -213,7 +228,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
   try {
     for (const store of options.stores ?? STORES) {
       for (const kind of KINDS_OF[store]) {
-        if (kind !== "off" && options.kinds !== undefined && !options.kinds.includes(kind)) continue;
+        if (kind !== "off" && (options.kinds ?? KINDS.filter((k) => !DIAGNOSIS.includes(k))).includes(kind) === false) continue;
         served.push(await startOurs(store, kind, sink.endpoint));
       }
     }

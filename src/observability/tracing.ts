@@ -7,6 +7,7 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
   isSpanContextValid,
   type Context,
@@ -105,7 +106,9 @@ export class Tracing {
     this.#propagatorFields = propagation.fields();
     this.observer = {
       started: (call) => this.#callStarted(call),
-      around: (_call, state, run) => (state === undefined ? run() : context.with(state.context, run)),
+      // Our context manager's storage directly: the API's context.with looks the global manager up
+      // (with a version check) on every call.
+      around: (_call, state, run) => (state === undefined ? run() : contextManager.storage.run(state.context, run)),
       ended: (call, state) => {
         if (state !== undefined) this.#callEnded(call, state.span);
       },
@@ -197,6 +200,9 @@ export class Tracing {
   /** The store transform of the run channel: starts the run's span and returns the context the agent runs in. */
   #runStarted(run: RunObservation): Context {
     const parent = this.#contextManager.active();
+    // A call that is not sampled: its run would not be either (see isUnsampledChild), so the agent
+    // runs in the call's context as it is, and no span is made only to be dropped.
+    if (isUnsampledChild(parent)) return parent;
     const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": this.agentName, "gen_ai.conversation.id": run.contextId };
     if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
     if (run.resumed) attributes["a2a.run.resumed"] = true;
@@ -215,17 +221,23 @@ export class Tracing {
   }
 
   #storeCommitted(commit: StoreCommit): void {
+    const parent = this.#contextManager.active();
+    if (isUnsampledChild(parent)) return;
     const end = nowMs();
-    const span = this.#tracer.startSpan(`${commit.store} commit`, {
-      kind: SpanKind.CLIENT,
-      startTime: end - commit.durationMs,
-      attributes: {
-        "db.system.name": commit.store,
-        "db.operation.name": "COMMIT",
-        "a2a.store.batch.writes": commit.writes,
-        "a2a.store.batch.tasks": commit.tasks,
+    const span = this.#tracer.startSpan(
+      `${commit.store} commit`,
+      {
+        kind: SpanKind.CLIENT,
+        startTime: end - commit.durationMs,
+        attributes: {
+          "db.system.name": commit.store,
+          "db.operation.name": "COMMIT",
+          "a2a.store.batch.writes": commit.writes,
+          "a2a.store.batch.tasks": commit.tasks,
+        },
       },
-    });
+      parent,
+    );
     if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
     span.end(end);
   }
@@ -294,6 +306,20 @@ export function currentTraceContext(): string | undefined {
  */
 export function injectTraceHeaders(headers: Record<string, string>): void {
   propagation.inject(context.active(), headers);
+}
+
+/**
+ * Whether a span started in `parent` would be dropped: its parent span is local and not sampled.
+ * Every sampler OTEL_TRACES_SAMPLER can name drops it then: the parent-based ones follow the parent,
+ * traceidratio decides by the trace id the parent was decided by, always_on records every server
+ * span (so never leaves such a parent), always_off drops everything.
+ */
+function isUnsampledChild(parent: Context): boolean {
+  const span = trace.getSpan(parent);
+  if (span === undefined) return false;
+  const sc = span.spanContext();
+  // The sampled flag, not isRecording alone: a sampled parent (an agent's step) may have ended before the commit it opened.
+  return sc.isRemote !== true && (sc.traceFlags & TraceFlags.SAMPLED) === 0 && !span.isRecording();
 }
 
 /** Epoch milliseconds with sub-millisecond precision (span start and end times). */
