@@ -1,5 +1,6 @@
 import type { ListTasksResponse, Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeTask } from "./task-encoder.js";
+import { varintSize } from "./varint.js";
 
 /**
  * ListTasks replies encoded once. The core measures each task of a page to cut it to the maximum
@@ -56,13 +57,4 @@ export function encodeListTasksResponse(response: ListTasksResponse): Uint8Array
     varint(response.totalSize);
   }
   return out;
-}
-
-function varintSize(value: number): number {
-  let n = 1;
-  while (value > 0x7f) {
-    value >>>= 7;
-    n++;
-  }
-  return n;
 }

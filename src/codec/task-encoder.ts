@@ -2,6 +2,7 @@ import { protoInt64, type JsonObject, type JsonValue, type UnknownField } from "
 import { getTextEncoding } from "@bufbuild/protobuf/wire";
 import type { ListValue, Struct, Timestamp, Value } from "@bufbuild/protobuf/wkt";
 import type { Artifact, Message, Part, Task, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { varintSize } from "./varint.js";
 
 /**
  * encodeTask(task) gives exactly the bytes of `toBinary(TaskSchema, task)` (protobuf-es 2.13),
@@ -153,10 +154,6 @@ function utf8Length(value: string): number {
   let seen = 0;
   for (let i = 0; i < n; i++) seen |= value.charCodeAt(i);
   return seen < 0x80 ? n : getTextEncoding().encodeUtf8(value).byteLength;
-}
-
-function varintSize(value: number): number {
-  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Attributes, AttributeValue, HrTime } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { varintSize } from "../codec/varint.js";
 
 /*
  * OTLP trace protobuf, written straight from the SDK's ended spans: the messages of
@@ -205,16 +206,6 @@ for (let i = 0; i < 10; i++) HEX[48 + i] = i;
 for (let i = 0; i < 6; i++) {
   HEX[97 + i] = 10 + i;
   HEX[65 + i] = 10 + i;
-}
-
-export function varintSize(value: number): number {
-  let size = 1;
-  let v = value >>> 0;
-  while (v > 0x7f) {
-    size++;
-    v >>>= 7;
-  }
-  return size;
 }
 
 /**

@@ -3,6 +3,7 @@ import { TaskSchema, type Artifact, type Task } from "../../../gen/es/lf/a2a/v1/
 import { encodeTask } from "../../codec/task-encoder.js";
 import type { LoggedEvent } from "../../lifecycle/event-log.js";
 import type { TaskChange } from "../../lifecycle/task-repository.js";
+import { varintSize } from "../../codec/varint.js";
 
 const STATUS = 1;
 const ARTIFACT = 2;
@@ -207,13 +208,4 @@ export function decodeEventRow(
   unframe(row.body!, (kind, flags, body) => events.push(decodeEvent({ version: version++, kind, flags, body }, taskId, contextId)));
   if (version - 1 !== row.version) throw new Error(`task_events batch row of version ${row.version} holds events up to ${version - 1}`);
   return events;
-}
-
-function varintSize(n: number): number {
-  let size = 1;
-  while (n > 0x7f) {
-    n >>>= 7;
-    size++;
-  }
-  return size;
 }
