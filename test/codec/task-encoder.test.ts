@@ -378,7 +378,7 @@ describe("encodeStreamResponse: streamed chunks (text parts only), whose ids are
             artifactId: ids.artifactId,
             name: ids.name,
             description: ids.description ?? "",
-            parts: texts.map((t) => ({ content: { case: "text", value: t } })),
+            parts: texts.map((t) => ({ content: { case: "text" as const, value: t } })),
           },
         },
       },
