@@ -7,11 +7,13 @@
  *              after its window: the scrape's CPU, with what it leaves behind, is reported apart;
  *   - off2     (--aa) a second metrics-off server: the A/A ratio, i.e. the noise of the method;
  *   - pieces   (--pieces=eld,gc,channels,defaults) a metrics-off server with one piece of what the
- *              metrics switch on, preloaded alone (bench/lib/metrics-pieces.mjs): where the cost is.
+ *              metrics switch on, preloaded alone (bench/lib/metrics-pieces.mjs): where the cost is;
+ *   - before   (--baseline=DIR) metrics on, the server of another build: DIR/src/main.js, e.g. a
+ *              `dist` of an older commit placed inside this checkout (it resolves node_modules here).
  * Target, on each store: the median of the per-round ratios metrics ÷ off ≤ 1.05.
  *
  *   npm run build && npm run bench -- metrics-cost [--store=memory|sqlite|both] [--rounds=N]
- *     [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--profile]
+ *     [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--baseline=DIR] [--profile]
  *
  * A window is a server's CPU from its phase's start to SETTLE_MS after its last call (a SQLite
  * commit the calls left behind falls in it). Our server runs compiled (dist/).
@@ -54,6 +56,8 @@ export interface MetricsCostOptions {
   readonly calls: number;
   readonly aa: boolean;
   readonly pieces: readonly string[];
+  /** A built server (its dist directory) to run with metrics on as "before". */
+  readonly baseline: string | undefined;
   readonly profile: boolean;
 }
 
@@ -65,10 +69,11 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
   for (const p of pieces) if (!(PIECES as readonly string[]).includes(p)) throw new Error(`--pieces: ${p} is not one of ${PIECES.join(", ")}`);
   return {
     stores: store === "both" ? STORES : [store as StoreName],
-    rounds: Number(value("rounds") ?? 16),
+    rounds: Number(value("rounds") ?? 20),
     calls: Number(value("calls") ?? 5_000),
     aa: args.includes("--aa"),
     pieces,
+    baseline: value("baseline"),
     profile: args.includes("--profile"),
   };
 }
@@ -97,14 +102,14 @@ interface Served {
   idleMicrosPerS: number;
 }
 
-async function startOne(store: StoreName, variant: Variant): Promise<Served> {
-  const metricsPort = variant === "metrics" ? await freePort() : undefined;
+async function startOne(store: StoreName, variant: Variant, baseline: string | undefined): Promise<Served> {
+  const metricsPort = variant === "metrics" || variant === "before" ? await freePort() : undefined;
   const piece = variant.startsWith("off+") ? variant.slice(4) : undefined;
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-metrics-bench-")) : undefined;
   const name = `${store}: ${variant}`;
   const server = await startServerProcess({
     name,
-    script: join(ROOT, "dist/src/main.js"),
+    script: variant === "before" ? join(baseline!, "src/main.js") : join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
     ...(piece !== undefined ? { nodeFlags: ["--import", PIECES_PRELOAD] } : {}),
     env: (port) => ({
@@ -139,21 +144,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runMetricsCost(options: MetricsCostOptions): Promise<string> {
   const log = (s: string) => process.stderr.write(`[metrics-cost] ${s}\n`);
   const startedAt = Date.now();
-  const variants: Variant[] = ["off", "metrics", ...(options.aa ? ["off2"] : []), ...options.pieces.map((p) => `off+${p}`)];
+  const variants: Variant[] = [
+    "off",
+    "metrics",
+    ...(options.baseline !== undefined ? ["before"] : []),
+    ...(options.aa ? ["off2"] : []),
+    ...options.pieces.map((p) => `off+${p}`),
+  ];
   const served: Served[] = [];
   const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };
   try {
-    for (const store of options.stores) for (const variant of variants) served.push(await startOne(store, variant));
+    for (const store of options.stores) for (const variant of variants) served.push(await startOne(store, variant, options.baseline));
     log(`${served.length} servers up; warm-up ${WARMUP} calls each`);
     for (const s of served) await drive(s.server, s.lc, load, WARMUP);
     for (const s of served) await s.server.usageAfterGc();
     for (const s of served) await drive(s.server, s.lc, load, WARMUP / 2);
-    // What each server costs doing nothing (its timers): a cost per second, not per call, read with every server idle.
-    await sleep(IDLE_MS);
-    const idleFrom = await Promise.all(served.map((s) => s.server.usage()));
-    await sleep(IDLE_MS);
-    const idleTo = await Promise.all(served.map((s) => s.server.usage()));
-    served.forEach((s, i) => (s.idleMicrosPerS = (cpuMicros(idleFrom[i]!, idleTo[i]!) * 1000) / IDLE_MS));
     for (let round = 0; round < options.rounds; round++) {
       log(`round ${round + 1}/${options.rounds}`);
       // One server at a time, the order turning each round; each window closes before the next phase.
@@ -180,6 +185,13 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
         log(`  ${store}: ${ofStore.map((s) => `${s.variant} ${s.perCall[round]!.toFixed(1)} µs (${(s.perCall[round]! / off).toFixed(3)})`).join(", ")}`);
       }
     }
+    // What each server costs doing nothing (its timers): a cost per second, not per call, read with
+    // every server idle, once what the last calls left behind (collections, compilation) is done.
+    await sleep(IDLE_MS);
+    const idleFrom = await Promise.all(served.map((s) => s.server.usage()));
+    await sleep(IDLE_MS);
+    const idleTo = await Promise.all(served.map((s) => s.server.usage()));
+    served.forEach((s, i) => (s.idleMicrosPerS = (cpuMicros(idleFrom[i]!, idleTo[i]!) * 1000) / IDLE_MS));
     const profiles: string[] = [];
     if (options.profile) {
       mkdirSync(RESULTS, { recursive: true });
