@@ -27,11 +27,12 @@ const PUSH_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
  * How often the event-loop lag (nodejs_eventloop_lag_*) is sampled, ms: prom-client's default is
- * 10. Each sample is a timer that wakes the process, busy or idle; on a 2-core virtual machine a
- * wake-up cost ~57 µs of CPU, so 10 ms cost ~5.7 ms of CPU a second (0.6% of a core, or ~5 µs per
- * call at 1,000 calls/s), the largest part of what the metrics cost per blocking SendMessage
- * (`npm run bench -- metrics-cost --pieces=eld`). At 50 ms a lag is still seen to within 50 ms,
- * well inside the lag alert's 200 ms (deploy/prometheus-alerts.yml), for a fifth of the cost.
+ * 10. Each sample is a timer tick, for which a process waiting for work is woken: on a 2-core
+ * virtual machine (shared) a wake-up cost ~57 µs of CPU, so 10 ms cost an idle server ~5.7 ms of
+ * CPU a second, ~5 µs per call at 1,000 calls/s. That was the largest part of what the metrics
+ * cost per blocking SendMessage (`npm run bench -- metrics-cost --pieces=eld`: idle CPU per second).
+ * At 50 ms a lag is still seen to within 50 ms, well inside the lag alert's 200 ms
+ * (deploy/prometheus-alerts.yml), for a fifth of the wake-ups.
  */
 export const EVENT_LOOP_SAMPLE_MS = 50;
 
