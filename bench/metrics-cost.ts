@@ -13,7 +13,8 @@
  * Target, on each store: the median of the per-round ratios metrics ÷ off ≤ 1.05.
  *
  *   npm run build && npm run bench -- metrics-cost [--store=memory|sqlite|both] [--rounds=N]
- *     [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--baseline=DIR] [--profile]
+ *     [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--baseline=DIR] [--reverse] [--profile]
+ * (--reverse starts and warms the servers in the reverse order: a check that the order biases nothing)
  *
  * A window is a server's CPU from its phase's start to SETTLE_MS after its last call (a SQLite
  * commit the calls left behind falls in it). Our server runs compiled (dist/).
@@ -59,6 +60,8 @@ export interface MetricsCostOptions {
   /** A built server (its dist directory) to run with metrics on as "before". */
   readonly baseline: string | undefined;
   readonly profile: boolean;
+  /** Start (and warm up) the servers in the reverse order: whether the order they start in biases their figures. */
+  readonly reverse: boolean;
 }
 
 export function metricsCostOptions(args: readonly string[]): MetricsCostOptions {
@@ -75,6 +78,7 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
     pieces,
     baseline: value("baseline"),
     profile: args.includes("--profile"),
+    reverse: args.includes("--reverse"),
   };
 }
 
@@ -154,7 +158,8 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
   const served: Served[] = [];
   const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };
   try {
-    for (const store of options.stores) for (const variant of variants) served.push(await startOne(store, variant, options.baseline));
+    for (const store of options.stores)
+      for (const variant of options.reverse ? [...variants].reverse() : variants) served.push(await startOne(store, variant, options.baseline));
     log(`${served.length} servers up; warm-up ${WARMUP} calls each`);
     for (const s of served) await drive(s.server, s.lc, load, WARMUP);
     for (const s of served) await s.server.usageAfterGc();
