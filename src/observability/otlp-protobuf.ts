@@ -1,6 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { varintSize } from "../codec/varint.js";
+import { ServiceSpan } from "./service-span.js";
 
 /*
  * OTLP trace protobuf, written straight from the SDK's ended spans: the messages of
@@ -143,6 +144,15 @@ export class ProtoWriter {
 
   /** An HrTime ([seconds, nanoseconds]) as fixed64 nanoseconds since the epoch, exactly (past 2^53). */
   time(field: number, [seconds, nanos]: HrTime): void {
+    this.timeParts(field, seconds, nanos);
+  }
+
+  /** Epoch milliseconds, converted as the SDK's millisToHrTime does (so the nanoseconds match its spans'). */
+  timeMs(field: number, ms: number): void {
+    this.timeParts(field, Math.trunc(ms / 1000), Math.round((ms % 1000) * 1e6));
+  }
+
+  timeParts(field: number, seconds: number, nanos: number): void {
     this.ensure(16);
     this.tag(field, I64);
     // seconds × 1e9 + nanos as two 32-bit halves, each product below 2^53.
@@ -301,8 +311,14 @@ export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): vo
   w.string(5, span.name);
   w.tag(6, VARINT);
   w.varint(span.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
-  w.time(7, span.startTime);
-  w.time(8, span.endTime);
+  if (span instanceof ServiceSpan) {
+    // Its times are epoch ms: no [s, ns] pairs made to be read once.
+    w.timeMs(7, span.startMs);
+    w.timeMs(8, span.endMs);
+  } else {
+    w.time(7, span.startTime);
+    w.time(8, span.endTime);
+  }
   writeAttributes(w, 9, span.attributes);
   if (span.droppedAttributesCount > 0) {
     w.tag(10, VARINT);
