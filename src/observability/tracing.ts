@@ -162,7 +162,7 @@ export class Tracing {
     const method = this.#methodSpan(call.method);
     const attributes: Attributes = { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method.method };
     const span = this.#spans.startSpan(method.name, SpanKind.SERVER, attributes, parent);
-    return { span, context: trace.setSpan(parent, span) };
+    return { span, context: this.#spans.contextWith(parent, span) };
   }
 
   /**
@@ -210,7 +210,7 @@ export class Tracing {
     if (run.resumed) attributes["a2a.run.resumed"] = true;
     const span = this.#spans.startSpan(`invoke_agent ${this.agentName}`, SpanKind.INTERNAL, attributes, parent);
     this.#runSpans.set(run, span);
-    return trace.setSpan(parent, span);
+    return this.#spans.contextWith(parent, span);
   }
 
   #runEnded(run: RunObservation): void {

@@ -1,5 +1,5 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
-import { ExportResultCode, suppressTracing } from "@opentelemetry/core";
+import { createContextKey, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
+import { ExportResultCode, suppressTracing, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import {
   BasicTracerProvider,
@@ -10,7 +10,7 @@ import {
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { OtlpProtobufSpanProcessor, type EncodedBatch } from "../../src/observability/otlp-span-processor.js";
-import { ServiceSpan, ServiceTracer } from "../../src/observability/service-span.js";
+import { ServiceSpan, ServiceTracer, withSpan } from "../../src/observability/service-span.js";
 import { TRACER_NAME, Tracing } from "../../src/observability/tracing.js";
 import { decodeProtobuf } from "../support/otlp-receiver.js";
 
@@ -190,6 +190,26 @@ describe("The service's own spans (service-span.ts) against the SDK's", () => {
     const ours = decodeProtobuf(batches[0]!.bytes);
     expect(ours).toEqual(decodeProtobuf(ProtobufTraceSerializer.serializeRequest(kept.spans)!));
     expect(ours.find((s) => s.name === "invoke_agent bench")!.startNanos).toBe(1_700_000_000_000_500_000n);
+  });
+
+  test("OBS-TRACE: withSpan is trace.setSpan: the span is current, the parent's other values are kept, setting or deleting values works as on the API's contexts", () => {
+    const other = createContextKey("other");
+    const parentSpan = trace.wrapSpanContext({ traceId: "1".repeat(32), spanId: "2".repeat(16), traceFlags: 1 });
+    const span = trace.wrapSpanContext({ traceId: "3".repeat(32), spanId: "4".repeat(16), traceFlags: 1 });
+    const parent = trace.setSpan(ROOT_CONTEXT.setValue(other, "kept"), parentSpan);
+    const ours = withSpan(parent, span);
+    expect(trace.getSpan(ours)).toBe(span);
+    expect(ours.getValue(other)).toBe("kept");
+    expect(trace.getSpan(withSpan(ours, parentSpan))).toBe(parentSpan);
+    const more = ours.setValue(createContextKey("more"), 1);
+    expect([trace.getSpan(more), more.getValue(other), more.getValue(createContextKey("more"))]).toEqual([span, "kept", 1]);
+    expect(trace.getSpan(ours.deleteValue(createContextKey("OpenTelemetry Context Key SPAN")))).toBeUndefined();
+    expect(ours.deleteValue(other).getValue(other)).toBeUndefined();
+    expect(trace.getSpan(ours.deleteValue(other))).toBe(span);
+    // What a propagator writes from it (a webhook's traceparent).
+    const headers: Record<string, string> = {};
+    new W3CTraceContextPropagator().inject(ours, headers, { set: (c, k, v) => void (c[k] = v) });
+    expect(headers.traceparent).toBe(`00-${"3".repeat(32)}-${"4".repeat(16)}-01`);
   });
 
   test("OBS-TRACE: under the Node SDK the service's tracer makes its own spans (not silently the SDK's)", async () => {
