@@ -48,6 +48,14 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
       return runObservability(observabilityOptions(args));
     },
   },
+  "metrics-cost": {
+    describe:
+      "what the Prometheus metrics cost per blocking SendMessage: metrics off / on, 5,000 calls a round, interleaved, memory and SQLite [--store=memory|sqlite|both] [--rounds=N] [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--baseline=DIR] [--reverse] [--profile]",
+    run: async (args) => {
+      const { metricsCostOptions, runMetricsCost } = await import("./metrics-cost.js");
+      return runMetricsCost(metricsCostOptions(args));
+    },
+  },
   "otel-spans": {
     describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
     run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),
