@@ -10,6 +10,10 @@ import { sendForTask, userMessage } from "../e2e/e2e-helpers.js";
 import { startA2AServer } from "../support/a2a-server.js";
 import { pushConfig } from "./push-helpers.js";
 import { startReceiver } from "./receiver.js";
+import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { openSqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
+import { Clock, newTask, scopeOf, statusChange } from "../support/tasks.js";
+import { config } from "../storage/push-config-store.contract.js";
 
 /**
  * Issue 21 (push on SQLite): a client that starts many tasks at once with `return_immediately`
@@ -83,4 +87,46 @@ test("issue 21, R-SEND-4, R-SEND-7: concurrent return_immediately SendMessage ca
     await s.close();
     await receiver.close();
   }
+});
+
+describe("the SQLite outbox alone", () => {
+  const alice = scopeOf("", "alice");
+  const clock = new Clock();
+
+  test("A-29, issue 21: delivered entries leave count() at once and the file with the next batch of task writes; count() flushes nothing, and stays exact after a config delete", async () => {
+    const file = join(dir, "tasks.db");
+    const repo = openSqliteTaskRepository({ file });
+    const reader = new Database(file, { readonly: true });
+    try {
+      const rows = reader.prepare("SELECT seq FROM push_outbox ORDER BY seq").pluck();
+      const t = newTask({ micros: clock.next() });
+      await repo.create(alice, t);
+      await repo.push.put(alice, config(t.id, "a"), { maxPerTask: 5 });
+      await repo.push.put(alice, config(t.id, "b"), { maxPerTask: 5 });
+      await repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await repo.update(alice, t.id, 2, statusChange(TaskState.WORKING, clock.next()));
+      const entries = await repo.push.pendingAfter(0, 10);
+      expect(entries.map((e) => e.configId)).toEqual(["a", "b", "a", "b"]);
+      const [a1, b1] = entries;
+      await repo.push.remove(a1!.seq);
+      await repo.push.remove(a1!.seq); // removed twice: counted once
+      await repo.push.remove(b1!.seq);
+      expect(await repo.push.count()).toBe(2);
+      // count() deleted nothing: the delivered rows wait for the next batch of task writes.
+      expect(rows.all()).toEqual(entries.map((e) => e.seq));
+      await repo.update(alice, t.id, 3, statusChange(TaskState.WORKING, clock.next()));
+      expect(rows.all()).toEqual([entries[2]!.seq, entries[3]!.seq, entries[3]!.seq + 1, entries[3]!.seq + 2]);
+      expect(await repo.push.count()).toBe(4);
+      // A removal waiting when its config goes (its rows go by trigger) is not subtracted again.
+      const [, , a2] = entries;
+      await repo.push.remove(a2!.seq);
+      expect(await repo.push.count()).toBe(3);
+      await repo.push.delete(alice, t.id, "a");
+      expect(await repo.push.count()).toBe(2);
+      expect((await repo.push.pendingAfter(0, 10)).map((e) => e.configId)).toEqual(["b", "b"]);
+    } finally {
+      reader.close();
+      await repo.close();
+    }
+  });
 });
