@@ -40,6 +40,11 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "push delivery, paced phases only (200/s, 20/s), ours vs @a2a-js/sdk, interleaved rounds [--rounds=N] [--memory] [--profile]",
     run: async (args) => (await import("./push-paced.js")).runPushPaced(args),
   },
+  "push-store": {
+    describe:
+      "push at the store only: the task writes of the push benchmark (100 tasks with a config) on SQLite vs memory, CPU per write [--rounds=N] [--gap-ms=N]",
+    run: async (args) => (await import("./push-store.js")).runPushStore(args),
+  },
   observability: {
     describe:
       "what metrics and tracing cost: blocking SendMessage on memory and SQLite, metrics off / on / tracing on, interleaved rounds [--quick] [--profile] [--store=memory|sqlite|both] [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N]",

@@ -57,8 +57,25 @@ export class SendMessageReply {
     });
   }
 
-  /** The task reply, read as the task is now. */
+  /**
+   * The task reply, read as the task is now: on a store that commits later (group commit), once
+   * the commit that holds the writes made so far ended. Why not read at once: the read would commit
+   * the open batch then and there, so concurrent calls (a client starting many tasks) each paid a
+   * commit of their own; waiting lets them share one.
+   */
   #taskNow(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): Promise<SendMessageResponse> {
+    const afterCommit = this.repository.immediate?.afterCommit;
+    if (afterCommit !== undefined && !writer.settled) {
+      return new Promise<SendMessageResponse>((resolve, reject) =>
+        afterCommit(() => {
+          try {
+            resolve(this.#readTask(rc, request, run, writer));
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      );
+    }
     try {
       return Promise.resolve(this.#readTask(rc, request, run, writer));
     } catch (error) {

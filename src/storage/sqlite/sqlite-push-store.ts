@@ -131,6 +131,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Removals the batch being written deletes: back in `removals` if it is lost. */
   private batchRemovals: number[] = [];
   private removalTimer: NodeJS.Timeout | undefined;
+  /** False once rows may have gone without a removal (config deleted, tasks purged): some of `removals` may have no row. */
+  private removalsAreRows = true;
 
   /** Deletes the removals waiting for their batch (before reads that must not see them, and at close). */
   flushRemovals(): void {
@@ -152,6 +154,10 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     if (this.removals.length === 0) return;
     this.batchRemovals = this.removals;
     this.removals = [];
+    // Nothing waits now: the next removal starts the delay again. Left running, the timer gave a
+    // steady stream of deliveries a transaction of its own every REMOVAL_DELAY_MS.
+    clearTimeout(this.removalTimer);
+    this.removalTimer = undefined;
     for (const seq of this.batchRemovals) this.s.remove.run(seq);
   }
 
@@ -206,7 +212,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
    */
   batchEnded(committed: boolean): void {
     if (this.batchRemovals.length > 0) {
-      if (!committed) this.removals = this.batchRemovals.concat(this.removals);
+      if (!committed) {
+        this.removals = this.batchRemovals.concat(this.removals);
+        this.removalTimer ??= setTimeout(this.flushLater, REMOVAL_DELAY_MS);
+        this.removalTimer.unref();
+      }
       this.batchRemovals = [];
     }
     const entries = this.batchEntries;
@@ -218,6 +228,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Tasks went (retention): their configs and pending rows went with them. */
   tasksPurged(): void {
     this.changes++;
+    this.removalsAreRows = false;
     this.idsByTask.clear();
   }
 
@@ -313,6 +324,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     if (pk !== undefined) {
       this.idsByTask.delete(pk);
       this.host.guarded(() => this.s.deleteConfig.run(pk, configId)); // its outbox rows go by trigger
+      this.removalsAreRows = false;
     }
     this.changes++;
   }
@@ -336,9 +348,20 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     }
   }
 
+  /**
+   * The rows less the removals waiting for their batch, which are still rows; no flush of them
+   * first (the push service counts once a second while lanes close: a transaction of its own
+   * each time). Unless rows went by themselves since (a config deleted, tasks purged), which may
+   * have taken waiting removals' rows with them: then they are flushed first, so none is
+   * subtracted twice.
+   */
   async count(): Promise<number> {
-    this.flushRemovals();
-    return this.host.guarded(() => this.s.count.get() as number);
+    if (!this.removalsAreRows) {
+      this.flushRemovals();
+      this.removalsAreRows = true;
+    }
+    const rows = this.host.guarded(() => this.s.count.get() as number);
+    return Math.max(0, rows - new Set(this.removals).size); // an entry may be removed twice
   }
 
   onAdded(listener: (added: number, entries?: readonly OutboxEntry[]) => void): void {
