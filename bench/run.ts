@@ -58,8 +58,9 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
       (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
   },
   "issue15-sqlite": {
-    describe: "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min)",
-    run: async () => (await import("./issue15-sqlite.js")).runIssue15Sqlite(),
+    describe:
+      "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min) [--profile] [--burst]",
+    run: async (args) => (await import("./issue15-sqlite.js")).runIssue15Sqlite({ profile: args.includes("--profile"), burstOnly: args.includes("--burst") }),
   },
   hostile: {
     describe: "hostile-input suite, long run: seeded cases over all 11 RPCs, auth off and on [--cases=100000] [--seed=18]",
