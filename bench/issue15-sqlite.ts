@@ -4,9 +4,10 @@
  * through a plain grpc-js client (issue15.ts's `stream`), and whether SQLite is within 1.2× of
  * memory's server CPU per agent event.
  *
- *   npm run build && npm run bench -- issue15-sqlite [--profile] [--burst]     # ~2-3 minutes
+ *   npm run build && npm run bench -- issue15-sqlite [--profile] [--burst] [--baseline=DIR]     # ~2-3 minutes
  *
- * --profile: after the measured rounds, one unmeasured 100,000-chunk burst on each store under
+ * --baseline=DIR: also a SQLite server from DIR/dist (an older build), in the same rounds, for a
+ * before/after. --profile: after the measured rounds, one unmeasured 100,000-chunk burst on each store under
  * V8's profiler, summarised in the report. --burst: only the 100,000-chunk burst rounds (to
  * iterate on that figure; the deciding run is the full one).
  *
@@ -31,17 +32,18 @@ const RESULTS = join(ROOT, "bench", "results");
 const TARGET = 1.2;
 const FIRST_CHUNK_MS = 2;
 
-type Kind = "memory" | "sqlite" | "sqlite-window-0";
+type Kind = "memory" | "sqlite" | "sqlite-window-0" | "sqlite-baseline";
 const ENV: Record<Kind, Record<string, string>> = {
   memory: { A2A_STORE: "memory" },
   sqlite: { A2A_STORE: "sqlite" },
   "sqlite-window-0": { A2A_STORE: "sqlite", A2A_STORE_COMMIT_WINDOW: "0" },
+  "sqlite-baseline": { A2A_STORE: "sqlite" },
 };
 
-function start(kind: Kind, dataDir: string): Promise<ServerProcess> {
+function start(kind: Kind, dataDir: string, baseline: string | undefined): Promise<ServerProcess> {
   return startServerProcess({
     name: kind,
-    script: join(ROOT, "dist/src/main.js"),
+    script: kind === "sqlite-baseline" ? join(baseline!, "dist/src/main.js") : join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
@@ -59,16 +61,19 @@ function start(kind: Kind, dataDir: string): Promise<ServerProcess> {
 
 const median = (xs: number[]) => (xs.length === 0 ? Number.NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
 
-export async function runIssue15Sqlite(options: { profile: boolean; burstOnly: boolean } = { profile: false, burstOnly: false }): Promise<string> {
+export async function runIssue15Sqlite(
+  options: { profile: boolean; burstOnly: boolean; baseline?: string } = { profile: false, burstOnly: false },
+): Promise<string> {
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const dataDir = mkdtempSync(join(tmpdir(), "issue15-sqlite-"));
   const kinds: Kind[] = options.burstOnly ? ["memory", "sqlite"] : ["memory", "sqlite", "sqlite-window-0"];
+  if (options.baseline !== undefined) kinds.push("sqlite-baseline");
   const fullPlan: Array<{ n: number; pace: Pace; rounds: number; kinds: Kind[] }> = [
     { n: 5_000, pace: "per-turn", rounds: 5, kinds },
     { n: 5_000, pace: "burst", rounds: 5, kinds },
-    { n: 100_000, pace: "per-turn", rounds: 2, kinds: ["memory", "sqlite"] },
-    { n: 100_000, pace: "burst", rounds: 3, kinds: ["memory", "sqlite"] },
+    { n: 100_000, pace: "per-turn", rounds: 2, kinds: kinds.filter((k) => k !== "sqlite-window-0") },
+    { n: 100_000, pace: "burst", rounds: 3, kinds: kinds.filter((k) => k !== "sqlite-window-0") },
   ];
   const plan = options.burstOnly ? fullPlan.filter((s) => s.n === 100_000 && s.pace === "burst").map((s) => ({ ...s, rounds: 5 })) : fullPlan;
   const servers = new Map<Kind, ServerProcess>();
@@ -77,7 +82,7 @@ export async function runIssue15Sqlite(options: { profile: boolean; burstOnly: b
   let profiles = "";
   try {
     for (const kind of kinds) {
-      const s = await start(kind, dataDir);
+      const s = await start(kind, dataDir, options.baseline);
       servers.set(kind, s);
       const client = new Client(s.address, credentials.createInsecure(), { "grpc.max_receive_message_length": 64 * 1024 * 1024 });
       clients.set(kind, client);
@@ -179,6 +184,10 @@ export async function runIssue15Sqlite(options: { profile: boolean; burstOnly: b
       ],
       rows,
     ),
+    "",
+    options.baseline === undefined
+      ? ""
+      : `Baseline (sqlite-baseline: the build in ${options.baseline}, same rounds), ÷ memory: ${plan.map((p) => `${p.pace} ${p.n.toLocaleString("en-US")} ${ratio(p.n, p.pace, "sqlite-baseline").median.toFixed(2)}×`).join(", ")}.`,
     "",
     options.burstOnly
       ? "Only the 100,000-chunk burst (--burst)."
