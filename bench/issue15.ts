@@ -3,7 +3,7 @@
  * one artifact, our server beside a bare grpc-js server streaming the same events prebuilt
  * (bench/servers/bare-stream-server.ts), in interleaved rounds, through a plain grpc-js client.
  *
- *   npm run bench -- issue15 [--quick] [--profile] [--sqlite]
+ *   npm run bench -- issue15 [--quick] [--profile] [--sqlite] [--baseline=DIR] [--per-turn] [--rounds=N]
  *
  * Two agent paces: "burst" (the agent writes as fast as the server takes it, as the memory
  * store lets it in one event-loop turn) and "per-turn" (an event-loop turn after each chunk, as
@@ -12,10 +12,13 @@
  * every chunk arrived in order, and ours ÷ bare per round. Our server runs compiled (dist/).
  * --sqlite adds our server on the SQLite store. --profile profiles one extra (unmeasured)
  * 5,000-chunk run of each pace on each of our servers and appends the summaries.
+ * --baseline=DIR adds our server as built in DIR (DIR/dist/src/main.js, e.g. a copy of an older
+ * dist/ inside this checkout so that it finds node_modules): an A/B of two builds in the same
+ * rounds. --per-turn runs the per-turn pace only; --rounds=N sets the 5,000-chunk rounds.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Client, credentials, Metadata } from "@grpc/grpc-js";
@@ -30,7 +33,7 @@ const RESULTS = join(ROOT, "bench", "results");
 const PATH = "/lf.a2a.v1.A2AService/SendStreamingMessage";
 const identity = (b: Buffer) => b;
 
-type Kind = "bare" | "ours" | "ours-sqlite";
+type Kind = "bare" | "ours" | "ours-sqlite" | "baseline";
 export type Pace = "burst" | "per-turn";
 
 export interface Run {
@@ -42,17 +45,17 @@ export interface Run {
   readonly firstChunkMs: number | undefined;
 }
 
-async function start(kind: Kind, dataDir: string): Promise<ServerProcess> {
+async function start(kind: Kind, dataDir: string, baseline?: string): Promise<ServerProcess> {
   if (kind === "bare") return startServerProcess({ name: "bare", script: join(ROOT, "bench/servers/bare-stream-server.ts"), tsx: true });
   return startServerProcess({
     name: kind,
-    script: join(ROOT, "dist/src/main.js"),
+    script: kind === "baseline" ? resolve(baseline!, "dist/src/main.js") : join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_LOG_LEVEL: "warn",
       A2A_LOG_FORMAT: "json",
-      A2A_STORE: kind === "ours" ? "memory" : "sqlite",
+      A2A_STORE: kind === "ours-sqlite" ? "sqlite" : "memory",
       A2A_DATA_DIR: dataDir,
       A2A_CARD_LISTEN: "off",
       A2A_AGENT_MODULE: "bench/agents/fanout-agent.mjs",
@@ -140,28 +143,40 @@ function perRoundRatio(runs: ReadonlyArray<{ run: Run }>, base: ReadonlyArray<{ 
   return `${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}× (${runs.map((r, i) => (r.run.cpuMicros / base[i]!.run.cpuMicros).toFixed(2)).join(", ")})`;
 }
 
-export async function runIssue15(options: { quick: boolean; profile: boolean; sqlite: boolean }): Promise<string> {
+export interface Issue15Options {
+  readonly quick: boolean;
+  readonly profile: boolean;
+  readonly sqlite: boolean;
+  /** A directory holding another build's dist/: run it beside ours. */
+  readonly baseline?: string;
+  /** The per-turn pace only. */
+  readonly perTurn?: boolean;
+  /** Rounds at 5,000 chunks (default 2 quick, 5 full). */
+  readonly rounds?: number;
+}
+
+export async function runIssue15(options: Issue15Options): Promise<string> {
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const dataDir = mkdtempSync(join(tmpdir(), "issue15-"));
-  const kinds: Kind[] = options.sqlite ? ["bare", "ours", "ours-sqlite"] : ["bare", "ours"];
+  const kinds: Kind[] = ["bare", "ours", ...(options.sqlite ? (["ours-sqlite"] as const) : []), ...(options.baseline ? (["baseline"] as const) : [])];
   const servers = new Map<Kind, ServerProcess>();
   const clients = new Map<Kind, Client>();
   const sizes = options.quick
     ? [
-        { n: 5_000, rounds: 2 },
+        { n: 5_000, rounds: options.rounds ?? 2 },
         { n: 20_000, rounds: 1 },
       ]
     : [
-        { n: 5_000, rounds: 5 },
+        { n: 5_000, rounds: options.rounds ?? 5 },
         { n: 100_000, rounds: 2 },
       ];
-  const paces: Pace[] = ["burst", "per-turn"];
+  const paces: Pace[] = options.perTurn ? ["per-turn"] : ["burst", "per-turn"];
   const rows: string[][] = [];
   const perRound: Array<{ n: number; pace: Pace; kind: Kind; round: number; run: Run }> = [];
   try {
     for (const kind of kinds) {
-      const s = await start(kind, dataDir);
+      const s = await start(kind, dataDir, options.baseline);
       servers.set(kind, s);
       clients.set(kind, new Client(s.address, credentials.createInsecure(), { "grpc.max_receive_message_length": 64 * 1024 * 1024 }));
       await waitUntilServing(s, () => stream(s, kind, 10, "burst", clients.get(kind)!));
@@ -192,7 +207,7 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
             kind,
             formatNumber(median(runs.map((r) => r.run.cpuMicros / n)), 2),
             kind === "bare" ? "1" : `${median(ratios).toFixed(2)}× (${ratios.map((x) => x.toFixed(2)).join(", ")})`,
-            kind === "ours-sqlite" ? perRoundRatio(runs, of("ours")) : "",
+            kind === "ours-sqlite" ? perRoundRatio(runs, of("ours")) : kind === "baseline" ? perRoundRatio(of("ours"), runs) : "",
             formatNumber(median(runs.map((r) => r.run.responses))),
             runs.every((r) => r.run.chunks === n && r.run.inOrder) ? "yes" : "NO",
             kind === "bare" ? "" : formatNumber(median(runs.map((r) => r.run.firstChunkMs ?? NaN)), 2),
@@ -216,7 +231,7 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
     const report = [
       `# issue15: one SendStreamingMessage of N chunks, ours vs bare grpc-js`,
       "",
-      `\`npm run bench -- issue15${options.quick ? " --quick" : ""}${options.sqlite ? " --sqlite" : ""}${options.profile ? " --profile" : ""}\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg()
+      `\`npm run bench -- issue15${options.quick ? " --quick" : ""}${options.sqlite ? " --sqlite" : ""}${options.baseline ? ` --baseline=${options.baseline}` : ""}${options.perTurn ? " --per-turn" : ""}${options.rounds ? ` --rounds=${options.rounds}` : ""}${options.profile ? " --profile" : ""}\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg()
         .map((l) => l.toFixed(2))
         .join(" ")} (shared machine)`,
       "",
@@ -227,7 +242,7 @@ export async function runIssue15(options: { quick: boolean; profile: boolean; sq
           "server",
           "CPU µs / agent event (median)",
           "÷ bare per round (median; rounds)",
-          "SQLite ÷ memory per round",
+          "per round: SQLite ÷ memory, or ours ÷ baseline",
           "responses on the wire",
           "every chunk, in order",
           "first chunk ms",

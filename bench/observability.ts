@@ -19,6 +19,11 @@
  *
  *   npm run build && npm run bench -- observability [--quick] [--profile] [--store=memory|sqlite|both]
  *     [--kinds=metrics,tracing,sampled,als,unsampled] [--rounds=N] [--calls=N] [--together] [--no-scrape]
+ *     [--baseline=DIR]
+ *
+ * --baseline=DIR: A/B of a change to tracing. DIR is another checkout, built (its dist/); on each
+ * store it runs one more server, DIR's build with tracing on as "tracing" is, in the same rounds,
+ * and the report gives this build's tracing ÷ DIR's per round.
  *
  * Our server runs compiled (dist/).
  */
@@ -40,7 +45,7 @@ import { formatNumber, formatRatio, markdownTable, targetsTable } from "./lib/ta
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 
-type Kind = "off" | "metrics" | "tracing" | "sampled" | "als" | "unsampled";
+type Kind = "off" | "metrics" | "tracing" | "sampled" | "als" | "unsampled" | "baseline";
 type StoreName = "memory" | "sqlite";
 const KINDS: readonly Kind[] = ["off", "metrics", "tracing", "sampled", "als", "unsampled"];
 /**
@@ -77,6 +82,8 @@ export interface ObservabilityOptions {
   readonly together?: boolean;
   /** Do not scrape /metrics during the rounds (diagnosis: the scrape's after-effects). */
   readonly noScrape?: boolean;
+  /** Another checkout (built): its tracing server runs in the same rounds (see the header). */
+  readonly baseline?: string;
 }
 
 /** Parses the command line's options (see the header). */
@@ -96,6 +103,7 @@ export function observabilityOptions(args: readonly string[]): ObservabilityOpti
     calls: number("calls"),
     together: args.includes("--together"),
     noScrape: args.includes("--no-scrape"),
+    baseline: value("baseline"),
   };
 }
 
@@ -111,6 +119,7 @@ const LABEL: Record<Kind, string> = {
   sampled: "metrics + tracing on, 1 in 10 sampled",
   als: "metrics off + an AsyncLocalStorage enabled (diagnosis)",
   unsampled: "metrics + tracing on, no call sampled (diagnosis)",
+  baseline: "metrics + tracing on, every call sampled: the --baseline build",
 };
 
 /** The span processor's delay: short, so that a round's spans are exported (and counted) within the round. */
@@ -160,16 +169,17 @@ interface Served {
   readonly scrape: (() => Promise<void>) | undefined;
 }
 
-async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string): Promise<Served> {
+async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string, baseline: string | undefined): Promise<Served> {
   const name = `${store}: ${LABEL[kind]}`;
   // The metrics get a listener of their own on a known port, so that the benchmark can scrape them.
   const metricsPort = kind === "off" || kind === "als" ? undefined : await freePort();
-  const traced = kind === "tracing" || kind === "sampled" || kind === "unsampled";
+  const traced = kind === "tracing" || kind === "sampled" || kind === "unsampled" || kind === "baseline";
+  const root = kind === "baseline" ? baseline! : ROOT;
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-obs-bench-")) : undefined;
   const server = await startServerProcess({
     name,
-    script: join(ROOT, "dist/src/main.js"),
-    cwd: ROOT,
+    script: join(root, "dist/src/main.js"),
+    cwd: root,
     ...(kind === "als" ? { nodeFlags: ["--import", ENABLE_ALS] } : {}),
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
@@ -191,7 +201,9 @@ async function startOurs(store: StoreName, kind: Kind, otlpEndpoint: string): Pr
             OTEL_BSP_SCHEDULE_DELAY: String(BSP_DELAY_MS),
             // The target's setting: every call sampled (the OpenTelemetry default, parentbased_always_on),
             // and for comparison what a production setting costs: a tenth of the traces.
-            OTEL_TRACES_SAMPLER: { tracing: "parentbased_always_on", unsampled: "parentbased_always_off" }[kind as string] ?? "parentbased_traceidratio",
+            OTEL_TRACES_SAMPLER:
+              { tracing: "parentbased_always_on", baseline: "parentbased_always_on", unsampled: "parentbased_always_off" }[kind as string] ??
+              "parentbased_traceidratio",
             ...(kind === "sampled" ? { OTEL_TRACES_SAMPLER_ARG: "0.1" } : {}),
           }
         : { OTEL_TRACES_EXPORTER: "none" }),
@@ -229,8 +241,9 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
     for (const store of options.stores ?? STORES) {
       for (const kind of KINDS_OF[store]) {
         if (kind !== "off" && (options.kinds ?? KINDS.filter((k) => !DIAGNOSIS.includes(k))).includes(kind) === false) continue;
-        served.push(await startOurs(store, kind, sink.endpoint));
+        served.push(await startOurs(store, kind, sink.endpoint, options.baseline));
       }
+      if (options.baseline !== undefined) served.push(await startOurs(store, "baseline", sink.endpoint, options.baseline));
     }
     log(`${served.length} servers up after ${((Date.now() - startedAt) / 1000).toFixed(1)} s; warm-up: ${cfg.warmup} calls each`);
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
@@ -344,7 +357,8 @@ function report(
         ...ofStore.filter((s) => s.kind !== "off").map((s) => formatRatio(ratios(s)[i])),
       ]),
     );
-    for (const s of ofStore) if (s.kind === "tracing" || s.kind === "sampled") tracedCalls += phases.get(s)!.reduce((n, p) => n + p.load.calls, 0);
+    for (const s of ofStore)
+      if (s.kind === "tracing" || s.kind === "sampled" || s.kind === "baseline") tracedCalls += phases.get(s)!.reduce((n, p) => n + p.load.calls, 0);
     const metrics = ofStore.find((s) => s.kind === "metrics");
     const tracing = ofStore.find((s) => s.kind === "tracing");
     if (metrics !== undefined) {
@@ -360,6 +374,14 @@ function report(
         format: formatRatio,
       });
     }
+    const baseline = ofStore.find((s) => s.kind === "baseline");
+    const ab =
+      tracing !== undefined && baseline !== undefined
+        ? [
+            `This build's tracing ÷ the --baseline build's (${options.baseline}), CPU per call, per round: ${spread(phases.get(tracing)!.map((p, i) => cpuPerCall(p) / cpuPerCall(phases.get(baseline)![i]!)))}.`,
+            "",
+          ]
+        : [];
     const scrapes = ofStore.flatMap((s) => scrapeCpu.get(s) ?? []);
     const scrapeMs = scrapes.length > 0 ? median(scrapes) / 1000 : undefined;
     const offRate = median(off.map((x) => (x.load.calls * 1000) / x.load.elapsedMs));
@@ -368,6 +390,7 @@ function report(
       "",
       markdownTable(["", "server CPU µs/call", "× metrics off: median (p25–p75; min–max)", "calls/s", "p50 ms", "p99 ms"], rows),
       "",
+      ...ab,
       ...(scrapeMs === undefined
         ? []
         : [

@@ -48,14 +48,30 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
       return runObservability(observabilityOptions(args));
     },
   },
+  "metrics-cost": {
+    describe:
+      "what the Prometheus metrics cost per blocking SendMessage: metrics off / on, 5,000 calls a round, interleaved, memory and SQLite [--store=memory|sqlite|both] [--rounds=N] [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--baseline=DIR] [--reverse] [--profile]",
+    run: async (args) => {
+      const { metricsCostOptions, runMetricsCost } = await import("./metrics-cost.js");
+      return runMetricsCost(metricsCostOptions(args));
+    },
+  },
   "otel-spans": {
     describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
     run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),
   },
   issue15: {
-    describe: "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite]",
+    describe:
+      "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite] [--baseline=DIR: another build's dist/ beside ours] [--per-turn] [--rounds=N]",
     run: async (args) =>
-      (await import("./issue15.js")).runIssue15({ quick: args.includes("--quick"), profile: args.includes("--profile"), sqlite: args.includes("--sqlite") }),
+      (await import("./issue15.js")).runIssue15({
+        quick: args.includes("--quick"),
+        profile: args.includes("--profile"),
+        sqlite: args.includes("--sqlite"),
+        baseline: args.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length),
+        perTurn: args.includes("--per-turn"),
+        rounds: Number(args.find((a) => a.startsWith("--rounds="))?.slice("--rounds=".length)) || undefined,
+      }),
   },
   "issue15-sqlite": {
     describe:

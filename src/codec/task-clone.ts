@@ -285,7 +285,11 @@ function cloneJsonValue(json: JsonValue | undefined): JsonValue {
 // ---- helpers ----
 
 function cloneList<T>(from: T[], cloneItem: (item: T) => T): T[] {
-  const out: T[] = [];
+  // The map of a list of objects from the start, also when it stays empty: `[]` has a map of its
+  // own (small integers), and a task's first artifact then threw away code optimized for lists
+  // that had items (see emptyObjectList in lifecycle/message-literals.ts).
+  const out: T[] = [undefined as T];
+  out.length = 0;
   for (let i = 0; i < from.length; i++) out.push(cloneItem(from[i]!));
   return out;
 }

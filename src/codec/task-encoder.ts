@@ -119,7 +119,7 @@ const SCRATCH_TASK: Task = { $typeName: "lf.a2a.v1.Task", id: "", contextId: "",
 /** The encoded length of a plain artifact's fields (see encodedArtifactSize), or -1 when it is not plain. */
 function plainArtifactBodySize(a: Artifact): number {
   if (a.metadata !== undefined || a.$unknown !== undefined) return -1;
-  let size = stringFieldSize(a.artifactId) + stringFieldSize(a.name) + stringFieldSize(a.description);
+  let size = artifactIdsSize(a);
   const parts = a.parts;
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
@@ -135,6 +135,20 @@ function plainArtifactBodySize(a: Artifact): number {
   }
   const extensions = a.extensions;
   for (let i = 0; i < extensions.length; i++) size += stringItemSize(extensions[i]!);
+  return size;
+}
+
+/** The ids measured last (a stream's chunks carry the same ones) and their encoded size. */
+let measuredIds: { artifactId: string; name: string; description: string; encodeUtf8: unknown; size: number } | undefined;
+
+/** The encoded size of an artifact's fields 1-3. */
+function artifactIdsSize(a: Artifact): number {
+  const ids = measuredIds;
+  const encode = getTextEncoding().encodeUtf8;
+  if (ids !== undefined && ids.artifactId === a.artifactId && ids.name === a.name && ids.description === a.description && ids.encodeUtf8 === encode)
+    return ids.size;
+  const size = stringFieldSize(a.artifactId) + stringFieldSize(a.name) + stringFieldSize(a.description);
+  measuredIds = { artifactId: a.artifactId, name: a.name, description: a.description, encodeUtf8: encode, size };
   return size;
 }
 
@@ -199,8 +213,77 @@ export function encodeStatusUpdatePayload(event: TaskStatusUpdateEvent): Uint8Ar
 /** A StreamResponse whose payload is an artifact update (field 4) and nothing else. */
 export function encodeArtifactUpdatePayload(event: TaskArtifactUpdateEvent): Uint8Array {
   begin();
-  messageItem(4, event, writeArtifactUpdate);
+  if (isPlainChunk(event)) writePlainChunkUpdate(event);
+  else messageItem(4, event, writeArtifactUpdate);
   return finish();
+}
+
+/**
+ * A streamed chunk: an artifact update of text parts and nothing else (no metadata, extensions,
+ * file names, media types or unknown fields), what an agent streaming tokens sends thousands of
+ * times with the same ids. Why a path of its own: the general one wrote the task, context and
+ * artifact ids character by character for every chunk, through a call per field; here their
+ * bytes are kept from the last chunk and copied (see plainChunkHead).
+ */
+function isPlainChunk(e: TaskArtifactUpdateEvent): boolean {
+  const a = e.artifact;
+  if (a === undefined || e.metadata !== undefined || e.$unknown !== undefined) return false;
+  if (a.metadata !== undefined || a.$unknown !== undefined || a.extensions.length > 0) return false;
+  const parts = a.parts;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (p.content.case !== "text" || p.metadata !== undefined || p.$unknown !== undefined || p.filename !== "" || p.mediaType !== "") return false;
+  }
+  return true;
+}
+
+/** The last plain chunk's ids, the text encoding they were written with, and their bytes (fields 1-2 of the event, 1-3 of the artifact). */
+let chunkIds: { taskId: string; contextId: string; artifactId: string; name: string; description: string; encodeUtf8: unknown } | undefined;
+let chunkEventHead = new Uint8Array(0);
+let chunkArtifactHead = new Uint8Array(0);
+
+function writePlainChunkUpdate(e: TaskArtifactUpdateEvent): void {
+  const a = e.artifact!;
+  const ids = chunkIds;
+  const same =
+    ids !== undefined &&
+    ids.taskId === e.taskId &&
+    ids.contextId === e.contextId &&
+    ids.artifactId === a.artifactId &&
+    ids.name === a.name &&
+    ids.description === a.description &&
+    ids.encodeUtf8 === encodeUtf8;
+  tag(4, LEN);
+  const event = beginLength();
+  if (same) raw(chunkEventHead);
+  else {
+    const from = pos;
+    stringField(1, e.taskId);
+    stringField(2, e.contextId);
+    chunkEventHead = buf.slice(from, pos);
+  }
+  tag(3, LEN);
+  const artifact = beginLength();
+  if (same) raw(chunkArtifactHead);
+  else {
+    const from = pos;
+    stringField(1, a.artifactId);
+    stringField(2, a.name);
+    stringField(3, a.description);
+    chunkArtifactHead = buf.slice(from, pos);
+    chunkIds = { taskId: e.taskId, contextId: e.contextId, artifactId: a.artifactId, name: a.name, description: a.description, encodeUtf8 };
+  }
+  const parts = a.parts;
+  for (let i = 0; i < parts.length; i++) {
+    tag(4, LEN);
+    const part = beginLength();
+    stringItem(1, (parts[i]!.content as { value: string }).value);
+    endLength(part);
+  }
+  endLength(artifact);
+  boolField(4, e.append);
+  boolField(5, e.lastChunk);
+  endLength(event);
 }
 
 /** A Message on its own (the SQLite store keeps each history message as its own blob). */

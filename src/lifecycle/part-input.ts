@@ -35,8 +35,11 @@ export function partFromInput(input: PartInput, path: string): Part {
 export function partsFromInput(inputs: readonly PartInput[], path: string): Part[] {
   if (!Array.isArray(inputs)) throw new AgentMisuseError(`${path}: must be an array of parts (or a string)`);
   if (inputs.length === 0) throw new AgentMisuseError(`${path}: needs at least one part`);
-  const parts: Part[] = new Array(inputs.length);
-  for (let i = 0; i < inputs.length; i++) parts[i] = toPart(inputs[i]!, path, i);
+  // Packed lists, as every other parts list is: a holey one (new Array(n)) has a map of its own, and
+  // code optimized for one kind is thrown away when the other reaches it (the encoder, the store).
+  if (inputs.length === 1) return [toPart(inputs[0]!, path, 0)];
+  const parts: Part[] = [];
+  for (let i = 0; i < inputs.length; i++) parts.push(toPart(inputs[i]!, path, i));
   return parts;
 }
 

@@ -1,6 +1,7 @@
 import type { Attributes, AttributeValue, HrTime } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { varintSize } from "../codec/varint.js";
+import { ServiceSpan } from "./service-span.js";
 
 /*
  * OTLP trace protobuf, written straight from the SDK's ended spans: the messages of
@@ -121,6 +122,27 @@ export class ProtoWriter {
     this.pos = p;
   }
 
+  /**
+   * A string field whose value recurs (attribute keys, span names): its bytes are made once and
+   * copied after, which is cheaper than writing the string each time once it is longer than a few
+   * characters. Bounded: emptied when full.
+   */
+  knownString(field: number, value: string): void {
+    // One map per field number: a key of field and value together would be a new string to hash each time.
+    let known = knownStrings[field];
+    if (known === undefined) known = knownStrings[field] = new Map();
+    let bytes = known.get(value);
+    if (bytes === undefined) {
+      if (known.size >= KNOWN_STRINGS) known.clear();
+      const start = this.pos;
+      this.string(field, value);
+      bytes = Buffer.from(this.buf.subarray(start, this.pos));
+      known.set(value, bytes);
+      return;
+    }
+    this.raw(bytes);
+  }
+
   raw(bytes: Uint8Array): void {
     this.ensure(bytes.length);
     this.buf.set(bytes, this.pos);
@@ -143,6 +165,15 @@ export class ProtoWriter {
 
   /** An HrTime ([seconds, nanoseconds]) as fixed64 nanoseconds since the epoch, exactly (past 2^53). */
   time(field: number, [seconds, nanos]: HrTime): void {
+    this.timeParts(field, seconds, nanos);
+  }
+
+  /** Epoch milliseconds, converted as the SDK's millisToHrTime does (so the nanoseconds match its spans'). */
+  timeMs(field: number, ms: number): void {
+    this.timeParts(field, Math.trunc(ms / 1000), Math.round((ms % 1000) * 1e6));
+  }
+
+  timeParts(field: number, seconds: number, nanos: number): void {
     this.ensure(16);
     this.tag(field, I64);
     // seconds × 1e9 + nanos as two 32-bit halves, each product below 2^53.
@@ -200,6 +231,9 @@ export class ProtoWriter {
   }
 }
 
+const knownStrings: Array<Map<string, Buffer> | undefined> = [];
+const KNOWN_STRINGS = 1024;
+
 /** Hex digit values by char code (ids are lowercase hex; anything else reads as 0). */
 const HEX = new Uint8Array(128);
 for (let i = 0; i < 10; i++) HEX[48 + i] = i;
@@ -248,7 +282,7 @@ export function writeAttributes(w: ProtoWriter, field: number, attributes: Attri
 function writeKeyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue): void {
   {
     const kv = w.begin(field, 1);
-    w.string(1, key);
+    w.knownString(1, key);
     const any = w.begin(2, 1);
     writeAnyValue(w, value);
     w.end(any, 1);
@@ -298,11 +332,17 @@ export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): vo
   if (traceState) w.string(3, traceState);
   const parent = span.parentSpanContext;
   if (parent?.spanId) w.hex(4, parent.spanId);
-  w.string(5, span.name);
+  w.knownString(5, span.name);
   w.tag(6, VARINT);
   w.varint(span.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
-  w.time(7, span.startTime);
-  w.time(8, span.endTime);
+  if (span instanceof ServiceSpan) {
+    // Its times are epoch ms: no [s, ns] pairs made to be read once.
+    w.timeMs(7, span.startMs);
+    w.timeMs(8, span.endMs);
+  } else {
+    w.time(7, span.startTime);
+    w.time(8, span.endTime);
+  }
   writeAttributes(w, 9, span.attributes);
   if (span.droppedAttributesCount > 0) {
     w.tag(10, VARINT);

@@ -13,13 +13,13 @@ import {
   type Context,
   type Span,
   type TextMapGetter,
-  type Tracer,
 } from "@opentelemetry/api";
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
 import { PooledIdGenerator } from "./id-generator.js";
+import type { ServiceTracer } from "./service-span.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
 /** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
@@ -51,10 +51,10 @@ export interface CallSpan {
   readonly context: Context;
 }
 
-/** An A2A method's server span: its name and its RPC attributes. */
+/** An A2A method's server span name. */
 interface MethodSpan {
   readonly name: string;
-  readonly attributes: Attributes;
+  readonly method: string;
 }
 
 /** gRPC metadata as a carrier for the W3C propagators (traceparent, tracestate, baggage). */
@@ -88,7 +88,8 @@ export class Tracing {
   /** The agent's name, for the run spans; set once the agent is loaded. */
   agentName = "agent";
   readonly observer: CallObserver<CallSpan | undefined>;
-  readonly #tracer: Tracer;
+  /** Our spans (service-span.ts): the SDK tracer's sampler, ids, processor and limits, lighter span objects. */
+  readonly #spans: ServiceTracer;
   readonly #contextManager: AsyncContextManager;
   readonly #shutdownSdk: () => Promise<void>;
   readonly #runSpans = new WeakMap<RunObservation, Span>();
@@ -99,10 +100,10 @@ export class Tracing {
   readonly #methodSpans = new Map<string, MethodSpan>();
   readonly #peers = new PeerCache();
 
-  private constructor(contextManager: AsyncContextManager, shutdownSdk: () => Promise<void>) {
+  private constructor(contextManager: AsyncContextManager, spans: ServiceTracer, shutdownSdk: () => Promise<void>) {
     this.#contextManager = contextManager;
     this.#shutdownSdk = shutdownSdk;
-    this.#tracer = trace.getTracer(TRACER_NAME);
+    this.#spans = spans;
     this.#propagatorFields = propagation.fields();
     this.observer = {
       started: (call) => this.#callStarted(call),
@@ -126,7 +127,7 @@ export class Tracing {
 
   /** Starts the SDK (and registers it as OpenTelemetry's global tracer, propagator and context manager). */
   static async start(options: TracingOptions): Promise<Tracing> {
-    const { NodeSDK } = await import("@opentelemetry/sdk-node");
+    const [{ NodeSDK }, { ServiceTracer }] = await Promise.all([import("@opentelemetry/sdk-node"), import("./service-span.js")]);
     const contextManager = new AsyncContextManager();
     const spanProcessors = options.spanProcessors ?? (await directOtlpProcessors(options.env));
     const sdk = new NodeSDK({
@@ -140,7 +141,7 @@ export class Tracing {
       ...(spanProcessors !== undefined ? { spanProcessors } : {}),
     });
     sdk.start();
-    return new Tracing(contextManager, async () => {
+    return new Tracing(contextManager, new ServiceTracer(trace.getTracer(TRACER_NAME)), async () => {
       await sdk.shutdown(); // flushes the spans still queued
       trace.disable();
       propagation.disable();
@@ -159,8 +160,9 @@ export class Tracing {
     if (call.service !== A2A_SERVICE) return undefined; // health checks and reflection are not traced
     const parent = this.#carriesContext(call.metadata) ? propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter) : ROOT_CONTEXT;
     const method = this.#methodSpan(call.method);
-    const span = this.#tracer.startSpan(method.name, { kind: SpanKind.SERVER, attributes: method.attributes }, parent);
-    return { span, context: trace.setSpan(parent, span) };
+    const attributes: Attributes = { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method.method };
+    const span = this.#spans.startSpan(method.name, SpanKind.SERVER, attributes, parent);
+    return { span, context: this.#spans.contextWith(parent, span) };
   }
 
   /**
@@ -173,11 +175,11 @@ export class Tracing {
     return false;
   }
 
-  /** The span name and the RPC attributes of an A2A method, made once per method (the SDK copies the attributes). */
+  /** The span name of an A2A method, made once per method. */
   #methodSpan(method: string): MethodSpan {
     let known = this.#methodSpans.get(method);
     if (known === undefined) {
-      known = { name: `${A2A_SERVICE}/${method}`, attributes: { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method } };
+      known = { name: `${A2A_SERVICE}/${method}`, method };
       this.#methodSpans.set(method, known);
     }
     return known;
@@ -206,9 +208,9 @@ export class Tracing {
     const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": this.agentName, "gen_ai.conversation.id": run.contextId };
     if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
     if (run.resumed) attributes["a2a.run.resumed"] = true;
-    const span = this.#tracer.startSpan(`invoke_agent ${this.agentName}`, { kind: SpanKind.INTERNAL, attributes }, parent);
+    const span = this.#spans.startSpan(`invoke_agent ${this.agentName}`, SpanKind.INTERNAL, attributes, parent);
     this.#runSpans.set(run, span);
-    return trace.setSpan(parent, span);
+    return this.#spans.contextWith(parent, span);
   }
 
   #runEnded(run: RunObservation): void {
@@ -224,20 +226,13 @@ export class Tracing {
     const parent = this.#contextManager.active();
     if (isUnsampledChild(parent)) return;
     const end = nowMs();
-    const span = this.#tracer.startSpan(
-      `${commit.store} commit`,
-      {
-        kind: SpanKind.CLIENT,
-        startTime: end - commit.durationMs,
-        attributes: {
-          "db.system.name": commit.store,
-          "db.operation.name": "COMMIT",
-          "a2a.store.batch.writes": commit.writes,
-          "a2a.store.batch.tasks": commit.tasks,
-        },
-      },
-      parent,
-    );
+    const attributes: Attributes = {
+      "db.system.name": commit.store,
+      "db.operation.name": "COMMIT",
+      "a2a.store.batch.writes": commit.writes,
+      "a2a.store.batch.tasks": commit.tasks,
+    };
+    const span = this.#spans.startSpan(`${commit.store} commit`, SpanKind.CLIENT, attributes, parent, end - commit.durationMs);
     if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
     span.end(end);
   }
@@ -245,7 +240,7 @@ export class Tracing {
   /** A traced event's attempt starts: its span, child of the write's context, and the traceparent the request carries. */
   #pushDeliveryStarted(start: PushDeliveryStart): void {
     const parent = propagation.extract(ROOT_CONTEXT, { traceparent: start.traceContext });
-    const span = this.#tracer.startSpan("push delivery", { kind: SpanKind.CLIENT }, parent);
+    const span = this.#spans.startSpan("push delivery", SpanKind.CLIENT, {}, parent);
     this.#deliverySpans.set(start, span);
     propagation.inject(trace.setSpan(parent, span), start.headers);
   }
@@ -253,12 +248,7 @@ export class Tracing {
   #pushDelivered(delivery: PushDelivery): void {
     const end = nowMs();
     const started = delivery.started && this.#deliverySpans.get(delivery.started);
-    const span =
-      started ??
-      this.#tracer.startSpan("push delivery", {
-        kind: SpanKind.CLIENT,
-        startTime: end - delivery.durationMs,
-      });
+    const span = started || this.#spans.startSpan("push delivery", SpanKind.CLIENT, {}, this.#contextManager.active(), end - delivery.durationMs);
     span.setAttributes({ "a2a.push.outcome": delivery.outcome, "a2a.push.attempt": delivery.attempt });
     if (delivery.outcome === "gave-up" || delivery.outcome === "retrying") span.setStatus({ code: SpanStatusCode.ERROR, message: delivery.outcome });
     span.end(end);

@@ -364,6 +364,89 @@ describe("encodeStreamResponse: the stream's update events by the static encoder
   });
 });
 
+describe("encodeStreamResponse: streamed chunks (text parts only), whose ids are copied from the chunk before", () => {
+  const chunk = (ids: { taskId: string; contextId: string; artifactId: string; name: string; description?: string }, texts: string[], i: number) =>
+    create(StreamResponseSchema, {
+      payload: {
+        case: "artifactUpdate",
+        value: {
+          taskId: ids.taskId,
+          contextId: ids.contextId,
+          append: i % 2 === 1,
+          lastChunk: i % 3 === 2,
+          artifact: {
+            artifactId: ids.artifactId,
+            name: ids.name,
+            description: ids.description ?? "",
+            parts: texts.map((t) => ({ content: { case: "text" as const, value: t } })),
+          },
+        },
+      },
+    });
+
+  it("issue 15 item 2 / R-GEN-1: runs of chunks with the same ids, each id changed alone, non-ASCII and empty ids, long texts: the bytes of toBinary", () => {
+    const base = { taskId: "0f3b2c1e-8f2a-4b7e-9c1d-2e3f4a5b6c7d", contextId: "7a6b5c4d-3e2f-1a0b-9c8d-7e6f5a4b3c2d", artifactId: "out", name: "out" };
+    const variants = [
+      base,
+      { ...base, taskId: "other-task" },
+      { ...base, contextId: "other-context" },
+      { ...base, artifactId: "second" },
+      { ...base, name: "renamed" },
+      { ...base, description: "a description" },
+      { taskId: "", contextId: "", artifactId: "", name: "" },
+      { taskId: "täsk", contextId: "kontext-日本", artifactId: "🎉", name: "\ud800 lone", description: "é" },
+      { ...base, taskId: "t".repeat(200) },
+    ];
+    const texts = [["#seq=0;t=1796147230002.123;"], [""], ["é", "日本語"], ["x".repeat(200)], ["y".repeat(20_000)], ["a", "b", "c"], ["\udfff"]];
+    let i = 0;
+    // Each variant after the base one and the base one after it: every id changes alone, both ways.
+    for (const ids of variants.flatMap((v) => [base, v, base])) {
+      for (let run = 0; run < 3; run++) {
+        for (const t of texts) {
+          const response = chunk(ids, t, i++);
+          expect(hex(encodeStreamResponse(response))).toBe(hex(toBinary(StreamResponseSchema, response)));
+        }
+      }
+    }
+  });
+
+  it("issue 15 item 2 / R-GEN-1: a chunk with anything beyond text (metadata, a file name, an extension, unknown fields) between plain ones encodes as toBinary", () => {
+    const ids = { taskId: "t", contextId: "c", artifactId: "out", name: "out" };
+    const responses = [chunk(ids, ["one"], 0)];
+    const withEventMetadata = chunk(ids, ["two"], 1);
+    (withEventMetadata.payload.value as { metadata?: JsonObject }).metadata = { cursor: "7" };
+    responses.push(withEventMetadata);
+    const withFilename = chunk(ids, ["three"], 2);
+    const artifact = (withFilename.payload.value as { artifact: { parts: { filename: string }[]; extensions: string[] } }).artifact;
+    artifact.parts[0]!.filename = "a.txt";
+    responses.push(withFilename, chunk(ids, ["four"], 3));
+    const withExtension = chunk(ids, ["five"], 4);
+    (withExtension.payload.value as { artifact: { extensions: string[] } }).artifact.extensions = ["urn:x"];
+    const withUnknown = chunk(ids, ["six"], 5);
+    (withUnknown.payload.value as { $unknown?: UnknownField[] }).$unknown = [lenUnknown(15, "xyz")];
+    responses.push(withExtension, withUnknown, chunk(ids, ["seven"], 6));
+    for (const r of responses) expect(hex(encodeStreamResponse(r))).toBe(hex(toBinary(StreamResponseSchema, r)));
+  });
+
+  it("issue 15 item 2 / R-GEN-1: ids written under one text encoding are not reused under another", () => {
+    const ids = { taskId: "t\ud800", contextId: "c", artifactId: "a\udfff", name: "n" };
+    const before = chunk(ids, ["x"], 0);
+    expect(hex(encodeStreamResponse(before))).toBe(hex(toBinary(StreamResponseSchema, before)));
+    // Lone surrogates as "?" instead of U+FFFD: other bytes for the same ids.
+    const standard = getTextEncoding();
+    configureTextEncoding({ ...standard, encodeUtf8: (text: string) => standard.encodeUtf8(text.replace(/[\ud800-\udfff]/g, "?")) });
+    const after = chunk(ids, ["y"], 0);
+    expect(hex(toBinary(StreamResponseSchema, after))).not.toContain(hex(new Uint8Array([0xef, 0xbf, 0xbd])));
+    expect(hex(encodeStreamResponse(after))).toBe(hex(toBinary(StreamResponseSchema, after)));
+    // The A-34 size of the same ids, measured under each encoding.
+    const artifact = (after.payload.value as { artifact: Parameters<typeof encodedArtifactSize>[0] }).artifact;
+    expect(encodedArtifactSize(artifact)).toBe(toBinary(TaskSchema, create(TaskSchema, { artifacts: [artifact] })).byteLength);
+    configureTextEncoding(standard);
+    expect(encodedArtifactSize(artifact)).toBe(toBinary(TaskSchema, create(TaskSchema, { artifacts: [artifact] })).byteLength);
+    expect(hex(encodeStreamResponse(after))).toBe(hex(toBinary(StreamResponseSchema, after)));
+  });
+});
+
 describe("encodedTaskSize (A-34: the size of each agent write's piece, measured without copying bytes out)", () => {
   it("A-34: is the length of encodeTask and of toBinary for 300 random tasks, and a following encode is unaffected", () => {
     const random = new EncoderTasks(3415);
@@ -396,6 +479,17 @@ describe("encodedArtifactSize (A-34: what each streamed chunk adds to its task, 
         parts: [{ content: { case: "raw", value: new Uint8Array(300) } }, { content: { case: "text", value: "a" } }],
       }),
     );
+    // Runs with the same ids, then one id changed at a time (the ids' size is kept from the artifact measured before).
+    for (const [artifactId, name, description] of [
+      ["out", "out", ""],
+      ["out", "out", ""],
+      ["out", "renamed", ""],
+      ["out", "renamed", "d"],
+      ["é", "renamed", "d"],
+      ["é", "renamed", "d"],
+    ]) {
+      artifacts.push(create(ArtifactSchema, { artifactId, name, description, parts: [{ content: { case: "text", value: "chunk" } }] }));
+    }
     expect(artifacts.length).toBeGreaterThan(300);
     for (const artifact of artifacts) {
       expect(encodedArtifactSize(artifact)).toBe(toBinary(TaskSchema, create(TaskSchema, { artifacts: [artifact] })).byteLength);

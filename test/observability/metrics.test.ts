@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { setTimeout as delay } from "node:timers/promises";
 import { join } from "node:path";
 import { dispatchAgent, rpc, sendForTask, sendRequest, userMessage } from "../e2e/e2e-helpers.js";
 import { loopbackResolver, pushConfig } from "../push/push-helpers.js";
@@ -7,6 +8,7 @@ import { startReceiver } from "../push/receiver.js";
 import { until } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { streamSend, sendRequest as streamRequest } from "../streaming/support.js";
+import { EVENT_LOOP_SAMPLE_MS } from "../../src/observability/metrics-catalogue.js";
 import { metricTypes, parsePrometheusText, sampleValue, scrape, type Sample } from "../support/prometheus-text.js";
 
 const behaviours = dispatchAgent();
@@ -124,6 +126,20 @@ describe("Prometheus metrics at /metrics", () => {
       expect(after).not.toContain(task!.contextId);
       expect(sampleValue(parsePrometheusText(after), "a2a_tasks_created_total")).toBe(6);
       expect(sampleValue(parsePrometheusText(after), "rpc_server_call_duration_seconds_count", sendOk)).toBe(7);
+    });
+  });
+
+  test("OBS-METRICS: the event-loop lag metrics see the loop blocked for 150 ms, sampled every EVENT_LOOP_SAMPLE_MS", async () => {
+    expect(EVENT_LOOP_SAMPLE_MS).toBeLessThanOrEqual(50); // a lag is seen to within this, well inside the 200 ms alert
+    await withServer({}, async (s) => {
+      await metricsOf(s.app.metricsPort!); // a scrape starts the lag histogram afresh
+      await delay(EVENT_LOOP_SAMPLE_MS * 2);
+      const blockedUntil = performance.now() + 150;
+      while (performance.now() < blockedUntil); // the server shares this process's event loop
+      await delay(EVENT_LOOP_SAMPLE_MS * 2);
+      const { samples } = await metricsOf(s.app.metricsPort!);
+      expect(sampleValue(samples, "nodejs_eventloop_lag_max_seconds")).toBeGreaterThanOrEqual(0.1);
+      expect(sampleValue(samples, "nodejs_eventloop_lag_p99_seconds")).toBeGreaterThanOrEqual(0.1);
     });
   });
 

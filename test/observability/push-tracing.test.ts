@@ -76,7 +76,12 @@ describe.each(["sqlite", "memory"])("OBS-TRACE / #16 on the %s store: webhook re
     const taskId = await sendTraced(s);
     // The snapshot, WORKING, COMPLETED.
     const requests = await receiver.waitFor(3);
-    await until(() => named(exporter, "push delivery").length >= 3 && named(exporter, SEND_SPAN).length === 1, "the spans");
+    // The agent run's span ends when its execute() returns, which may be after the blocking reply: waited for too.
+    const parentsEnded = () => {
+      const ended = new Set(exporter.getFinishedSpans().map((span) => span.spanContext().spanId));
+      return named(exporter, "push delivery").every((d) => ended.has(d.parentSpanContext?.spanId ?? ""));
+    };
+    await until(() => named(exporter, "push delivery").length >= 3 && named(exporter, SEND_SPAN).length === 1 && parentsEnded(), "the spans");
     const [send] = named(exporter, SEND_SPAN);
     expect(send!.spanContext().traceId).toBe(TRACE_ID);
     const deliveries = new Map<string, ReadableSpan>(named(exporter, "push delivery").map((span) => [span.spanContext().spanId, span]));

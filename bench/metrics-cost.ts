@@ -1,0 +1,279 @@
+/**
+ * What the Prometheus metrics cost per blocking SendMessage (the trivial agent), measured finer than
+ * `bench -- observability` does: more calls per round (5,000), so that a round's few ms of
+ * timer and GC noise weigh less, and a CPU window that closes shortly after the last call.
+ *   - off      A2A_METRICS_LISTEN=off: the baseline of its store;
+ *   - metrics  the default (its own listener, so the benchmark can scrape it), scraped once per round
+ *              after its window: the scrape's CPU, with what it leaves behind, is reported apart;
+ *   - off2     (--aa) a second metrics-off server: the A/A ratio, i.e. the noise of the method;
+ *   - pieces   (--pieces=eld,gc,channels,defaults) a metrics-off server with one piece of what the
+ *              metrics switch on, preloaded alone (bench/lib/metrics-pieces.mjs): where the cost is;
+ *   - before   (--baseline=DIR) metrics on, the server of another build: DIR/src/main.js, e.g. a
+ *              `dist` of an older commit placed inside this checkout (it resolves node_modules here).
+ * Target, on each store: the median of the per-round ratios metrics ÷ off ≤ 1.05.
+ *
+ *   npm run build && npm run bench -- metrics-cost [--store=memory|sqlite|both] [--rounds=N]
+ *     [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--baseline=DIR] [--reverse] [--profile]
+ * (--reverse starts and warms the servers in the reverse order: a check that the order biases nothing)
+ *
+ * A window is a server's CPU from its phase's start to SETTLE_MS after its last call (a SQLite
+ * commit the calls left behind falls in it). Our server runs compiled (dist/).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { MessageSchema, Role, SendMessageRequestSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { profileSummary } from "./lib/cpu-profile.js";
+import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
+import { drive, waitUntilServing } from "./lib/measure.js";
+import { cpuMicros, freePort, startServerProcess, type ServerProcess } from "./lib/server-process.js";
+import { median, percentiles } from "./lib/stats.js";
+import { formatNumber, formatRatio, markdownTable, targetsTable } from "./lib/table.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SEND = "/lf.a2a.v1.A2AService/SendMessage";
+const PIECES_PRELOAD = join(ROOT, "bench", "lib", "metrics-pieces.mjs");
+const PIECES = ["eld", "gc", "channels", "defaults"] as const;
+const RESULTS = join(ROOT, "bench", "results");
+
+type StoreName = "memory" | "sqlite";
+const STORES: readonly StoreName[] = ["memory", "sqlite"];
+/** A variant: "off", "metrics", "off2", or "off+<piece>". */
+type Variant = string;
+
+const IN_FLIGHT = 32;
+const WARMUP = 4_000;
+const SETTLE_MS = 100;
+/** How long the servers' idle CPU is read for. */
+const IDLE_MS = 3_000;
+/** Prometheus's usual scrape interval, for the scrape's cost per call. */
+const SCRAPE_EVERY_S = 15;
+
+export interface MetricsCostOptions {
+  readonly stores: readonly StoreName[];
+  readonly rounds: number;
+  readonly calls: number;
+  readonly aa: boolean;
+  readonly pieces: readonly string[];
+  /** A built server (its dist directory) to run with metrics on as "before". */
+  readonly baseline: string | undefined;
+  readonly profile: boolean;
+  /** Start (and warm up) the servers in the reverse order: whether the order they start in biases their figures. */
+  readonly reverse: boolean;
+}
+
+export function metricsCostOptions(args: readonly string[]): MetricsCostOptions {
+  const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const store = value("store") ?? "both";
+  if (store !== "both" && !STORES.includes(store as StoreName)) throw new Error(`--store=${store}: memory, sqlite or both`);
+  const pieces = value("pieces")?.split(",") ?? [];
+  for (const p of pieces) if (!(PIECES as readonly string[]).includes(p)) throw new Error(`--pieces: ${p} is not one of ${PIECES.join(", ")}`);
+  return {
+    stores: store === "both" ? STORES : [store as StoreName],
+    rounds: Number(value("rounds") ?? 20),
+    calls: Number(value("calls") ?? 5_000),
+    aa: args.includes("--aa"),
+    pieces,
+    baseline: value("baseline"),
+    profile: args.includes("--profile"),
+    reverse: args.includes("--reverse"),
+  };
+}
+
+const sendRequest = Buffer.from(
+  toBinary(
+    SendMessageRequestSchema,
+    create(SendMessageRequestSchema, {
+      message: create(MessageSchema, { messageId: "bench-message-1", role: Role.USER, parts: [{ content: { case: "text", value: "What is 2 + 2?" } }] }),
+    }),
+  ),
+);
+
+interface Served {
+  readonly store: StoreName;
+  readonly variant: Variant;
+  readonly server: ServerProcess;
+  readonly lc: LoadClient;
+  readonly dataDir: string | undefined;
+  readonly scrape: (() => Promise<void>) | undefined;
+  /** Per round: server CPU µs per call. */
+  readonly perCall: number[];
+  readonly rates: number[];
+  readonly scrapeMicros: number[];
+  /** CPU µs per second while idle. */
+  idleMicrosPerS: number;
+}
+
+async function startOne(store: StoreName, variant: Variant, baseline: string | undefined): Promise<Served> {
+  const metricsPort = variant === "metrics" || variant === "before" ? await freePort() : undefined;
+  const piece = variant.startsWith("off+") ? variant.slice(4) : undefined;
+  const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-metrics-bench-")) : undefined;
+  const name = `${store}: ${variant}`;
+  const server = await startServerProcess({
+    name,
+    script: variant === "before" ? join(baseline!, "src/main.js") : join(ROOT, "dist/src/main.js"),
+    cwd: ROOT,
+    ...(piece !== undefined ? { nodeFlags: ["--import", PIECES_PRELOAD] } : {}),
+    env: (port) => ({
+      A2A_LISTEN: `127.0.0.1:${port}`,
+      A2A_LOG_LEVEL: "warn",
+      A2A_LOG_FORMAT: "json",
+      A2A_STORE: store,
+      ...(dataDir !== undefined ? { A2A_DATA_DIR: dataDir } : {}),
+      A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs",
+      A2A_CARD_LISTEN: "off",
+      A2A_METRICS_LISTEN: metricsPort === undefined ? "off" : `127.0.0.1:${metricsPort}`,
+      OTEL_TRACES_EXPORTER: "none",
+      ...(piece !== undefined ? { BENCH_METRICS_PIECES: piece } : {}),
+    }),
+  });
+  const lc = loadClient(server.address, { "a2a-version": "1.0" });
+  await waitUntilServing(server, () => lc.call(SEND, sendRequest), 60_000);
+  let scrape: (() => Promise<void>) | undefined;
+  if (metricsPort !== undefined) {
+    const url = `http://127.0.0.1:${metricsPort}/metrics`;
+    scrape = async () => {
+      const response = await fetch(url);
+      if (!response.ok || !(await response.text()).includes("rpc_server_call_duration_seconds_count")) throw new Error(`${name}: no RPC metrics at ${url}`);
+    };
+    await scrape();
+  }
+  return { store, variant, server, lc, dataDir, scrape, perCall: [], rates: [], scrapeMicros: [], idleMicrosPerS: Number.NaN };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function runMetricsCost(options: MetricsCostOptions): Promise<string> {
+  const log = (s: string) => process.stderr.write(`[metrics-cost] ${s}\n`);
+  const startedAt = Date.now();
+  const variants: Variant[] = [
+    "off",
+    "metrics",
+    ...(options.baseline !== undefined ? ["before"] : []),
+    ...(options.aa ? ["off2"] : []),
+    ...options.pieces.map((p) => `off+${p}`),
+  ];
+  const served: Served[] = [];
+  const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };
+  try {
+    for (const store of options.stores)
+      for (const variant of options.reverse ? [...variants].reverse() : variants) served.push(await startOne(store, variant, options.baseline));
+    log(`${served.length} servers up; warm-up ${WARMUP} calls each`);
+    for (const s of served) await drive(s.server, s.lc, load, WARMUP);
+    for (const s of served) await s.server.usageAfterGc();
+    for (const s of served) await drive(s.server, s.lc, load, WARMUP / 2);
+    for (let round = 0; round < options.rounds; round++) {
+      log(`round ${round + 1}/${options.rounds}`);
+      // One server at a time, the order turning each round; each window closes before the next phase.
+      for (let i = 0; i < served.length; i++) {
+        const s = served[(i + round) % served.length]!;
+        const start = await s.server.usage();
+        const result = await runLoad(s.lc, { ...load, calls: options.calls });
+        if (result.errors > 0) throw new Error(`${s.variant}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
+        await sleep(SETTLE_MS);
+        const end = await s.server.usage();
+        s.perCall.push(cpuMicros(start, end) / result.calls);
+        s.rates.push((result.calls * 1000) / result.elapsedMs);
+        if (s.scrape !== undefined) {
+          // Apart from the calls' window, with its own settling time: what a scrape leaves behind counts for the scrape.
+          await s.scrape();
+          await sleep(SETTLE_MS);
+          s.scrapeMicros.push(cpuMicros(end, await s.server.usage()));
+        }
+      }
+      // Each round's figures as they come, so that a run cut short still tells something.
+      for (const store of options.stores) {
+        const ofStore = served.filter((s) => s.store === store);
+        const off = ofStore.find((s) => s.variant === "off")!.perCall[round]!;
+        log(`  ${store}: ${ofStore.map((s) => `${s.variant} ${s.perCall[round]!.toFixed(1)} µs (${(s.perCall[round]! / off).toFixed(3)})`).join(", ")}`);
+      }
+    }
+    // What each server costs doing nothing (its timers): a cost per second, not per call, read with
+    // every server idle, once what the last calls left behind (collections, compilation) is done.
+    await sleep(IDLE_MS);
+    const idleFrom = await Promise.all(served.map((s) => s.server.usage()));
+    await sleep(IDLE_MS);
+    const idleTo = await Promise.all(served.map((s) => s.server.usage()));
+    served.forEach((s, i) => (s.idleMicrosPerS = (cpuMicros(idleFrom[i]!, idleTo[i]!) * 1000) / IDLE_MS));
+    const profiles: string[] = [];
+    if (options.profile) {
+      mkdirSync(RESULTS, { recursive: true });
+      for (const s of served) {
+        log(`profiling ${s.store}: ${s.variant}`);
+        const file = join(RESULTS, `metrics-cost-${s.store}-${s.variant}-${Date.now()}.cpuprofile`);
+        await s.server.profileStart();
+        const run = await runLoad(s.lc, { ...load, calls: options.calls * 2 });
+        await sleep(SETTLE_MS);
+        await s.server.profileStop(file);
+        profiles.push(`## Profile: ${s.store}: ${s.variant}`, "", profileSummary(file, run.calls), "", `Profile: ${file}`, "");
+      }
+    }
+    return [report(options, served, (Date.now() - startedAt) / 1000), "", ...profiles].join("\n");
+  } finally {
+    for (const s of served) {
+      s.lc.close();
+      await s.server.stop();
+      if (s.dataDir !== undefined) rmSync(s.dataDir, { recursive: true, force: true });
+    }
+  }
+}
+
+function spread(ratios: readonly number[]): string {
+  const [p25, p75] = percentiles(Float64Array.from(ratios), [25, 75]);
+  return `${formatRatio(median(ratios))} (${formatRatio(p25)}–${formatRatio(p75)}; ${formatRatio(Math.min(...ratios))}–${formatRatio(Math.max(...ratios))})`;
+}
+
+function report(options: MetricsCostOptions, served: readonly Served[], elapsedS: number): string {
+  const targets: Parameters<typeof targetsTable>[0][number][] = [];
+  const sections: string[] = [];
+  for (const store of options.stores) {
+    const ofStore = served.filter((s) => s.store === store);
+    const off = ofStore.find((s) => s.variant === "off")!;
+    const ratios = (s: Served) => s.perCall.map((v, i) => v / off.perCall[i]!);
+    const metrics = ofStore.find((s) => s.variant === "metrics")!;
+    targets.push({ what: `${store}: server CPU per call, metrics on ÷ off`, actual: median(ratios(metrics)), op: "<=", limit: 1.05, format: formatRatio });
+    const rows = ofStore.map((s) => [
+      s.variant,
+      formatNumber(median(s.perCall), 1),
+      s === off ? "1.00×" : spread(ratios(s)),
+      s === off ? "" : formatNumber(median(s.perCall.map((v, i) => v - off.perCall[i]!)), 2),
+      formatNumber(median(s.rates)),
+      formatNumber(s.idleMicrosPerS),
+    ]);
+    const scrapeMs = metrics.scrapeMicros.length > 0 ? median(metrics.scrapeMicros) / 1000 : undefined;
+    const offRate = median(off.rates);
+    sections.push(
+      `## ${store} store`,
+      "",
+      markdownTable(["", "server CPU µs/call", "÷ off: median (p25–p75; min–max)", "− off, µs/call (median)", "calls/s", "idle CPU µs/s"], rows),
+      "",
+      ...(scrapeMs === undefined
+        ? []
+        : [
+            `A scrape of /metrics (once per round, after the calls' window) cost ${formatNumber(scrapeMs, 2)} ms of server CPU with ${SETTLE_MS} ms after it (median of ${metrics.scrapeMicros.length}): every ${SCRAPE_EVERY_S} s at ${formatNumber(offRate)} calls/s that is ${formatNumber((scrapeMs * 1000) / (SCRAPE_EVERY_S * offRate), 2)} µs per call, not in the ratios above.`,
+            "",
+          ]),
+      "Per round, µs per call:",
+      "",
+      markdownTable(
+        ["round", ...ofStore.map((s) => s.variant)],
+        off.perCall.map((_, i) => [String(i + 1), ...ofStore.map((s) => formatNumber(s.perCall[i], 1))]),
+      ),
+      "",
+    );
+  }
+  return [
+    `# Metrics cost (blocking SendMessage, ${IN_FLIGHT} in flight)`,
+    "",
+    `${new Date().toISOString()}; ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} at the end; ${elapsedS.toFixed(0)} s in all.`,
+    `${options.rounds} interleaved rounds of ${options.calls} calls per server; a round's CPU per call is the server's CPU from its phase's start to ${SETTLE_MS} ms after its last call ÷ the calls. Ratios are medians of the per-round ratios to the same store's metrics-off server. Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle (its timers), a cost per second, in the rounds' figures only for the ${SETTLE_MS} ms after each phase.`,
+    "",
+    targetsTable(targets),
+    "",
+    ...sections,
+  ].join("\n");
+}
