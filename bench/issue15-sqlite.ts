@@ -4,7 +4,12 @@
  * through a plain grpc-js client (issue15.ts's `stream`), and whether SQLite is within 1.2× of
  * memory's server CPU per agent event.
  *
- *   npm run build && npm run bench -- issue15-sqlite     # ~2-3 minutes
+ *   npm run build && npm run bench -- issue15-sqlite [--profile] [--burst] [--baseline=DIR]     # ~2-3 minutes
+ *
+ * --baseline=DIR: also a SQLite server from DIR/dist (an older build), in the same rounds, for a
+ * before/after. --profile: after the measured rounds, one unmeasured 100,000-chunk burst on each store under
+ * V8's profiler, summarised in the report. --burst: only the 100,000-chunk burst rounds (to
+ * iterate on that figure; the deciding run is the full one).
  *
  * Servers: memory; SQLite with the default commit window (A2A_STORE_COMMIT_WINDOW=1ms); and, at
  * 5,000 chunks only, SQLite with the window off (0: a commit per event-loop turn, as before the
@@ -19,6 +24,7 @@ import { Client, credentials } from "@grpc/grpc-js";
 import { stream, type Pace, type Run } from "./issue15.js";
 import { waitUntilServing } from "./lib/measure.js";
 import { startServerProcess, type ServerProcess } from "./lib/server-process.js";
+import { profileSummary } from "./lib/cpu-profile.js";
 import { formatNumber, markdownTable } from "./lib/table.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -26,17 +32,18 @@ const RESULTS = join(ROOT, "bench", "results");
 const TARGET = 1.2;
 const FIRST_CHUNK_MS = 2;
 
-type Kind = "memory" | "sqlite" | "sqlite-window-0";
+type Kind = "memory" | "sqlite" | "sqlite-window-0" | "sqlite-baseline";
 const ENV: Record<Kind, Record<string, string>> = {
   memory: { A2A_STORE: "memory" },
   sqlite: { A2A_STORE: "sqlite" },
   "sqlite-window-0": { A2A_STORE: "sqlite", A2A_STORE_COMMIT_WINDOW: "0" },
+  "sqlite-baseline": { A2A_STORE: "sqlite" },
 };
 
-function start(kind: Kind, dataDir: string): Promise<ServerProcess> {
+function start(kind: Kind, dataDir: string, baseline: string | undefined): Promise<ServerProcess> {
   return startServerProcess({
     name: kind,
-    script: join(ROOT, "dist/src/main.js"),
+    script: kind === "sqlite-baseline" ? join(baseline!, "dist/src/main.js") : join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
@@ -52,25 +59,30 @@ function start(kind: Kind, dataDir: string): Promise<ServerProcess> {
   });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => (xs.length === 0 ? Number.NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
 
-export async function runIssue15Sqlite(): Promise<string> {
+export async function runIssue15Sqlite(
+  options: { profile: boolean; burstOnly: boolean; baseline?: string } = { profile: false, burstOnly: false },
+): Promise<string> {
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const dataDir = mkdtempSync(join(tmpdir(), "issue15-sqlite-"));
-  const kinds: Kind[] = ["memory", "sqlite", "sqlite-window-0"];
-  const plan: Array<{ n: number; pace: Pace; rounds: number; kinds: Kind[] }> = [
+  const kinds: Kind[] = options.burstOnly ? ["memory", "sqlite"] : ["memory", "sqlite", "sqlite-window-0"];
+  if (options.baseline !== undefined) kinds.push("sqlite-baseline");
+  const fullPlan: Array<{ n: number; pace: Pace; rounds: number; kinds: Kind[] }> = [
     { n: 5_000, pace: "per-turn", rounds: 5, kinds },
     { n: 5_000, pace: "burst", rounds: 5, kinds },
-    { n: 100_000, pace: "per-turn", rounds: 2, kinds: ["memory", "sqlite"] },
-    { n: 100_000, pace: "burst", rounds: 3, kinds: ["memory", "sqlite"] },
+    { n: 100_000, pace: "per-turn", rounds: 2, kinds: kinds.filter((k) => k !== "sqlite-window-0") },
+    { n: 100_000, pace: "burst", rounds: 3, kinds: kinds.filter((k) => k !== "sqlite-window-0") },
   ];
+  const plan = options.burstOnly ? fullPlan.filter((s) => s.n === 100_000 && s.pace === "burst").map((s) => ({ ...s, rounds: 5 })) : fullPlan;
   const servers = new Map<Kind, ServerProcess>();
   const clients = new Map<Kind, Client>();
   const runs: Array<{ n: number; pace: Pace; kind: Kind; round: number; run: Run }> = [];
+  let profiles = "";
   try {
     for (const kind of kinds) {
-      const s = await start(kind, dataDir);
+      const s = await start(kind, dataDir, options.baseline);
       servers.set(kind, s);
       const client = new Client(s.address, credentials.createInsecure(), { "grpc.max_receive_message_length": 64 * 1024 * 1024 });
       clients.set(kind, client);
@@ -88,6 +100,15 @@ export async function runIssue15Sqlite(): Promise<string> {
             `${kind} n=${step.n} ${step.pace} round ${round + 1}: ${formatNumber(run.cpuMicros / step.n, 2)} µs/event, ${run.responses} responses, ${run.chunks} chunks${run.inOrder ? "" : " OUT OF ORDER"}`,
           );
         }
+      }
+    }
+    if (options.profile) {
+      for (const kind of ["memory", "sqlite"] as const) {
+        const file = join(RESULTS, `issue15-sqlite-${kind}-burst-${Date.now()}.cpuprofile`);
+        await servers.get(kind)!.profileStart();
+        await stream(servers.get(kind)!, "ours", 100_000, "burst", clients.get(kind)!);
+        await servers.get(kind)!.profileStop(file);
+        profiles += `\n\n### Profile: ${kind}, 100,000 chunks, burst (unmeasured run)\n\n${profileSummary(file, 100_000, 20)}\n\nProfile: ${file}`;
       }
     }
   } finally {
@@ -122,26 +143,31 @@ export async function runIssue15Sqlite(): Promise<string> {
   }
   const complete = runs.every((r) => r.run.chunks === r.n && r.run.inOrder);
   const firstChunk = median(of(5_000, "per-turn", "sqlite").map((r) => r.run.firstChunkMs ?? Number.NaN));
-  const targets: Array<[string, number, string]> = [
-    ["per-turn 5,000: SQLite ÷ memory CPU per event", ratio(5_000, "per-turn", "sqlite").median, `≤ ${TARGET}×`],
-    ["per-turn 100,000: SQLite ÷ memory CPU per event", ratio(100_000, "per-turn", "sqlite").median, `≤ ${TARGET}×`],
-    ["burst 5,000: SQLite ÷ memory", ratio(5_000, "burst", "sqlite").median, `≤ ${TARGET}×`],
-    ["burst 100,000: SQLite ÷ memory", ratio(100_000, "burst", "sqlite").median, `≤ ${TARGET}×`],
-  ];
+  const targets = (
+    [
+      ["per-turn 5,000: SQLite ÷ memory CPU per event", 5_000, "per-turn"],
+      ["per-turn 100,000: SQLite ÷ memory CPU per event", 100_000, "per-turn"],
+      ["burst 5,000: SQLite ÷ memory", 5_000, "burst"],
+      ["burst 100,000: SQLite ÷ memory", 100_000, "burst"],
+    ] as const
+  )
+    .filter(([, n, pace]) => plan.some((s) => s.n === n && s.pace === pace))
+    .map(([what, n, pace]) => [what, ratio(n, pace, "sqlite").median] as const);
   const met = (v: number, wanted: number) => (Number.isFinite(v) && v <= wanted ? "met" : "**missed**");
   const targetRows = targets.map(([what, v]) => [what, `${v.toFixed(2)}×`, `≤ ${TARGET}×`, met(v, TARGET)]);
-  targetRows.push([
-    "first chunk after the agent's write, SQLite per-turn 5,000 (median ms)",
-    formatNumber(firstChunk, 2),
-    `≤ ${FIRST_CHUNK_MS}`,
-    met(firstChunk, FIRST_CHUNK_MS),
-  ]);
+  if (!options.burstOnly)
+    targetRows.push([
+      "first chunk after the agent's write, SQLite per-turn 5,000 (median ms)",
+      formatNumber(firstChunk, 2),
+      `≤ ${FIRST_CHUNK_MS}`,
+      met(firstChunk, FIRST_CHUNK_MS),
+    ]);
   targetRows.push(["every chunk arrived, in order (all runs)", complete ? "yes" : "NO", "yes", complete ? "met" : "**missed**"]);
   const before = ratio(5_000, "per-turn", "sqlite-window-0").median;
   const report = [
     "# issue15-sqlite: one SendStreamingMessage of N chunks, SQLite ÷ memory store",
     "",
-    `\`npm run bench -- issue15-sqlite\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg()
+    `\`npm run bench -- issue15-sqlite${options.burstOnly ? " --burst" : ""}${options.profile ? " --profile" : ""}\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")} (shared machine)`,
     "",
@@ -159,11 +185,18 @@ export async function runIssue15Sqlite(): Promise<string> {
       rows,
     ),
     "",
-    `Without the commit window (sqlite-window-0, a commit per turn) per-turn 5,000 is ${before.toFixed(2)}× memory in this run.`,
+    options.baseline === undefined
+      ? ""
+      : `Baseline (sqlite-baseline: the build in ${options.baseline}, same rounds), ÷ memory: ${plan.map((p) => `${p.pace} ${p.n.toLocaleString("en-US")} ${ratio(p.n, p.pace, "sqlite-baseline").median.toFixed(2)}×`).join(", ")}.`,
+    "",
+    options.burstOnly
+      ? "Only the 100,000-chunk burst (--burst)."
+      : `Without the commit window (sqlite-window-0, a commit per turn) per-turn 5,000 is ${before.toFixed(2)}× memory in this run.`,
     "",
     "### Targets",
     "",
     markdownTable(["target", "measured", "wanted", ""], targetRows),
+    profiles,
   ].join("\n");
   writeFileSync(join(RESULTS, `issue15-sqlite-${Date.now()}.md`), report);
   return report;

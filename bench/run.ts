@@ -79,8 +79,19 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
       }),
   },
   "issue15-sqlite": {
-    describe: "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min)",
-    run: async () => (await import("./issue15-sqlite.js")).runIssue15Sqlite(),
+    describe:
+      "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min) [--profile] [--burst] [--baseline=DIR]",
+    run: async (args) =>
+      (await import("./issue15-sqlite.js")).runIssue15Sqlite({
+        profile: args.includes("--profile"),
+        burstOnly: args.includes("--burst"),
+        baseline: args.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length),
+      }),
+  },
+  "sqlite-burst-store": {
+    describe:
+      "issue 15 item 5, the store alone: a 100,000-chunk burst into the memory and SQLite stores in process, CPU per chunk and bytes written [--rounds=10] [--baseline=DIR]",
+    run: async (args) => (await import("./sqlite-burst-store.js")).runSqliteBurstStore(args),
   },
   hostile: {
     describe: "hostile-input suite, long run: seeded cases over all 11 RPCs, auth off and on [--cases=100000] [--seed=18]",

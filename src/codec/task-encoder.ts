@@ -293,6 +293,33 @@ export function encodeMessage(message: Message): Uint8Array {
   return finish();
 }
 
+/**
+ * The artifacts of items[from..to) as a run of framed items, for the SQLite store's event and
+ * tail rows: for each, two header bytes (`header(item)`, high byte first), then the length + 1 of its item as a varint, then
+ * the item: the `artifacts` item encodeTask writes for a task holding that artifact alone (tag,
+ * length, Artifact). One pass, in place. Why: framing them after one encodeTask of all of them
+ * (a view and a copy per item) was a fifth of what the store's framing of a streamed chunk cost.
+ */
+export function encodeFramedArtifacts<T extends { readonly artifact: Artifact }>(
+  items: readonly T[],
+  from: number,
+  to: number,
+  header: (item: T) => number,
+): Uint8Array {
+  begin();
+  for (let i = from; i < to; i++) {
+    const item = items[i]!;
+    const h = header(item);
+    ensure(2);
+    buf[pos++] = h >>> 8;
+    buf[pos++] = h & 0xff;
+    const at = beginLength();
+    messageItem(4, item.artifact, writeArtifact);
+    endLength(at, 1);
+  }
+  return finish();
+}
+
 // ---- one function per message type, fields in number order ----
 
 function writeTask(t: Task): void {
@@ -732,8 +759,9 @@ function beginLength(): number {
   return pos++;
 }
 
-function endLength(at: number): void {
-  const length = pos - at - 1;
+/** `plus`: added to the length written (a frame whose length counts one more than its body). */
+function endLength(at: number, plus = 0): void {
+  const length = pos - at - 1 + plus;
   if (length <= 0x7f) {
     buf[at] = length;
     return;

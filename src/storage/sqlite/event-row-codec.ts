@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { TaskSchema, type Artifact, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { encodeTask } from "../../codec/task-encoder.js";
+import { encodeFramedArtifacts, encodeTask } from "../../codec/task-encoder.js";
 import type { LoggedEvent } from "../../lifecycle/event-log.js";
 import type { TaskChange } from "../../lifecycle/task-repository.js";
 import { varintSize } from "../../codec/varint.js";
@@ -85,60 +85,16 @@ interface ArtifactWrite {
 }
 
 /**
- * The BATCH framing of writes[from..to), all artifact writes. One encode of a Task holding all
- * their artifacts: its bytes are each artifact's `artifacts` item (tag, length, body) in turn,
- * exactly what encodeTask of a Task holding that artifact alone gives, so each item is framed as
- * is. Why: encoding the chunks one by one (a Task literal, an encode and a byte array each) was
- * most of a burst's per-chunk cost on SQLite.
+ * The BATCH framing of writes[from..to), all artifact writes, each framed as encodeEvent's body
+ * for it (encodeTask of a Task holding that artifact alone is its one `artifacts` item), written
+ * by the task encoder in one pass. Why: encoding the chunks one by one (a Task literal, an
+ * encode and a byte array each) was most of a burst's per-chunk cost on SQLite.
  */
 function frameArtifactRun(writes: readonly ArtifactWrite[], from: number, to: number): Uint8Array {
-  const artifacts = new Array<Artifact>(to - from);
-  for (let i = from; i < to; i++) artifacts[i - from] = writes[i]!.artifact;
-  const items = encodeTask(taskLiteral({ artifacts }));
-  let size = 0;
-  for (let at = 0; at < items.length; ) {
-    const item = itemLength(items, at);
-    size += 2 + varintSize(item + 1) + item;
-    at += item;
-  }
-  const out = new Uint8Array(size);
-  let end = 0;
-  let i = from;
-  for (let at = 0; at < items.length; i++) {
-    const item = itemLength(items, at);
-    const w = writes[i]!;
-    out[end++] = ARTIFACT;
-    out[end++] = (w.append ? APPEND : 0) | (w.lastChunk ? LAST_CHUNK : 0);
-    end = writeVarint(out, end, item + 1);
-    out.set(items.subarray(at, at + item), end);
-    end += item;
-    at += item;
-  }
-  if (i !== to || end !== size) throw new Error(`encoded ${i - from} artifact items for ${to - from} artifacts`);
-  return out;
+  return encodeFramedArtifacts(writes, from, to, artifactHeader);
 }
 
-/** The length of the field item at `at` of an encoded message: its one-byte tag, its length varint, its body. */
-function itemLength(bytes: Uint8Array, at: number): number {
-  let n = 0;
-  let p = at + 1; // the tag: field 4, wire type 2, one byte
-  for (let shift = 0; ; shift += 7) {
-    const b = bytes[p++]!;
-    n += (b & 0x7f) * 2 ** shift;
-    if (b < 0x80) break;
-  }
-  return p - at + n;
-}
-
-function writeVarint(out: Uint8Array, at: number, value: number): number {
-  let n = value;
-  while (n > 0x7f) {
-    out[at++] = (n & 0x7f) | 0x80;
-    n >>>= 7;
-  }
-  out[at++] = n;
-  return at;
-}
+const artifactHeader = (w: ArtifactWrite): number => (ARTIFACT << 8) | (w.append ? APPEND : 0) | (w.lastChunk ? LAST_CHUNK : 0);
 
 export function decodeArtifactChanges(body: Uint8Array): ArtifactChange[] {
   const changes: ArtifactChange[] = [];
@@ -152,6 +108,28 @@ export function decodeArtifactChanges(body: Uint8Array): ArtifactChange[] {
     });
   });
   return changes;
+}
+
+/**
+ * Each artifact change of an `artifact_tail` row (or of a body encodeArtifactChanges made) as
+ * where its item (a Task's one `artifacts` item) lies in `body`, for artifacts-blob.ts: offsets,
+ * not views, as a view per chunk cost more than what is done with it.
+ */
+export function eachFramedArtifactChange(body: Uint8Array, each: (from: number, to: number, append: boolean) => void): void {
+  let at = 0;
+  while (at < body.length) {
+    const kind = body[at++]!;
+    const flags = body[at++]!;
+    let n = 0;
+    for (let scale = 1; ; scale *= 128) {
+      const b = body[at++]!;
+      n += (b & 0x7f) * scale;
+      if (b < 0x80) break;
+    }
+    if (kind !== ARTIFACT || n === 0) throw new Error(`artifact_tail row holds an event of kind ${kind}`);
+    each(at, at + n - 1, (flags & APPEND) !== 0);
+    at += n - 1;
+  }
 }
 
 type ArtifactChange = Extract<TaskChange, { kind: "artifact" }>;

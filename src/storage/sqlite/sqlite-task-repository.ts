@@ -24,6 +24,7 @@ import {
   type TaskScope,
 } from "../../lifecycle/task-repository.js";
 import { eventAtVersion, type EventLogOptions, type EventLogRead, type LoggedEvent, type TaskEventLog } from "../../lifecycle/event-log.js";
+import { mergeArtifactsBlob } from "./artifacts-blob.js";
 import { BATCH, decodeArtifactChanges, decodeEventRow, encodeArtifactChanges, encodeEvent, encodeEventBatch } from "./event-row-codec.js";
 import { checkDatabaseFile } from "./check-database-file.js";
 import { checkSchema, migrate } from "./migrations.js";
@@ -87,6 +88,13 @@ const ARTIFACTS_OF = (t: string) => `coalesce((SELECT a.artifacts FROM task_arti
 const KEPT_LIMIT = 1000;
 /** Artifact changes kept apart from a blob smaller than this before it is rewritten (see appendToTail). */
 const MIN_TAIL_BYTES = 16 * 1024;
+/**
+ * The tail may grow to this many times the blob before the blob is rewritten (see appendToTail):
+ * each rewrite makes the blob four times larger, so an answer's rewrites write about 1.3 times
+ * its final size, not 2 times as when the tail was rewritten at the blob's size. Reads do not pay
+ * for a long tail: they join it with the blob as bytes and decode once (readArtifacts).
+ */
+const TAIL_PER_BLOB = 3;
 
 interface TaskRow {
   pk: number;
@@ -213,8 +221,12 @@ interface StagedTask {
   /** The row's key; undefined for a task created in this batch until its row is inserted at commit. */
   pk: number | undefined;
   readonly task: Task;
-  /** The stored artifacts blob, decoded into `task.artifacts` (with the tail after it) only when an artifact change needs them. */
-  readonly storedArtifacts: Uint8Array | null;
+  /**
+   * The artifacts blob as the row holds it (the tail rows come after it), decoded into
+   * `task.artifacts` only when an artifact change needs them; kept up to date when a commit
+   * writes the blob, as the next rewrite is made from its bytes (artifacts-blob.ts).
+   */
+  storedArtifacts: Uint8Array | null;
   artifactsDecoded: boolean;
   /** Whether the artifacts blob is in the task's row (as inserted) rather than in `task_artifacts`. */
   artifactsInline: boolean;
@@ -733,7 +745,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     const historyLen = staged.storedHistoryLength + staged.newHistory.length;
     let pk = staged.pk;
     let artifacts: Uint8Array | null;
-    let tailBody: Uint8Array | undefined;
+    let changesBody: Uint8Array | undefined;
     if (pk === undefined) {
       pk = Number(
         this.s.insertTask.run({
@@ -749,6 +761,7 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
         }).lastInsertRowid,
       );
       staged.pk = pk;
+      staged.storedArtifacts = artifacts;
       staged.artifactBytes = artifacts?.length ?? 0;
       staged.artifactsInline = artifacts !== null;
     } else {
@@ -756,13 +769,16 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       if (staged.statusChanged) {
         this.s.updateStatus.run({ pk, state: task.status!.state, statusMicros: statusMicros(task), version, historyLen, task: encodeTaskCore(task) });
       }
-      if (!staged.artifactsChanged || (tailBody = this.appendToTail(staged, pk, historyLen)) === undefined) {
+      // This batch's artifact changes, framed once: for the tail row, the blob rewrite and the event row.
+      if (staged.newArtifactChanges !== undefined) changesBody = encodeArtifactChanges(staged.newArtifactChanges);
+      if (!staged.artifactsChanged || !this.appendToTail(staged, pk, historyLen, changesBody)) {
         if (staged.artifactsChanged) {
-          const artifacts = encodeArtifacts(task.artifacts);
+          const artifacts = this.rewrittenArtifacts(staged, pk, changesBody);
           this.s.updateArtifacts.run({ pk, version, historyLen });
           this.s.putArtifacts.run(pk, artifacts);
           staged.artifactsInline = false;
           if (staged.tailBytes > 0) this.s.clearTail.run(pk);
+          staged.storedArtifacts = artifacts;
           staged.artifactBytes = artifacts?.length ?? 0;
           staged.tailBytes = 0;
         } else if (!staged.statusChanged) this.s.updateVersion.run({ pk, version, historyLen });
@@ -777,10 +793,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       const at = Date.now() * 1000;
       if (events.length === 1) this.s.insertEvent.run(pk, events[0]!.version, at, ...encodeEvent(events[0]!));
       else {
-        // A commit of appends only: the event row's body is the tail row's, byte for byte (both
-        // frame the same artifact changes in order), so it is encoded once.
-        const same = tailBody !== undefined && events.length === staged.newArtifactChanges!.length && events.every((e) => e.kind === "artifact");
-        this.s.insertEvents.run(pk, events[events.length - 1]!.version, events[0]!.version, at, same ? tailBody : encodeEventBatch(events));
+        // A commit of artifact changes only: the event row's body is the tail row's, byte for byte
+        // (both frame the same artifact changes in order), so it is encoded once.
+        const same = changesBody !== undefined && events.length === staged.newArtifactChanges!.length && events.every((e) => e.kind === "artifact");
+        this.s.insertEvents.run(pk, events[events.length - 1]!.version, events[0]!.version, at, same ? changesBody : encodeEventBatch(events));
       }
     }
   }
@@ -789,14 +805,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
    * Writes this batch's artifact changes of a task that has a row as one `artifact_tail` row,
    * unless the tail would outgrow the blob (or the task is finished): then the caller rewrites
    * the blob. Rewriting only when the tail is as large as the blob keeps the bytes written
-   * linear in the artifact's size however many commits it takes. The row's body, or undefined
-   * when it wrote nothing.
+   * linear in the artifact's size however many commits it takes. `body`: the changes, framed.
+   * Whether it wrote them.
    */
-  private appendToTail(staged: StagedTask, pk: number, historyLen: number): Uint8Array | undefined {
-    const changes = staged.newArtifactChanges;
-    if (changes === undefined || isTerminal(staged.task.status!.state)) return undefined;
-    const body = encodeArtifactChanges(changes);
-    if (staged.tailBytes + body.length > Math.max(staged.artifactBytes, MIN_TAIL_BYTES)) return undefined;
+  private appendToTail(staged: StagedTask, pk: number, historyLen: number, body: Uint8Array | undefined): boolean {
+    if (body === undefined || isTerminal(staged.task.status!.state)) return false;
+    if (staged.tailBytes + body.length > Math.max(staged.artifactBytes * TAIL_PER_BLOB, MIN_TAIL_BYTES)) return false;
     if (staged.artifactsInline) {
       // Out of the task's row first: every later update of the row would rewrite it.
       this.s.moveArtifacts.run(pk);
@@ -806,16 +820,38 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     this.s.insertTail.run(pk, staged.version, body);
     staged.tailBytes += body.length;
     this.s.updateTail.run({ pk, version: staged.version, historyLen, tailBytes: staged.tailBytes });
-    return body;
+    return true;
   }
 
-  /** `task.artifacts` as the row holds them: the blob, then the changes kept after it, applied in order. */
+  /**
+   * The task's artifacts blob after this batch: joined from the bytes of the stored blob, its tail
+   * rows and this batch's changes (`body`) when all of them are at hand as bytes, so no chunk
+   * is encoded again; else (a task created in this batch, bytes artifacts-blob.ts cannot take
+   * apart) encoded from `task.artifacts`.
+   */
+  private rewrittenArtifacts(staged: StagedTask, pk: number, body: Uint8Array | undefined): Uint8Array | null {
+    const task = staged.task;
+    if (body === undefined) return encodeArtifacts(task.artifacts);
+    const bodies = staged.tailBytes > 0 ? (this.s.tailOf.all(pk) as Uint8Array[]) : [];
+    bodies.push(body);
+    return mergeArtifactsBlob(staged.storedArtifacts, bodies, task.artifacts) ?? encodeArtifacts(task.artifacts);
+  }
+
+  /**
+   * `task.artifacts` as the row holds them: the blob, then the changes kept after it, applied in
+   * order; joined as bytes and decoded once (artifacts-blob.ts), else (bytes it cannot take
+   * apart) each change decoded and merged.
+   */
   private readArtifacts(task: Task, row: ArtifactsRow): void {
-    task.artifacts = decodeArtifacts(row.artifacts);
-    if (row.tail_bytes === 0) return;
-    for (const body of this.s.tailOf.all(row.pk) as Uint8Array[]) {
-      for (const change of decodeArtifactChanges(body)) mergeArtifact(task, change.artifact, change.append);
+    if (row.tail_bytes === 0) {
+      task.artifacts = decodeArtifacts(row.artifacts);
+      return;
     }
+    const tail = this.s.tailOf.all(row.pk) as Uint8Array[];
+    const joined = mergeArtifactsBlob(row.artifacts, tail);
+    task.artifacts = decodeArtifacts(joined ?? row.artifacts);
+    if (joined !== undefined) return;
+    for (const body of tail) for (const change of decodeArtifactChanges(body)) mergeArtifact(task, change.artifact, change.append);
   }
 
   /**
