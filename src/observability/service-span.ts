@@ -20,7 +20,16 @@ import {
   type TimeInput,
   type Tracer,
 } from "@opentelemetry/api";
-import { hrTimeDuration, isAttributeValue, isTimeInput, isTracingSuppressed, millisToHrTime, sanitizeAttributes, timeInputToHrTime } from "@opentelemetry/core";
+import {
+  hrTimeDuration,
+  hrTimeToMilliseconds,
+  isAttributeValue,
+  isTimeInput,
+  isTracingSuppressed,
+  millisToHrTime,
+  sanitizeAttributes,
+  timeInputToHrTime,
+} from "@opentelemetry/core";
 import type { IdGenerator, ReadableSpan, Sampler, SpanLimits, SpanProcessor, TimedEvent } from "@opentelemetry/sdk-trace-base";
 
 /*
@@ -36,7 +45,7 @@ import type { IdGenerator, ReadableSpan, Sampler, SpanLimits, SpanProcessor, Tim
  * They behave as the SDK's spans do for everything the OpenTelemetry API lets a holder do (the
  * agent may get its run's span as the active span): attributes, events, links and their limits,
  * status, name, end, recordException; and they are ReadableSpans, so any span processor or
- * exporter takes them. test/observability/service-span.test.ts compares them with the SDK's.
+ * exporter takes them. test/observability/service-span-tracing.test.ts compares them with the SDK's.
  * What they leave out: the SDK's self-metrics (otel.sdk.span.*), which need a meter provider the
  * service does not configure.
  */
@@ -315,7 +324,7 @@ export class ServiceSpan implements Span, ReadableSpan {
       diag.error(`${this.name} ${this.#context.traceId}-${this.#context.spanId} - You can only call end() on a span once.`);
       return;
     }
-    let end = endTime === undefined ? nowMs() : typeof endTime === "number" ? endTime : msOf(timeInputToHrTime(endTime));
+    let end = endTime === undefined ? nowMs() : typeof endTime === "number" ? endTime : hrTimeToMilliseconds(timeInputToHrTime(endTime));
     if (end < this.startMs) {
       diag.warn("Inconsistent start and end time, startTime > endTime. Setting span duration to 0ms.");
       end = this.startMs;
@@ -368,10 +377,6 @@ function truncated(value: AttributeValue, limit: number): AttributeValue {
   if (typeof value === "string") return value.length <= limit ? value : value.substring(0, limit);
   if (Array.isArray(value)) return value.map((v) => (typeof v === "string" && v.length > limit ? v.substring(0, limit) : v)) as AttributeValue;
   return value;
-}
-
-function msOf([seconds, nanos]: HrTime): number {
-  return seconds * 1000 + nanos / 1e6;
 }
 
 /** The key the API keeps the current span under (trace.getSpan / trace.setSpan): createContextKey is Symbol.for. */

@@ -19,7 +19,7 @@ import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
 import { PooledIdGenerator } from "./id-generator.js";
-import type { ServiceTracer } from "./service-span.js";
+import { nowMs, type ServiceTracer } from "./service-span.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
 /** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
@@ -310,11 +310,6 @@ function isUnsampledChild(parent: Context): boolean {
   const sc = span.spanContext();
   // The sampled flag, not isRecording alone: a sampled parent (an agent's step) may have ended before the commit it opened.
   return sc.isRemote !== true && (sc.traceFlags & TraceFlags.SAMPLED) === 0 && !span.isRecording();
-}
-
-/** Epoch milliseconds with sub-millisecond precision (span start and end times). */
-function nowMs(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 /**

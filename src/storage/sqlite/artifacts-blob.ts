@@ -1,5 +1,5 @@
 import type { Artifact } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { varintSize } from "../../codec/varint.js";
+import { varintSize, writeVarint } from "../../codec/varint.js";
 import { eachFramedArtifactChange } from "./event-row-codec.js";
 
 /**
@@ -286,14 +286,4 @@ function bodySize(a: Pieces): number {
   for (const run of a.parts) size += run.to - run.from;
   for (const e of a.extensions) size += e.to - e.from;
   return size;
-}
-
-function writeVarint(out: Uint8Array, at: number, value: number): number {
-  let n = value;
-  while (n > 0x7f) {
-    out[at++] = (n & 0x7f) | 0x80;
-    n = Math.floor(n / 128);
-  }
-  out[at++] = n;
-  return at;
 }

@@ -3,7 +3,7 @@ import { TaskSchema, type Artifact, type Task } from "../../../gen/es/lf/a2a/v1/
 import { encodeFramedArtifacts, encodeTask } from "../../codec/task-encoder.js";
 import type { LoggedEvent } from "../../lifecycle/event-log.js";
 import type { TaskChange } from "../../lifecycle/task-repository.js";
-import { varintSize } from "../../codec/varint.js";
+import { varintSize, writeVarint } from "../../codec/varint.js";
 
 const STATUS = 1;
 const ARTIFACT = 2;
@@ -143,12 +143,7 @@ function frame(parts: ReadonlyArray<readonly [number, number, Uint8Array | null]
   for (const [kind, flags, body] of parts) {
     out[at++] = kind;
     out[at++] = flags;
-    let n = body === null ? 0 : body.length + 1;
-    while (n > 0x7f) {
-      out[at++] = (n & 0x7f) | 0x80;
-      n >>>= 7;
-    }
-    out[at++] = n;
+    at = writeVarint(out, at, body === null ? 0 : body.length + 1);
     if (body !== null) {
       out.set(body, at);
       at += body.length;
