@@ -1,11 +1,21 @@
 /**
  * What the Prometheus metrics cost per blocking SendMessage (the trivial agent), measured finer than
- * `bench -- observability` does: more calls per round (5,000), so that a round's few ms of
- * timer and GC noise weigh less, and a CPU window that closes shortly after the last call.
+ * `bench -- observability` does. Two methods:
+ *   - interleaved (the default): a round gives each server 5,000 calls (--calls) in phases of 500
+ *     (--chunk), one server at a time, the servers taking turns, and a server's CPU over the whole
+ *     round ÷ its calls is its figure for the round. The turns are short (~40–200 ms), so every
+ *     server of a round goes through the same moments of a machine others load; each still runs
+ *     alone, so none competes with the others for the cores. Why: with one phase of 5,000 calls per
+ *     server (--chunk=5000, the method before) the A/A ratio of two metrics-off servers spread
+ *     0.90–1.19× round to round on the shared machine, wider than the 5% the target is about.
+ *   - together (--together [--seconds=S]): every server of a store loaded at once for S s (2), each
+ *     by its own 32 calls in flight. Measured on the shared machine (load 6–10): worse (A/A
+ *     0.69–0.99× middle half); the servers' loops then wait on each other and on the client.
  *   - off      A2A_METRICS_LISTEN=off: the baseline of its store;
  *   - metrics  the default (its own listener, so the benchmark can scrape it), scraped once per round
  *              after its window: the scrape's CPU, with what it leaves behind, is reported apart;
- *   - off2     (--aa) a second metrics-off server: the A/A ratio, i.e. the noise of the method;
+ *   - off2     a second metrics-off server (on unless --no-aa): the A/A ratio, i.e. the noise of the
+ *              method, reported beside the A/B one;
  *   - pieces   (--pieces=eld,gc,channels,defaults) a metrics-off server with one piece of what the
  *              metrics switch on, preloaded alone (bench/lib/metrics-pieces.mjs): where the cost is;
  *   - before   (--baseline=DIR) metrics on, the server of another build: DIR/src/main.js, e.g. a
@@ -13,11 +23,14 @@
  * Target, on each store: the median of the per-round ratios metrics ÷ off ≤ 1.05.
  *
  *   npm run build && npm run bench -- metrics-cost [--store=memory|sqlite|both] [--rounds=N]
- *     [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults] [--baseline=DIR] [--reverse] [--profile]
+ *     [--calls=N] [--chunk=N] [--together [--seconds=S]] [--no-aa] [--pieces=eld,gc,channels,defaults]
+ *     [--baseline=DIR] [--reverse] [--profile]
  * (--reverse starts and warms the servers in the reverse order: a check that the order biases nothing)
  *
  * A window is a server's CPU from its phase's start to SETTLE_MS after its last call (a SQLite
- * commit the calls left behind falls in it). Our server runs compiled (dist/).
+ * commit the calls left behind falls in it). Metrics servers are scraped at Prometheus's usual
+ * interval (15 s), between windows; the scrape's own CPU is reported apart, per call. Our server
+ * runs compiled (dist/).
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -54,7 +67,12 @@ const SCRAPE_EVERY_S = 15;
 export interface MetricsCostOptions {
   readonly stores: readonly StoreName[];
   readonly rounds: number;
+  /** Calls per server per round. */
   readonly calls: number;
+  /** Calls per phase: a round's calls to a server go in phases of this many, the servers taking turns. */
+  readonly chunk: number;
+  /** --together: each round, every server of a store loaded at once for this many seconds instead. */
+  readonly together: number | undefined;
   readonly aa: boolean;
   readonly pieces: readonly string[];
   /** A built server (its dist directory) to run with metrics on as "before". */
@@ -74,7 +92,9 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
     stores: store === "both" ? STORES : [store as StoreName],
     rounds: Number(value("rounds") ?? 20),
     calls: Number(value("calls") ?? 5_000),
-    aa: args.includes("--aa"),
+    chunk: Number(value("chunk") ?? 500),
+    together: args.includes("--together") ? Number(value("seconds") ?? 2) : undefined,
+    aa: !args.includes("--no-aa"),
     pieces,
     baseline: value("baseline"),
     profile: args.includes("--profile"),
@@ -102,6 +122,8 @@ interface Served {
   readonly perCall: number[];
   readonly rates: number[];
   readonly scrapeMicros: number[];
+  /** When it was last scraped (performance.now()). */
+  lastScrapeAt: number;
   /** CPU µs per second while idle. */
   idleMicrosPerS: number;
 }
@@ -140,10 +162,79 @@ async function startOne(store: StoreName, variant: Variant, baseline: string | u
     };
     await scrape();
   }
-  return { store, variant, server, lc, dataDir, scrape, perCall: [], rates: [], scrapeMicros: [], idleMicrosPerS: Number.NaN };
+  return { store, variant, server, lc, dataDir, scrape, perCall: [], rates: [], scrapeMicros: [], lastScrapeAt: performance.now(), idleMicrosPerS: Number.NaN };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `items` rotated by `by` places: the order turns each round. */
+function turned<T>(items: readonly T[], by: number): T[] {
+  return items.map((_, i) => items[(i + by) % items.length]!);
+}
+
+type Load = { readonly path: string; readonly request: Buffer; readonly inFlight: number };
+
+/**
+ * One server at a time, in phases of `chunk` calls, the servers taking turns until each has had
+ * `calls`; a server's window is the whole round (from before the first phase to SETTLE_MS after
+ * the last), so what it does between its phases (collections, its timers) counts too. Short turns
+ * put every server through the same moments of a machine others load, as long as a round lasts.
+ */
+async function interleavedRound(group: readonly Served[], load: Load, calls: number, chunk: number): Promise<void> {
+  const starts = await Promise.all(group.map((s) => s.server.usage()));
+  const done = group.map(() => 0);
+  const elapsed = group.map(() => 0);
+  for (let sent = 0; sent < calls; sent += chunk) {
+    for (let i = 0; i < group.length; i++) {
+      const s = group[i]!;
+      const result = await runLoad(s.lc, { ...load, calls: Math.min(chunk, calls - sent) });
+      if (result.errors > 0) throw new Error(`${s.variant}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
+      done[i]! += result.calls;
+      elapsed[i]! += result.elapsedMs;
+    }
+  }
+  await sleep(SETTLE_MS);
+  const ends = await Promise.all(group.map((s) => s.server.usage()));
+  group.forEach((s, i) => {
+    s.perCall.push(cpuMicros(starts[i]!, ends[i]!) / done[i]!);
+    s.rates.push((done[i]! * 1000) / elapsed[i]!);
+  });
+  for (const s of group) await scrapeIfDue(s);
+}
+
+/**
+ * Every server of `group` loaded at once for `seconds`: each keeps its own calls in flight until the
+ * window's end (then its last calls finish), and its CPU from the window's start to SETTLE_MS after
+ * the last server's last call ÷ the calls it completed is its figure for the round.
+ */
+async function togetherRound(group: readonly Served[], load: Load, seconds: number): Promise<void> {
+  const starts = await Promise.all(group.map((s) => s.server.usage()));
+  const results = await Promise.all(group.map((s) => runLoad(s.lc, { ...load, calls: 1_000_000, maxSeconds: seconds })));
+  await sleep(SETTLE_MS);
+  const ends = await Promise.all(group.map((s) => s.server.usage()));
+  group.forEach((s, i) => {
+    const result = results[i]!;
+    if (result.errors > 0) throw new Error(`${s.variant}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
+    s.perCall.push(cpuMicros(starts[i]!, ends[i]!) / result.calls);
+    s.rates.push((result.calls * 1000) / result.elapsedMs);
+  });
+  for (const s of group) await scrapeIfDue(s);
+}
+
+/**
+ * Scrapes a metrics server once its scrape interval has passed, between windows, and keeps the
+ * scrape's CPU (with SETTLE_MS after it: what it leaves behind counts for the scrape). At Prometheus's
+ * interval, not every round: a round is a few seconds, and a scrape's after-effects that outlast
+ * SETTLE_MS land in the next window, as they would in production at 15 s.
+ */
+async function scrapeIfDue(s: Served): Promise<void> {
+  if (s.scrape === undefined || performance.now() - s.lastScrapeAt < SCRAPE_EVERY_S * 1000) return;
+  const before = await s.server.usage();
+  await s.scrape();
+  s.lastScrapeAt = performance.now();
+  await sleep(SETTLE_MS);
+  s.scrapeMicros.push(cpuMicros(before, await s.server.usage()));
+}
 
 export async function runMetricsCost(options: MetricsCostOptions): Promise<string> {
   const log = (s: string) => process.stderr.write(`[metrics-cost] ${s}\n`);
@@ -166,22 +257,13 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
     for (const s of served) await drive(s.server, s.lc, load, WARMUP / 2);
     for (let round = 0; round < options.rounds; round++) {
       log(`round ${round + 1}/${options.rounds}`);
-      // One server at a time, the order turning each round; each window closes before the next phase.
-      for (let i = 0; i < served.length; i++) {
-        const s = served[(i + round) % served.length]!;
-        const start = await s.server.usage();
-        const result = await runLoad(s.lc, { ...load, calls: options.calls });
-        if (result.errors > 0) throw new Error(`${s.variant}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
-        await sleep(SETTLE_MS);
-        const end = await s.server.usage();
-        s.perCall.push(cpuMicros(start, end) / result.calls);
-        s.rates.push((result.calls * 1000) / result.elapsedMs);
-        if (s.scrape !== undefined) {
-          // Apart from the calls' window, with its own settling time: what a scrape leaves behind counts for the scrape.
-          await s.scrape();
-          await sleep(SETTLE_MS);
-          s.scrapeMicros.push(cpuMicros(end, await s.server.usage()));
-        }
+      for (const store of turned(options.stores, round)) {
+        const group = turned(
+          served.filter((s) => s.store === store),
+          round,
+        );
+        if (options.together === undefined) await interleavedRound(group, load, options.calls, options.chunk);
+        else await togetherRound(group, load, options.together);
       }
       // Each round's figures as they come, so that a run cut short still tells something.
       for (const store of options.stores) {
@@ -233,7 +315,12 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
     const off = ofStore.find((s) => s.variant === "off")!;
     const ratios = (s: Served) => s.perCall.map((v, i) => v / off.perCall[i]!);
     const metrics = ofStore.find((s) => s.variant === "metrics")!;
-    targets.push({ what: `${store}: server CPU per call, metrics on ÷ off`, actual: median(ratios(metrics)), op: "<=", limit: 1.05, format: formatRatio });
+    const metricsRatio = median(ratios(metrics));
+    targets.push({ what: `${store}: server CPU per call, metrics on ÷ off`, actual: metricsRatio, op: "<=", limit: 1.05, format: formatRatio });
+    const aa = ofStore.find((s) => s.variant === "off2");
+    // The A/A figure beside it: how far two identical servers read apart with this method, this run.
+    if (aa !== undefined)
+      targets.push({ what: `${store}: A/A, metrics off ÷ off (the method's noise)`, actual: median(ratios(aa)), op: "<=", limit: 1.05, format: formatRatio });
     const rows = ofStore.map((s) => [
       s.variant,
       formatNumber(median(s.perCall), 1),
@@ -243,16 +330,18 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
       formatNumber(s.idleMicrosPerS),
     ]);
     const scrapeMs = metrics.scrapeMicros.length > 0 ? median(metrics.scrapeMicros) / 1000 : undefined;
-    const offRate = median(off.rates);
+    // A server busy on one core spends 15 s × 1e6 µs on calls between two scrapes: the scrape's share of that.
+    const scrapeShare = scrapeMs === undefined ? undefined : (scrapeMs * 1000) / (SCRAPE_EVERY_S * 1e6);
     sections.push(
       `## ${store} store`,
       "",
       markdownTable(["", "server CPU µs/call", "÷ off: median (p25–p75; min–max)", "− off, µs/call (median)", "calls/s", "idle CPU µs/s"], rows),
       "",
-      ...(scrapeMs === undefined
+      ...(aa === undefined ? [] : [`A/B metrics ÷ off ${spread(ratios(metrics))} beside A/A off2 ÷ off ${spread(ratios(aa))}, same rounds.`, ""]),
+      ...(scrapeMs === undefined || scrapeShare === undefined
         ? []
         : [
-            `A scrape of /metrics (once per round, after the calls' window) cost ${formatNumber(scrapeMs, 2)} ms of server CPU with ${SETTLE_MS} ms after it (median of ${metrics.scrapeMicros.length}): every ${SCRAPE_EVERY_S} s at ${formatNumber(offRate)} calls/s that is ${formatNumber((scrapeMs * 1000) / (SCRAPE_EVERY_S * offRate), 2)} µs per call, not in the ratios above.`,
+            `A scrape of /metrics (every ${SCRAPE_EVERY_S} s of the run, between windows) cost ${formatNumber(scrapeMs, 2)} ms of server CPU with ${SETTLE_MS} ms after it (median of ${metrics.scrapeMicros.length}): for a server busy on one core, scraped every ${SCRAPE_EVERY_S} s, that adds ${formatNumber(scrapeShare * 100, 3)}% to its calls' CPU (metrics on ÷ off with it: ${formatRatio(metricsRatio + scrapeShare)}); not in the ratios above.`,
             "",
           ]),
       "Per round, µs per call:",
@@ -270,7 +359,10 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
     `${new Date().toISOString()}; ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")} at the end; ${elapsedS.toFixed(0)} s in all.`,
-    `${options.rounds} interleaved rounds of ${options.calls} calls per server; a round's CPU per call is the server's CPU from its phase's start to ${SETTLE_MS} ms after its last call ÷ the calls. Ratios are medians of the per-round ratios to the same store's metrics-off server. Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle (its timers), a cost per second, in the rounds' figures only for the ${SETTLE_MS} ms after each phase.`,
+    options.together === undefined
+      ? `${options.rounds} rounds; in each, every server had ${options.calls} calls in phases of ${options.chunk}, one server at a time, the servers taking turns (${IN_FLIGHT} in flight); a round's CPU per call is the server's CPU from before its first phase to ${SETTLE_MS} ms after the round's last call ÷ its calls.`
+      : `${options.rounds} rounds (--together): in each, every server of a store loaded at once for ${options.together} s (${IN_FLIGHT} calls in flight each), the stores one after the other; a round's CPU per call is the server's CPU from the window's start to ${SETTLE_MS} ms after the last call ÷ the calls it completed.`,
+    `Ratios are medians of the per-round ratios to the same store's metrics-off server. Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle (its timers), a cost per second, in the rounds' figures only for the ${SETTLE_MS} ms after each window.`,
     "",
     targetsTable(targets),
     "",

@@ -39,7 +39,12 @@ export class ServiceMetrics {
   constructor(options: ServiceMetricsOptions = {}) {
     const openStreams =
       options.openStreams ?? (() => STREAMING_METHODS.reduce((sum, method) => sum + (this.#calls.get("lf.a2a.v1.A2AService")?.get(method)?.active ?? 0), 0));
-    this.metrics = createMetrics({ activeCalls: () => this.#activeByMethod(), openStreams, pushStats: () => this.#pushStats?.() });
+    this.metrics = createMetrics({
+      activeCalls: () => this.#activeByMethod(),
+      openStreams,
+      pushStats: () => this.#pushStats?.(),
+      busy: () => this.#anyActive(),
+    });
     this.#pushStats = options.pushStats;
     this.route = metricsRoute(this.metrics.registry);
     this.#unsubscribe = subscribeCoreMetrics(this.metrics);
@@ -53,6 +58,7 @@ export class ServiceMetrics {
   /** The call seam's observer: counts calls in progress, and each call's duration by method and status. */
   readonly observer: CallObserver<MethodCalls> = {
     started: (call) => {
+      this.metrics.eventLoopLag.touch();
       const calls = this.#methodCalls(call.service, call.method);
       calls.active++;
       return calls;
@@ -81,8 +87,14 @@ export class ServiceMetrics {
     return active;
   }
 
-  /** Stops listening to the diagnostics channels (the registry stays readable). */
+  #anyActive(): boolean {
+    for (const methods of this.#calls.values()) for (const calls of methods.values()) if (calls.active > 0) return true;
+    return false;
+  }
+
+  /** Stops listening to the diagnostics channels and sampling the loop (the registry stays readable). */
   close(): void {
     this.#unsubscribe();
+    this.metrics.eventLoopLag.close();
   }
 }
