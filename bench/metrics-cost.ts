@@ -18,8 +18,9 @@
  *              method, reported beside the A/B one;
  *   - pieces   (--pieces=eld,gc,channels,defaults) a metrics-off server with one piece of what the
  *              metrics switch on, preloaded alone (bench/lib/metrics-pieces.mjs): where the cost is;
- *   - before   (--baseline=DIR) metrics on, the server of another build: DIR/src/main.js, e.g. a
- *              `dist` of an older commit placed inside this checkout (it resolves node_modules here).
+ *   - before   (--baseline=DIR) metrics on, the server of another build: DIR a built checkout
+ *              (DIR/dist/src/main.js) or a dist directory (DIR/src/main.js); it resolves its own
+ *              node_modules.
  * Target, on each store: the median of the per-round ratios metrics ÷ off ≤ 1.05.
  *
  *   npm run build && npm run bench -- metrics-cost [--store=memory|sqlite|both] [--rounds=N]
@@ -32,7 +33,7 @@
  * interval (15 s), between windows; the scrape's own CPU is reported apart, per call. Our server
  * runs compiled (dist/).
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -135,7 +136,7 @@ async function startOne(store: StoreName, variant: Variant, baseline: string | u
   const name = `${store}: ${variant}`;
   const server = await startServerProcess({
     name,
-    script: variant === "before" ? join(baseline!, "src/main.js") : join(ROOT, "dist/src/main.js"),
+    script: variant === "before" ? baselineMain(baseline!) : join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
     ...(piece !== undefined ? { nodeFlags: ["--import", PIECES_PRELOAD] } : {}),
     env: (port) => ({
@@ -163,6 +164,12 @@ async function startOne(store: StoreName, variant: Variant, baseline: string | u
     await scrape();
   }
   return { store, variant, server, lc, dataDir, scrape, perCall: [], rates: [], scrapeMicros: [], lastScrapeAt: performance.now(), idleMicrosPerS: Number.NaN };
+}
+
+/** The server of another build: DIR a built checkout (DIR/dist/src/main.js) or its dist directory (DIR/src/main.js). */
+function baselineMain(dir: string): string {
+  for (const main of [join(dir, "dist/src/main.js"), join(dir, "src/main.js")]) if (existsSync(main)) return main;
+  throw new Error(`--baseline=${dir}: neither ${dir}/dist/src/main.js nor ${dir}/src/main.js exists (build it first)`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
