@@ -2,7 +2,7 @@
  * What the Prometheus metrics cost per blocking SendMessage (the trivial agent), measured finer than
  * `bench -- observability` does. Two methods:
  *   - interleaved (the default): a round gives each server 5,000 calls (--calls) in phases of 500
- *     (--chunk), one server at a time, the servers taking turns, and a server's CPU over the whole
+ *     (--chunk), one server at a time, the servers taking turns (A B C, C B A, ...), and a server's CPU over the whole
  *     round ÷ its calls is its figure for the round. The turns are short (~40–200 ms), so every
  *     server of a round goes through the same moments of a machine others load; each still runs
  *     alone, so none competes with the others for the cores. Why: with one phase of 5,000 calls per
@@ -39,6 +39,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { MessageSchema, Role, SendMessageRequestSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { EVENT_LOOP_QUIET_MS } from "../src/observability/event-loop-lag.js";
 import { profileSummary } from "./lib/cpu-profile.js";
 import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
 import { drive, waitUntilServing } from "./lib/measure.js";
@@ -62,6 +63,8 @@ const WARMUP = 4_000;
 const SETTLE_MS = 100;
 /** How long the servers' idle CPU is read for. */
 const IDLE_MS = 3_000;
+/** How long after the last calls it is read from: the event-loop lag sampler stops 2–4 s after the last activity. */
+const IDLE_WAIT_MS = 2 * EVENT_LOOP_QUIET_MS + 1_000;
 /** Prometheus's usual scrape interval, for the scrape's cost per call. */
 const SCRAPE_EVERY_S = 15;
 
@@ -182,8 +185,8 @@ function turned<T>(items: readonly T[], by: number): T[] {
 type Load = { readonly path: string; readonly request: Buffer; readonly inFlight: number };
 
 /**
- * One server at a time, in phases of `chunk` calls, the servers taking turns until each has had
- * `calls`; a server's window is the whole round (from before the first phase to SETTLE_MS after
+ * One server at a time, in phases of `chunk` calls, the servers taking turns (in the order and its
+ * reverse by turns) until each has had `calls`; a server's window is the whole round (from before the first phase to SETTLE_MS after
  * the last), so what it does between its phases (collections, its timers) counts too. Short turns
  * put every server through the same moments of a machine others load, as long as a round lasts.
  */
@@ -191,8 +194,11 @@ async function interleavedRound(group: readonly Served[], load: Load, calls: num
   const starts = await Promise.all(group.map((s) => s.server.usage()));
   const done = group.map(() => 0);
   const elapsed = group.map(() => 0);
-  for (let sent = 0; sent < calls; sent += chunk) {
-    for (let i = 0; i < group.length; i++) {
+  for (let sent = 0, turn = 0; sent < calls; sent += chunk, turn++) {
+    // A B C, C B A, A B C, ...: every server's phases sit at the same mean time, so a drift in the
+    // machine's load weighs on all alike (in one order only, neighbours shared more of it).
+    for (let k = 0; k < group.length; k++) {
+      const i = turn % 2 === 0 ? k : group.length - 1 - k;
       const s = group[i]!;
       const result = await runLoad(s.lc, { ...load, calls: Math.min(chunk, calls - sent) });
       if (result.errors > 0) throw new Error(`${s.variant}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
@@ -281,7 +287,7 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
     }
     // What each server costs doing nothing (its timers): a cost per second, not per call, read with
     // every server idle, once what the last calls left behind (collections, compilation) is done.
-    await sleep(IDLE_MS);
+    await sleep(IDLE_WAIT_MS);
     const idleFrom = await Promise.all(served.map((s) => s.server.usage()));
     await sleep(IDLE_MS);
     const idleTo = await Promise.all(served.map((s) => s.server.usage()));
@@ -369,7 +375,7 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
     options.together === undefined
       ? `${options.rounds} rounds; in each, every server had ${options.calls} calls in phases of ${options.chunk}, one server at a time, the servers taking turns (${IN_FLIGHT} in flight); a round's CPU per call is the server's CPU from before its first phase to ${SETTLE_MS} ms after the round's last call ÷ its calls.`
       : `${options.rounds} rounds (--together): in each, every server of a store loaded at once for ${options.together} s (${IN_FLIGHT} calls in flight each), the stores one after the other; a round's CPU per call is the server's CPU from the window's start to ${SETTLE_MS} ms after the last call ÷ the calls it completed.`,
-    `Ratios are medians of the per-round ratios to the same store's metrics-off server. Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle (its timers), a cost per second, in the rounds' figures only for the ${SETTLE_MS} ms after each window.`,
+    `Ratios are medians of the per-round ratios to the same store's metrics-off server. Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle, from ${IDLE_WAIT_MS / 1000} s after the last calls (its timers), a cost per second, in the rounds' figures only for the ${SETTLE_MS} ms after each window.`,
     "",
     targetsTable(targets),
     "",
