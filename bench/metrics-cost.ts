@@ -1,19 +1,9 @@
 /**
  * What the Prometheus metrics cost per blocking SendMessage (the trivial agent), measured finer than
- * `bench -- observability` does. Two methods:
- *   - interleaved (the default): a round gives each server 5,000 calls (--calls) in phases of 500
- *     (--chunk), one server at a time, the servers taking turns (A B C, C B A, ...), and a server's CPU over the whole
- *     round ÷ its calls is its figure for the round. The turns are short (~40–200 ms), so every
- *     server of a round goes through the same moments of a machine others load; each still runs
- *     alone, so none competes with the others for the cores. Why: with one phase of 5,000 calls per
- *     server (--chunk=5000, the method before) the A/A ratio of two metrics-off servers spread
- *     0.90–1.19× round to round on the shared machine, wider than the 5% the target is about.
- *   - together (--together [--seconds=S]): every server of a store loaded at once for S s (2), each
- *     by its own 32 calls in flight. Measured on the shared machine (load 6–10): worse (A/A
- *     0.69–0.99× middle half); the servers' loops then wait on each other and on the client.
+ * `bench -- observability` does. The servers, per store:
  *   - off      A2A_METRICS_LISTEN=off: the baseline of its store;
- *   - metrics  the default (its own listener, so the benchmark can scrape it), scraped once per round
- *              after its window: the scrape's CPU, with what it leaves behind, is reported apart;
+ *   - metrics  the default (its own listener, so the benchmark can scrape it), scraped every 15 s
+ *              between rounds: the scrape's CPU, with what it leaves behind, is reported apart;
  *   - off2     a second metrics-off server (on unless --no-aa): the A/A ratio, i.e. the noise of the
  *              method, reported beside the A/B one;
  *   - pieces   (--pieces=eld,gc,channels,defaults) a metrics-off server with one piece of what the
@@ -21,7 +11,23 @@
  *   - before   (--baseline=DIR) metrics on, the server of another build: DIR a built checkout
  *              (DIR/dist/src/main.js) or a dist directory (DIR/src/main.js); it resolves its own
  *              node_modules.
- * Target, on each store: the median of the per-round ratios metrics ÷ off ≤ 1.05.
+ * Target, on each store: the median of the per-round ratios metrics ÷ off ≤ 1.05, printed with
+ * the A/A ratio off2 ÷ off of the same rounds beside it.
+ *
+ * How a round is run:
+ *   - interleaved (the default): each server gets 2,000 calls (--calls) in phases of 250 (--chunk),
+ *     one server at a time, the servers taking turns in an order and its reverse (A B C, C B A,
+ *     ...), and a server's CPU over the whole round ÷ its calls is its figure for the round. The
+ *     phases are short (~0.1–0.3 s), so every server of a round goes through the same moments of a
+ *     machine others load, at the same mean time; each still runs alone, so none competes with the
+ *     others for the cores. Why: with one phase of 5,000 calls per server (--chunk=5000, the
+ *     method before) the A/A ratio spread 0.90–1.19× round to round on the shared machine, wider
+ *     than the 5% the target is about; in one cyclic order (A B C, A B C) neighbours shared more
+ *     of the machine's moments than others, which made an adjacent A/A pair look tighter than the
+ *     A/B one.
+ *   - together (--together [--seconds=S]): every server of a store loaded at once for S s (2), each
+ *     by its own 32 calls in flight. Worse on the shared machine (load 6–10: A/A middle half
+ *     0.69–0.99×): the servers' loops then wait on each other and on the client.
  *
  *   npm run build && npm run bench -- metrics-cost [--store=memory|sqlite|both] [--rounds=N]
  *     [--calls=N] [--chunk=N] [--together [--seconds=S]] [--no-aa] [--pieces=eld,gc,channels,defaults]
@@ -95,8 +101,8 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
   return {
     stores: store === "both" ? STORES : [store as StoreName],
     rounds: Number(value("rounds") ?? 20),
-    calls: Number(value("calls") ?? 5_000),
-    chunk: Number(value("chunk") ?? 500),
+    calls: Number(value("calls") ?? 2_000),
+    chunk: Number(value("chunk") ?? 250),
     together: args.includes("--together") ? Number(value("seconds") ?? 2) : undefined,
     aa: !args.includes("--no-aa"),
     pieces,
