@@ -31,7 +31,7 @@
  *
  *   npm run build && npm run bench -- metrics-cost [--store=memory|sqlite|both] [--rounds=N]
  *     [--calls=N] [--chunk=N] [--together [--seconds=S]] [--no-aa] [--pieces=eld,gc,channels,defaults]
- *     [--baseline=DIR] [--reverse] [--profile]
+ *     [--baseline=DIR] [--reverse] [--profile] [--node-flags=--flag,...]
  * (--reverse starts and warms the servers in the reverse order: a check that the order biases nothing)
  *
  * A window is a server's CPU from its phase's start to SETTLE_MS after its last call (a SQLite
@@ -88,6 +88,8 @@ export interface MetricsCostOptions {
   /** A built server (its dist directory) to run with metrics on as "before". */
   readonly baseline: string | undefined;
   readonly profile: boolean;
+  /** --node-flags=a,b: flags for every server's node (e.g. --single-threaded-gc), to try what moves the noise. */
+  readonly nodeFlags: readonly string[];
   /** Start (and warm up) the servers in the reverse order: whether the order they start in biases their figures. */
   readonly reverse: boolean;
 }
@@ -108,6 +110,7 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
     pieces,
     baseline: value("baseline"),
     profile: args.includes("--profile"),
+    nodeFlags: value("node-flags")?.split(",") ?? [],
     reverse: args.includes("--reverse"),
   };
 }
@@ -138,7 +141,7 @@ interface Served {
   idleMicrosPerS: number;
 }
 
-async function startOne(store: StoreName, variant: Variant, baseline: string | undefined): Promise<Served> {
+async function startOne(store: StoreName, variant: Variant, baseline: string | undefined, nodeFlags: readonly string[]): Promise<Served> {
   const metricsPort = variant === "metrics" || variant === "before" ? await freePort() : undefined;
   const piece = variant.startsWith("off+") ? variant.slice(4) : undefined;
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-metrics-bench-")) : undefined;
@@ -147,7 +150,7 @@ async function startOne(store: StoreName, variant: Variant, baseline: string | u
     name,
     script: variant === "before" ? baselineMain(baseline!) : join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
-    ...(piece !== undefined ? { nodeFlags: ["--import", PIECES_PRELOAD] } : {}),
+    nodeFlags: [...nodeFlags, ...(piece !== undefined ? ["--import", PIECES_PRELOAD] : [])],
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_LOG_LEVEL: "warn",
@@ -269,7 +272,8 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
   const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };
   try {
     for (const store of options.stores)
-      for (const variant of options.reverse ? [...variants].reverse() : variants) served.push(await startOne(store, variant, options.baseline));
+      for (const variant of options.reverse ? [...variants].reverse() : variants)
+        served.push(await startOne(store, variant, options.baseline, options.nodeFlags));
     log(`${served.length} servers up; warm-up ${WARMUP} calls each`);
     for (const s of served) await drive(s.server, s.lc, load, WARMUP);
     for (const s of served) await s.server.usageAfterGc();
@@ -381,6 +385,7 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
     options.together === undefined
       ? `${options.rounds} rounds; in each, every server had ${options.calls} calls in phases of ${options.chunk}, one server at a time, the servers taking turns (${IN_FLIGHT} in flight); a round's CPU per call is the server's CPU from before its first phase to ${SETTLE_MS} ms after the round's last call ÷ its calls.`
       : `${options.rounds} rounds (--together): in each, every server of a store loaded at once for ${options.together} s (${IN_FLIGHT} calls in flight each), the stores one after the other; a round's CPU per call is the server's CPU from the window's start to ${SETTLE_MS} ms after the last call ÷ the calls it completed.`,
+    ...(options.nodeFlags.length > 0 ? [`Every server ran with node ${options.nodeFlags.join(" ")}.`] : []),
     `Ratios are medians of the per-round ratios to the same store's metrics-off server. Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle, from ${IDLE_WAIT_MS / 1000} s after the last calls (its timers), a cost per second, in the rounds' figures only for the ${SETTLE_MS} ms after each window.`,
     "",
     targetsTable(targets),
