@@ -88,6 +88,8 @@ export interface MetricsCostOptions {
   /** A built server (its dist directory) to run with metrics on as "before". */
   readonly baseline: string | undefined;
   readonly profile: boolean;
+  /** Server processes per variant: a variant's figure per round is the mean of its processes'. */
+  readonly processes: number;
   /** --node-flags=a,b: flags for every server's node (e.g. --single-threaded-gc), to try what moves the noise. */
   readonly nodeFlags: readonly string[];
   /** Start (and warm up) the servers in the reverse order: whether the order they start in biases their figures. */
@@ -103,7 +105,7 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
   return {
     stores: store === "both" ? STORES : [store as StoreName],
     rounds: Number(value("rounds") ?? 20),
-    calls: Number(value("calls") ?? 2_000),
+    calls: Number(value("calls") ?? 1_000),
     chunk: Number(value("chunk") ?? 250),
     together: args.includes("--together") ? Number(value("seconds") ?? 2) : undefined,
     aa: !args.includes("--no-aa"),
@@ -111,6 +113,7 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
     baseline: value("baseline"),
     profile: args.includes("--profile"),
     nodeFlags: value("node-flags")?.split(",") ?? [],
+    processes: Number(value("processes") ?? 2),
     reverse: args.includes("--reverse"),
   };
 }
@@ -141,11 +144,11 @@ interface Served {
   idleMicrosPerS: number;
 }
 
-async function startOne(store: StoreName, variant: Variant, baseline: string | undefined, nodeFlags: readonly string[]): Promise<Served> {
+async function startOne(store: StoreName, variant: Variant, instance: number, baseline: string | undefined, nodeFlags: readonly string[]): Promise<Served> {
   const metricsPort = variant === "metrics" || variant === "before" ? await freePort() : undefined;
   const piece = variant.startsWith("off+") ? variant.slice(4) : undefined;
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-metrics-bench-")) : undefined;
-  const name = `${store}: ${variant}`;
+  const name = `${store}: ${variant} #${instance + 1}`;
   const server = await startServerProcess({
     name,
     script: variant === "before" ? baselineMain(baseline!) : join(ROOT, "dist/src/main.js"),
@@ -272,8 +275,9 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
   const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };
   try {
     for (const store of options.stores)
-      for (const variant of options.reverse ? [...variants].reverse() : variants)
-        served.push(await startOne(store, variant, options.baseline, options.nodeFlags));
+      for (let instance = 0; instance < options.processes; instance++)
+        for (const variant of options.reverse ? [...variants].reverse() : variants)
+          served.push(await startOne(store, variant, instance, options.baseline, options.nodeFlags));
     log(`${served.length} servers up; warm-up ${WARMUP} calls each`);
     for (const s of served) await drive(s.server, s.lc, load, WARMUP);
     for (const s of served) await s.server.usageAfterGc();
@@ -290,7 +294,7 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
       }
       // Each round's figures as they come, so that a run cut short still tells something.
       for (const store of options.stores) {
-        const ofStore = served.filter((s) => s.store === store);
+        const ofStore = pooled(served, store);
         const off = ofStore.find((s) => s.variant === "off")!.perCall[round]!;
         log(`  ${store}: ${ofStore.map((s) => `${s.variant} ${s.perCall[round]!.toFixed(1)} µs (${(s.perCall[round]! / off).toFixed(3)})`).join(", ")}`);
       }
@@ -325,6 +329,32 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
   }
 }
 
+/** A variant's figures: the mean of its processes' per round (the same calls each), their rates summed. */
+interface Pooled {
+  readonly variant: Variant;
+  readonly perCall: number[];
+  readonly rates: number[];
+  readonly scrapeMicros: number[];
+  readonly idleMicrosPerS: number;
+}
+
+function pooled(served: readonly Served[], store: StoreName): Pooled[] {
+  const ofStore = served.filter((s) => s.store === store);
+  const variants = [...new Set(ofStore.map((s) => s.variant))];
+  return variants.map((variant) => {
+    const processes = ofStore.filter((s) => s.variant === variant);
+    const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    const rounds = Math.min(...processes.map((p) => p.perCall.length));
+    return {
+      variant,
+      perCall: Array.from({ length: rounds }, (_, i) => mean(processes.map((p) => p.perCall[i]!))),
+      rates: Array.from({ length: rounds }, (_, i) => processes.reduce((sum, p) => sum + p.rates[i]!, 0)),
+      scrapeMicros: processes.flatMap((p) => p.scrapeMicros),
+      idleMicrosPerS: mean(processes.map((p) => p.idleMicrosPerS)),
+    };
+  });
+}
+
 function spread(ratios: readonly number[]): string {
   const [p25, p75] = percentiles(Float64Array.from(ratios), [25, 75]);
   return `${formatRatio(median(ratios))} (${formatRatio(p25)}–${formatRatio(p75)}; ${formatRatio(Math.min(...ratios))}–${formatRatio(Math.max(...ratios))})`;
@@ -334,9 +364,9 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
   const targets: Parameters<typeof targetsTable>[0][number][] = [];
   const sections: string[] = [];
   for (const store of options.stores) {
-    const ofStore = served.filter((s) => s.store === store);
+    const ofStore = pooled(served, store);
     const off = ofStore.find((s) => s.variant === "off")!;
-    const ratios = (s: Served) => s.perCall.map((v, i) => v / off.perCall[i]!);
+    const ratios = (s: Pooled) => s.perCall.map((v, i) => v / off.perCall[i]!);
     const metrics = ofStore.find((s) => s.variant === "metrics")!;
     const metricsRatio = median(ratios(metrics));
     targets.push({ what: `${store}: server CPU per call, metrics on ÷ off`, actual: metricsRatio, op: "<=", limit: 1.05, format: formatRatio });
@@ -374,6 +404,17 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
         off.perCall.map((_, i) => [String(i + 1), ...ofStore.map((s) => formatNumber(s.perCall[i], 1))]),
       ),
       "",
+      ...(options.processes > 1
+        ? [
+            "Per process, median µs per call over the rounds (what one process's own bias would be):",
+            "",
+            markdownTable(
+              ["process", "µs/call"],
+              served.filter((s) => s.store === store).map((s) => [s.server.name, formatNumber(median(s.perCall), 1)]),
+            ),
+            "",
+          ]
+        : []),
     );
   }
   return [
@@ -383,8 +424,9 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
       .map((l) => l.toFixed(2))
       .join(" ")} at the end; ${elapsedS.toFixed(0)} s in all.`,
     options.together === undefined
-      ? `${options.rounds} rounds; in each, every server had ${options.calls} calls in phases of ${options.chunk}, one server at a time, the servers taking turns (${IN_FLIGHT} in flight); a round's CPU per call is the server's CPU from before its first phase to ${SETTLE_MS} ms after the round's last call ÷ its calls.`
+      ? `${options.rounds} rounds; in each, every server process had ${options.calls} calls in phases of ${options.chunk}, one server at a time, the servers taking turns (${IN_FLIGHT} in flight); a round's CPU per call is the server's CPU from before its first phase to ${SETTLE_MS} ms after the round's last call ÷ its calls.`
       : `${options.rounds} rounds (--together): in each, every server of a store loaded at once for ${options.together} s (${IN_FLIGHT} calls in flight each), the stores one after the other; a round's CPU per call is the server's CPU from the window's start to ${SETTLE_MS} ms after the last call ÷ the calls it completed.`,
+    `${options.processes} server process(es) per variant, started in turn; a variant's figure for a round is the mean of its processes'.`,
     ...(options.nodeFlags.length > 0 ? [`Every server ran with node ${options.nodeFlags.join(" ")}.`] : []),
     `Ratios are medians of the per-round ratios to the same store's metrics-off server. Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle, from ${IDLE_WAIT_MS / 1000} s after the last calls (its timers), a cost per second, in the rounds' figures only for the ${SETTLE_MS} ms after each window.`,
     "",
