@@ -17,7 +17,8 @@
  * How a round is run:
  *   - interleaved (the default): each server gets 2,000 calls (--calls) in phases of 250 (--chunk),
  *     one server at a time, the servers taking turns in an order and its reverse (A B C, C B A,
- *     ...), and a server's CPU over the whole round ÷ its calls is its figure for the round. The
+ *     ...), and a server's CPU in its own phases (plus 100 ms after the round) ÷ its calls is its
+ *     figure for the round (its idle timers between phases are the idle CPU, apart). The
  *     phases are short (~0.1–0.3 s), so every server of a round goes through the same moments of a
  *     machine others load, at the same mean time; each still runs alone, so none competes with the
  *     others for the cores. Why: with one phase of 5,000 calls per server (--chunk=5000, the
@@ -198,12 +199,15 @@ type Load = { readonly path: string; readonly request: Buffer; readonly inFlight
 
 /**
  * One server at a time, in phases of `chunk` calls, the servers taking turns (in the order and its
- * reverse by turns) until each has had `calls`; a server's window is the whole round (from before the first phase to SETTLE_MS after
- * the last), so what it does between its phases (collections, its timers) counts too. Short turns
- * put every server through the same moments of a machine others load, as long as a round lasts.
+ * reverse by turns) until each has had `calls`. A server's CPU for the round is what it spent in
+ * its own phases (read before and after each) plus SETTLE_MS after the round's last call, ÷ its
+ * calls: not what it spent waiting between its phases while the others ran. Its timers' cost
+ * while idle is a cost per second, reported apart (idle CPU); counted inside the round it grew
+ * with the number of servers taking turns (a server waits for all the others between two phases):
+ * with 12 servers, a metrics server's lag-sampler wake-ups in those gaps read as +15–40% per call.
  */
 async function interleavedRound(group: readonly Served[], load: Load, calls: number, chunk: number): Promise<void> {
-  const starts = await Promise.all(group.map((s) => s.server.usage()));
+  const cpu = group.map(() => 0);
   const done = group.map(() => 0);
   const elapsed = group.map(() => 0);
   for (let sent = 0, turn = 0; sent < calls; sent += chunk, turn++) {
@@ -212,16 +216,19 @@ async function interleavedRound(group: readonly Served[], load: Load, calls: num
     for (let k = 0; k < group.length; k++) {
       const i = turn % 2 === 0 ? k : group.length - 1 - k;
       const s = group[i]!;
+      const before = await s.server.usage();
       const result = await runLoad(s.lc, { ...load, calls: Math.min(chunk, calls - sent) });
+      cpu[i]! += cpuMicros(before, await s.server.usage());
       if (result.errors > 0) throw new Error(`${s.variant}: ${result.errors} of ${result.calls} calls failed, first: ${result.firstError}`);
       done[i]! += result.calls;
       elapsed[i]! += result.elapsedMs;
     }
   }
+  const settleFrom = await Promise.all(group.map((s) => s.server.usage()));
   await sleep(SETTLE_MS);
-  const ends = await Promise.all(group.map((s) => s.server.usage()));
+  const settleTo = await Promise.all(group.map((s) => s.server.usage()));
   group.forEach((s, i) => {
-    s.perCall.push(cpuMicros(starts[i]!, ends[i]!) / done[i]!);
+    s.perCall.push((cpu[i]! + cpuMicros(settleFrom[i]!, settleTo[i]!)) / done[i]!);
     s.rates.push((done[i]! * 1000) / elapsed[i]!);
   });
   for (const s of group) await scrapeIfDue(s);
@@ -424,7 +431,7 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
       .map((l) => l.toFixed(2))
       .join(" ")} at the end; ${elapsedS.toFixed(0)} s in all.`,
     options.together === undefined
-      ? `${options.rounds} rounds; in each, every server process had ${options.calls} calls in phases of ${options.chunk}, one server at a time, the servers taking turns (${IN_FLIGHT} in flight); a round's CPU per call is the server's CPU from before its first phase to ${SETTLE_MS} ms after the round's last call ÷ its calls.`
+      ? `${options.rounds} rounds; in each, every server process had ${options.calls} calls in phases of ${options.chunk}, one server at a time, the servers taking turns in an order and its reverse (${IN_FLIGHT} in flight); a round's CPU per call is the server's CPU in its own phases plus ${SETTLE_MS} ms after the round's last call ÷ its calls (not its CPU while it waited for the others: that is the idle CPU below).`
       : `${options.rounds} rounds (--together): in each, every server of a store loaded at once for ${options.together} s (${IN_FLIGHT} calls in flight each), the stores one after the other; a round's CPU per call is the server's CPU from the window's start to ${SETTLE_MS} ms after the last call ÷ the calls it completed.`,
     `${options.processes} server process(es) per variant, started in turn; a variant's figure for a round is the mean of its processes'.`,
     ...(options.nodeFlags.length > 0 ? [`Every server ran with node ${options.nodeFlags.join(" ")}.`] : []),
