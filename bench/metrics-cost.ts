@@ -202,9 +202,9 @@ type Load = { readonly path: string; readonly request: Buffer; readonly inFlight
  * reverse by turns) until each has had `calls`. A server's CPU for the round is what it spent in
  * its own phases (read before and after each) plus SETTLE_MS after the round's last call, ÷ its
  * calls: not what it spent waiting between its phases while the others ran. Its timers' cost
- * while idle is a cost per second, reported apart (idle CPU); counted inside the round it grew
- * with the number of servers taking turns (a server waits for all the others between two phases):
- * with 12 servers, a metrics server's lag-sampler wake-ups in those gaps read as +15–40% per call.
+ * while idle is a cost per second, reported apart (idle CPU); counted inside the round it would
+ * grow with the number of servers taking turns (a server waits for all the others between two
+ * phases), which is not a cost per call.
  */
 async function interleavedRound(group: readonly Served[], load: Load, calls: number, chunk: number): Promise<void> {
   const cpu = group.map(() => 0);
