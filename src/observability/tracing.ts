@@ -92,7 +92,10 @@ export class Tracing {
   readonly #spans: ServiceTracer;
   readonly #contextManager: AsyncContextManager;
   readonly #shutdownSdk: () => Promise<void>;
-  readonly #runSpans = new WeakMap<RunObservation, Span>();
+  /** Run spans not kept on their observation (see #runStarted). */
+  readonly #otherRunSpans = new WeakMap<RunObservation, Span>();
+  #runSpanNameOf: string | undefined;
+  #runSpanNameCached = "";
   readonly #deliverySpans = new WeakMap<PushDeliveryStart, Span>();
   readonly #handlers: Array<[string, (message: unknown) => void]>;
   /** The headers the configured propagators read (propagation.fields()). */
@@ -208,15 +211,33 @@ export class Tracing {
     const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": this.agentName, "gen_ai.conversation.id": run.contextId };
     if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
     if (run.resumed) attributes["a2a.run.resumed"] = true;
-    const span = this.#spans.startSpan(`invoke_agent ${this.agentName}`, SpanKind.INTERNAL, attributes, parent);
-    this.#runSpans.set(run, span);
+    const span = this.#spans.startSpan(this.#runSpanName(), SpanKind.INTERNAL, attributes, parent);
+    // Kept on the observation; in a WeakMap only when another tracer of this process holds that field (tests).
+    if (run.tracerState === undefined && this.#spans.lean) run.tracerState = span;
+    else this.#otherRunSpans.set(run, span);
     return this.#spans.contextWith(parent, span);
   }
 
+  /** "invoke_agent <agent>", made once per agent name (a new string per run would be hashed anew by the OTLP writer's cache). */
+  #runSpanName(): string {
+    if (this.#runSpanNameOf !== this.agentName) {
+      this.#runSpanNameOf = this.agentName;
+      this.#runSpanNameCached = `invoke_agent ${this.agentName}`;
+    }
+    return this.#runSpanNameCached;
+  }
+
   #runEnded(run: RunObservation): void {
-    const span = this.#runSpans.get(run);
-    if (span === undefined) return;
-    this.#runSpans.delete(run);
+    const held = run.tracerState as Span | undefined;
+    let span: Span | undefined;
+    if (held !== undefined && this.#spans.made(held)) {
+      span = held;
+      run.tracerState = undefined;
+    } else {
+      span = this.#otherRunSpans.get(run);
+      if (span === undefined) return;
+      this.#otherRunSpans.delete(run);
+    }
     if (run.taskId !== undefined) span.setAttribute("a2a.task.id", run.taskId);
     if (run.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the agent failed" });
     span.end();
