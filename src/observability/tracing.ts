@@ -163,7 +163,11 @@ export class Tracing {
     if (call.service !== A2A_SERVICE) return undefined; // health checks and reflection are not traced
     const parent = this.#carriesContext(call.metadata) ? propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter) : ROOT_CONTEXT;
     const method = this.#methodSpan(call.method);
-    const attributes: Attributes = { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method.method };
+    // Grown from {}: the span takes this object and adds its end attributes to it (see ServiceTracer.startSpan).
+    const attributes: Attributes = {};
+    attributes["rpc.system"] = "grpc";
+    attributes["rpc.service"] = A2A_SERVICE;
+    attributes["rpc.method"] = method.method;
     const span = this.#spans.startSpan(method.name, SpanKind.SERVER, attributes, parent);
     return { span, context: this.#spans.contextWith(parent, span) };
   }
@@ -208,7 +212,10 @@ export class Tracing {
     // A call that is not sampled: its run would not be either (see isUnsampledChild), so the agent
     // runs in the call's context as it is, and no span is made only to be dropped.
     if (isUnsampledChild(parent)) return parent;
-    const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": this.agentName, "gen_ai.conversation.id": run.contextId };
+    const attributes: Attributes = {};
+    attributes["gen_ai.operation.name"] = "invoke_agent";
+    attributes["gen_ai.agent.name"] = this.agentName;
+    attributes["gen_ai.conversation.id"] = run.contextId;
     if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
     if (run.resumed) attributes["a2a.run.resumed"] = true;
     const span = this.#spans.startSpan(this.#runSpanName(), SpanKind.INTERNAL, attributes, parent);
@@ -247,12 +254,11 @@ export class Tracing {
     const parent = this.#contextManager.active();
     if (isUnsampledChild(parent)) return;
     const end = nowMs();
-    const attributes: Attributes = {
-      "db.system.name": commit.store,
-      "db.operation.name": "COMMIT",
-      "a2a.store.batch.writes": commit.writes,
-      "a2a.store.batch.tasks": commit.tasks,
-    };
+    const attributes: Attributes = {};
+    attributes["db.system.name"] = commit.store;
+    attributes["db.operation.name"] = "COMMIT";
+    attributes["a2a.store.batch.writes"] = commit.writes;
+    attributes["a2a.store.batch.tasks"] = commit.tasks;
     const span = this.#spans.startSpan(`${commit.store} commit`, SpanKind.CLIENT, attributes, parent, end - commit.durationMs);
     if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
     span.end(end);
