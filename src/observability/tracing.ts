@@ -196,10 +196,16 @@ export class Tracing {
     if (span.isRecording()) {
       span.setAttribute("rpc.grpc.status_code", call.code);
       if (call.taskId !== undefined) span.setAttribute("a2a.task.id", call.taskId);
-      const peer = this.#peers.parse(call.peer);
-      if (peer !== undefined) {
-        span.setAttribute("network.peer.address", peer.address);
-        span.setAttribute("network.peer.port", peer.port);
+      const remote = call.remote;
+      if (remote?.remoteAddress !== undefined && remote.remotePort !== undefined) {
+        span.setAttribute("network.peer.address", remote.remoteAddress);
+        span.setAttribute("network.peer.port", remote.remotePort);
+      } else {
+        const peer = this.#peers.parse(call.peer);
+        if (peer !== undefined) {
+          span.setAttribute("network.peer.address", peer.address);
+          span.setAttribute("network.peer.port", peer.port);
+        }
       }
       if (SERVER_ERROR_CODES.has(call.code)) span.setStatus({ code: SpanStatusCode.ERROR, message: call.details ?? "" });
     }
