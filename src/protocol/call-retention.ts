@@ -87,7 +87,9 @@ export function streamBehind(call: object): EventEmitter | undefined {
 /** A "close" listener shared by every stream: EventEmitter calls it with the stream as `this`. */
 function releaseListeners(this: EventEmitter): void {
   // "close" is a stream's last event. The no-op keeps an unexpected late "error" from throwing.
-  this.removeAllListeners();
+  // EventEmitter's own removeAllListeners rather than Readable's, which schedules a tick to update
+  // a reading state the closed stream no longer uses (each tick costs async-hook work while tracing runs).
+  EventEmitter.prototype.removeAllListeners.call(this);
   this.on("error", ignore);
 }
 
