@@ -105,7 +105,7 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
   for (const p of pieces) if (!(PIECES as readonly string[]).includes(p)) throw new Error(`--pieces: ${p} is not one of ${PIECES.join(", ")}`);
   return {
     stores: store === "both" ? STORES : [store as StoreName],
-    rounds: Number(value("rounds") ?? 20),
+    rounds: Number(value("rounds") ?? 16),
     calls: Number(value("calls") ?? 1_000),
     chunk: Number(value("chunk") ?? 250),
     together: args.includes("--together") ? Number(value("seconds") ?? 2) : undefined,
