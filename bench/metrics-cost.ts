@@ -15,7 +15,7 @@
  * the A/A ratio off2 ÷ off of the same rounds beside it.
  *
  * How a round is run:
- *   - interleaved (the default): each server gets 2,000 calls (--calls) in phases of 250 (--chunk),
+ *   - interleaved (the default): each server process (2 a variant, --processes) gets 1,000 calls (--calls) in phases of 250 (--chunk),
  *     one server at a time, the servers taking turns in an order and its reverse (A B C, C B A,
  *     ...), and a server's CPU in its own phases (plus 100 ms after the round) ÷ its calls is its
  *     figure for the round (its idle timers between phases are the idle CPU, apart). The
