@@ -6,7 +6,7 @@ import { a2aMetadata, fetchTask, killAll, send, sendRequest, subscribe, taskOf }
 import { unary } from "../foundation/helpers.js";
 import { reasonOf } from "../streaming/support.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
-import { eventually, replicaAppName, startReplica, startReplicas, type Replica } from "./replica-cluster.js";
+import { replicaAppName, startReplica, startReplicas, type Replica } from "./replica-cluster.js";
 
 /**
  * Any replica answers any call: three server processes on one PostgreSQL database, driven
