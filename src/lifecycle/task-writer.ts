@@ -140,7 +140,8 @@ export class TaskWriter {
   /**
    * Calls `listener` once the task is settled (terminal or interrupted) as far as clients may
    * be told, or once writes of the task were lost (see `commitFailure`); the caller checks
-   * `settled` first (a settled task calls nothing). Why here and not a hub listener: the writer
+   * `settled` first (a settled task calls nothing). A task another instance took over never
+   * settles here: `listener` is called at once. Why here and not a hub listener: the writer
    * already sees every state change, so a blocking caller waits without a subscription of its
    * own. Why a callback and not a promise: the caller races it with the client going away, and
    * two promises per call were the cost of doing that with one. While someone waits the writer
@@ -148,6 +149,7 @@ export class TaskWriter {
    * through it.
    */
   onSettled(listener: () => void): void {
+    if (this.refusal !== undefined) return listener(); // taken over: the waiters were woken already, and this one comes late
     // A one-entry literal at first: an empty array's first push reserves 17 slots.
     if (this.settledListeners === undefined) this.settledListeners = [listener];
     else this.settledListeners.push(listener);
