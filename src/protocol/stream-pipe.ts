@@ -44,182 +44,132 @@ export interface PipeOptions {
  * answer, so a call whose client is gone holds nothing until the agent gets round to answering.
  */
 export async function pipeStream(options: PipeOptions): Promise<void> {
-  const { call } = options;
-  const pipe = new StreamPipe(options);
-  const onAbort = () => pipe.clientGone();
+  const { call, out, limits, rc } = options;
+  let reason: StreamEndReason = "done";
+  let endStream!: (error?: Error) => void;
+  let ended = false;
+  const finished = new Promise<void>((resolve, reject) => {
+    endStream = (error) => {
+      if (ended) return;
+      ended = true;
+      if (error) reject(error);
+      else resolve();
+    };
+  });
+  const backlog = new StreamBacklog(limits.entryBytes);
+  /** Bytes of this stream's backlog counted in the shared budget. */
+  let accounted = 0;
+  let blocked = false;
+  /** The closing event has been queued: end once the backlog is written. */
+  let ending = false;
+  let first = true;
+
+  const account = (): boolean => {
+    if (!limits.shared.adjust(backlog.bytes - accounted)) return false;
+    accounted = backlog.bytes;
+    return true;
+  };
+  const cut = (limit: string) => {
+    reason = "budget";
+    call.setLogField("slow_client", "true");
+    endStream(slowClientError(limit));
+  };
+  const write = (response: StreamResponse, events: number): boolean => {
+    const flowing = out.write(response);
+    eventWritten(events > 1);
+    return flowing;
+  };
+  const block = () => {
+    blocked = true;
+    void out.waitForDrain().then(flush);
+  };
+  const flush = () => {
+    blocked = false;
+    if (ended) return;
+    for (let item = backlog.shift(); item !== undefined; item = backlog.shift()) {
+      if (!write(item.response, item.events)) {
+        account();
+        block();
+        return;
+      }
+    }
+    account();
+    if (ending) endStream();
+  };
+  const enqueue = (response: StreamResponse) => {
+    backlog.push(response, approximateSize(response));
+    if (backlog.bytes > limits.streamBytes) return cut(`its merged backlog passed ${limits.streamBytes} bytes`);
+    if (backlog.size > limits.streamEntries) return cut(`its merged backlog passed ${limits.streamEntries} events`);
+    if (!account()) cut("the server's budget for slow streams is spent");
+  };
+
+  const resume = options.resume;
+  /** Written since the heartbeat timer last looked (with resume on). */
+  let active = true;
+  /** What a heartbeat repeats: the task and its last status this stream carried. */
+  let lastStatus: { taskId: string; contextId: string; status: TaskStatus } | undefined;
+  const beat = () => {
+    if (!active && !blocked && !ended && !out.closed && lastStatus !== undefined) {
+      if (!out.write(heartbeat(lastStatus.taskId, lastStatus.contextId, lastStatus.status))) block();
+    }
+    active = false;
+  };
+  const heartbeats = resume?.heartbeatMs == null ? undefined : setInterval(beat, resume.heartbeatMs);
+  heartbeats?.unref();
+
+  const sink: StreamSink = {
+    next(plain, version) {
+      if (ended || out.closed) return;
+      let response = plain;
+      if (resume !== undefined) {
+        active = true;
+        if (version !== undefined) response = withCursor(plain, version);
+        lastStatus = statusOf(plain) ?? lastStatus;
+      }
+      if (first) {
+        first = false;
+        // Headers leave with the first message: the extensions used so far are known by now.
+        if (rc.activatedExtensions.size > 0) call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...rc.activatedExtensions]));
+        if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
+      }
+      if (blocked) enqueue(response);
+      else if (!write(response, 1)) block();
+    },
+    end() {
+      if (blocked && backlog.size > 0) ending = true;
+      else endStream();
+    },
+    fail(error) {
+      endStream(error instanceof Error ? error : new Error(String(error)));
+    },
+  };
+  const onAbort = () => {
+    if (!ended) reason = "client-gone";
+    endStream();
+  };
   streamOpened();
   call.signal.addEventListener("abort", onAbort, { once: true });
   if (call.signal.aborted) onAbort();
   let handle: StreamHandle | undefined;
   let released = false;
   // Errors before the first event reject `opening`: they become the call's status (R-STREAM-1).
-  const opening = options.open(pipe).then((opened) => {
+  const opening = options.open(sink).then((opened) => {
     if (released) opened.close();
     else handle = opened;
   });
   try {
-    await Promise.race([opening, pipe.finished]);
-    await pipe.finished;
+    await Promise.race([opening, finished]);
+    await finished;
   } finally {
     released = true;
+    if (heartbeats !== undefined) clearInterval(heartbeats);
     call.signal.removeEventListener("abort", onAbort);
     handle?.close();
-    pipe.release();
+    backlog.clear();
+    limits.shared.adjust(-accounted);
+    accounted = 0;
+    streamEnded(reason);
     opening.catch(() => undefined); // the client was gone first: nobody is waiting for this answer
-  }
-}
-
-/**
- * One stream's sink: what pipeStream gives the core. Why a class and not closures made per
- * stream: the core calls `next` for every event, and V8 optimizes that call (and the writes it
- * inlines) for the function it saw; a closure per stream is a new function for every stream, so
- * the optimized event path was thrown away at each stream's first event and compiled again,
- * tens of ms of compiler CPU per stream (test/streaming/stream-call-targets.test.ts). Methods of a
- * class are the same functions for every stream.
- */
-class StreamPipe implements StreamSink {
-  readonly finished: Promise<void>;
-  private reason: StreamEndReason = "done";
-  private resolveFinished!: () => void;
-  private rejectFinished!: (error: Error) => void;
-  private ended = false;
-  private readonly backlog: StreamBacklog;
-  /** Bytes of this stream's backlog counted in the shared budget. */
-  private accounted = 0;
-  private blocked = false;
-  /** The closing event has been queued: end once the backlog is written. */
-  private ending = false;
-  private first = true;
-  /** Written since the heartbeat timer last looked (with resume on). */
-  private active = true;
-  /** What a heartbeat repeats: the task and its last status this stream carried. */
-  private lastStatus: { taskId: string; contextId: string; status: TaskStatus } | undefined = undefined;
-  private readonly heartbeats: NodeJS.Timeout | undefined;
-  private readonly call: CallContext;
-  private readonly out: StreamWriter<StreamResponse>;
-  private readonly limits: BacklogLimits;
-  private readonly rc: RequestContext;
-  private readonly resume: { readonly heartbeatMs: number | null } | undefined;
-
-  constructor(options: PipeOptions) {
-    this.call = options.call;
-    this.out = options.out;
-    this.limits = options.limits;
-    this.rc = options.rc;
-    this.resume = options.resume;
-    this.backlog = new StreamBacklog(options.limits.entryBytes);
-    this.finished = new Promise<void>((resolve, reject) => {
-      this.resolveFinished = resolve;
-      this.rejectFinished = reject;
-    });
-    const heartbeatMs = options.resume?.heartbeatMs;
-    this.heartbeats = heartbeatMs == null ? undefined : setInterval(() => this.beat(), heartbeatMs);
-    this.heartbeats?.unref();
-  }
-
-  next(plain: StreamResponse, version?: number): void {
-    if (this.ended || this.out.closed) return;
-    let response = plain;
-    if (this.resume !== undefined) {
-      this.active = true;
-      if (version !== undefined) response = withCursor(plain, version);
-      this.lastStatus = statusOf(plain) ?? this.lastStatus;
-    }
-    if (this.first) this.opened(response);
-    if (this.blocked) this.enqueue(response);
-    else if (!this.write(response, 1)) this.block();
-  }
-
-  end(): void {
-    if (this.blocked && this.backlog.size > 0) this.ending = true;
-    else this.endStream();
-  }
-
-  fail(error: unknown): void {
-    this.endStream(error instanceof Error ? error : new Error(String(error)));
-  }
-
-  /** The client is gone (cancel, deadline, dropped connection, shutdown). */
-  clientGone(): void {
-    if (!this.ended) this.reason = "client-gone";
-    this.endStream();
-  }
-
-  /** The stream is over: give back what it held. */
-  release(): void {
-    if (this.heartbeats !== undefined) clearInterval(this.heartbeats);
-    this.backlog.clear();
-    this.limits.shared.adjust(-this.accounted);
-    this.accounted = 0;
-    streamEnded(this.reason);
-  }
-
-  /** The first response: headers leave with it, so the extensions used so far are known by now. */
-  private opened(response: StreamResponse): void {
-    this.first = false;
-    if (this.rc.activatedExtensions.size > 0) this.call.setResponseHeader("a2a-extensions", formatActivatedExtensions([...this.rc.activatedExtensions]));
-    if (response.payload.case === "task") this.call.setTaskId(response.payload.value.id);
-  }
-
-  private endStream(error?: Error): void {
-    if (this.ended) return;
-    this.ended = true;
-    if (error) this.rejectFinished(error);
-    else this.resolveFinished();
-  }
-
-  private account(): boolean {
-    if (!this.limits.shared.adjust(this.backlog.bytes - this.accounted)) return false;
-    this.accounted = this.backlog.bytes;
-    return true;
-  }
-
-  private cut(limit: string): void {
-    this.reason = "budget";
-    this.call.setLogField("slow_client", "true");
-    this.endStream(slowClientError(limit));
-  }
-
-  private write(response: StreamResponse, events: number): boolean {
-    const flowing = this.out.write(response);
-    eventWritten(events > 1);
-    return flowing;
-  }
-
-  private block(): void {
-    this.blocked = true;
-    void this.out.waitForDrain().then(() => this.flush());
-  }
-
-  private flush(): void {
-    this.blocked = false;
-    if (this.ended) return;
-    const backlog = this.backlog;
-    for (let item = backlog.shift(); item !== undefined; item = backlog.shift()) {
-      if (!this.write(item.response, item.events)) {
-        this.account();
-        this.block();
-        return;
-      }
-    }
-    this.account();
-    if (this.ending) this.endStream();
-  }
-
-  private enqueue(response: StreamResponse): void {
-    const { backlog, limits } = this;
-    backlog.push(response, approximateSize(response));
-    if (backlog.bytes > limits.streamBytes) return this.cut(`its merged backlog passed ${limits.streamBytes} bytes`);
-    if (backlog.size > limits.streamEntries) return this.cut(`its merged backlog passed ${limits.streamEntries} events`);
-    if (!this.account()) this.cut("the server's budget for slow streams is spent");
-  }
-
-  private beat(): void {
-    const { lastStatus } = this;
-    if (!this.active && !this.blocked && !this.ended && !this.out.closed && lastStatus !== undefined) {
-      if (!this.out.write(heartbeat(lastStatus.taskId, lastStatus.contextId, lastStatus.status))) this.block();
-    }
-    this.active = false;
   }
 }
 
