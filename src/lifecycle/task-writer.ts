@@ -123,8 +123,10 @@ export class TaskWriter {
     // would cost a promise and a microtask per write.
     const result = this.pending++ === 0 ? this.apply(change) : this.queue.then(() => this.apply(change));
     if (result === WRITTEN) {
-      // Applied already (a synchronous store): nothing to queue behind.
-      this.done();
+      // Applied already (a synchronous store): nothing to queue behind. A method call, not
+      // `this.done()`: that arrow is a new function per writer, and V8 threw away the agent's
+      // optimized write path at each new task's first write for calling another function here.
+      this.writeEnded();
       return result;
     }
     // Why one then(done, done) and not catch().finally(): the same queue, two fewer promises per write.
@@ -177,10 +179,13 @@ export class TaskWriter {
     if (this.idle) this.onIdle(this);
   }
 
-  /** A queued write ended, either way. */
-  private readonly done = (): void => {
+  /** A write ended, either way. */
+  private writeEnded(): void {
     if (--this.pending === 0 && this.idle) this.onIdle(this);
-  };
+  }
+
+  /** `writeEnded` for a queued write's promise. */
+  private readonly done = (): void => this.writeEnded();
 
   private apply(change: TaskChange): Promise<void> {
     const immediate = this.repository.immediate;
