@@ -129,4 +129,87 @@ describe("the SQLite outbox alone", () => {
       await repo.close();
     }
   });
+
+  /** `count` tasks of alice with one config each, committed; their ids. */
+  async function tasksWithConfigs(repo: ReturnType<typeof openSqliteTaskRepository>, count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const t = newTask({ micros: clock.next() });
+      await repo.create(alice, t);
+      await repo.push.put(alice, config(t.id, "c"), { maxPerTask: 5 });
+      ids.push(t.id);
+    }
+    return ids;
+  }
+
+  test("A-29, issue 21: tasks with push configs writing in one turn commit at most 16 outbox rows a batch, so the first deliveries are committed (and handed over) while later writes are still coming", async () => {
+    const file = join(dir, "tasks.db");
+    const repo = openSqliteTaskRepository({ file });
+    const reader = new Database(file, { readonly: true });
+    try {
+      const ids = await tasksWithConfigs(repo, 40);
+      const committedRows = reader.prepare("SELECT count(*) FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk WHERE t.version = 2").pluck();
+      let handed = 0;
+      repo.push.onAdded((added) => (handed += added));
+      const inFileAtWrite: number[] = [];
+      const handedAtWrite: number[] = [];
+      // As 40 agents woken by the same timer tick write: one after another, microtasks between, no
+      // turn of the event loop (so no commit from it) until all have written.
+      await new Promise<void>((resolve) => {
+        const write = (i: number) => {
+          inFileAtWrite.push(committedRows.get() as number);
+          handedAtWrite.push(handed);
+          repo.updateNow(alice, ids[i]!, 1, statusChange(TaskState.WORKING, clock.next()));
+          if (i + 1 < ids.length) queueMicrotask(() => write(i + 1));
+          else resolve();
+        };
+        write(0);
+      });
+      // The 17th write found 16 rows waiting and committed them first (before: one commit of 40 at the turn's end).
+      expect(inFileAtWrite[16]).toBe(0);
+      expect(inFileAtWrite[17]).toBe(16);
+      expect(inFileAtWrite[33]).toBe(32);
+      // ... and they were handed over for delivery before the next write.
+      expect(handedAtWrite[17]).toBe(16);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(committedRows.get()).toBe(40);
+      expect(handed).toBe(40);
+    } finally {
+      reader.close();
+      await repo.close();
+    }
+  });
+
+  test("A-29, issue 21: delivered entries are deleted by the next batches a few at a time (as many as each adds, at least 16), not all by the first; the rest within a second when no batch comes", async () => {
+    const file = join(dir, "tasks.db");
+    const repo = openSqliteTaskRepository({ file });
+    const reader = new Database(file, { readonly: true });
+    try {
+      const ids = await tasksWithConfigs(repo, 40);
+      const rows = reader.prepare("SELECT count(*) FROM push_outbox").pluck();
+      for (const id of ids) repo.updateNow(alice, id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await new Promise((resolve) => setImmediate(resolve));
+      const pending = await repo.push.pendingAfter(0, 100);
+      expect(pending).toHaveLength(40);
+      for (const entry of pending) await repo.push.remove(entry.seq); // all 40 delivered
+      expect(await repo.push.count()).toBe(0);
+      // A batch of one write (one row) takes 16 of the 40 removals (before: all 40).
+      await repo.update(alice, ids[0]!, 2, statusChange(TaskState.WORKING, clock.next()));
+      expect(rows.get()).toBe(40 - 16 + 1);
+      expect(await repo.push.count()).toBe(1);
+      // A batch of ten takes 16 more.
+      for (const id of ids.slice(1, 11)) repo.updateNow(alice, id, 2, statusChange(TaskState.WORKING, clock.next()));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(rows.get()).toBe(40 - 32 + 11);
+      expect(await repo.push.count()).toBe(11);
+      // No more batches: the 8 left go by themselves within the removal delay (1 s).
+      const deadline = Date.now() + 10_000;
+      while ((rows.get() as number) > 11 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(rows.get()).toBe(11);
+      expect(await repo.push.count()).toBe(11);
+    } finally {
+      reader.close();
+      await repo.close();
+    }
+  });
 });

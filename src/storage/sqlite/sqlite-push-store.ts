@@ -64,6 +64,8 @@ const MAX_CACHED_TASKS = 4096;
  * crash re-sends at most the last second's delivered events (at least once, A-29).
  */
 const REMOVAL_DELAY_MS = 1000;
+/** Removals a batch of task writes takes at least, however few outbox rows it adds (see writeRemovals). */
+const MIN_REMOVALS_PER_BATCH = 16;
 
 const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, o.trace_context, s.tenant, s.principal
   FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
@@ -83,6 +85,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Rows the batch being written inserted: announced if it commits, forgotten if it is lost. */
   private batchEntries: OutboxEntry[] = [];
   private changes = 0;
+  /** Outbox rows staged in the open batch (by task writes and inline configs), for the batch's cap. */
+  stagedRows = 0;
   /** Config ids by task pk (see loadStaged). */
   private readonly idsByTask = new Map<number, string[]>();
   private traceContext: TraceContextSource | undefined;
@@ -149,15 +153,27 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     }
   }
 
-  /** Inside the batch transaction of task writes: the removals waiting go with it. */
+  /**
+   * Inside the batch transaction of task writes: the removals waiting go with it, as many as the
+   * batch's own outbox rows (at least MIN_REMOVALS_PER_BATCH). Why not all: a burst's first commit
+   * then deleted the whole previous burst's rows (~20 µs each), and every delivery of the burst
+   * waited for it; taken so, the deletes keep pace with the inserts, spread over the burst.
+   */
   writeRemovals(): void {
     if (this.removals.length === 0) return;
-    this.batchRemovals = this.removals;
-    this.removals = [];
-    // Nothing waits now: the next removal starts the delay again. Left running, the timer gave a
-    // steady stream of deliveries a transaction of its own every REMOVAL_DELAY_MS.
-    clearTimeout(this.removalTimer);
-    this.removalTimer = undefined;
+    const take = Math.max(MIN_REMOVALS_PER_BATCH, this.stagedRows);
+    if (this.removals.length <= take) {
+      this.batchRemovals = this.removals;
+      this.removals = [];
+      // Nothing waits now: the next removal starts the delay again. Left running, the timer gave a
+      // steady stream of deliveries a transaction of its own every REMOVAL_DELAY_MS.
+      clearTimeout(this.removalTimer);
+      this.removalTimer = undefined;
+    } else {
+      // The rest wait for the next batches; the timer, still running, bounds their wait.
+      this.batchRemovals = this.removals.slice(0, take);
+      this.removals = this.removals.slice(take);
+    }
     for (const seq of this.batchRemovals) this.s.remove.run(seq);
   }
 
@@ -197,6 +213,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     const createdMs = Date.now();
     const traceContext = this.traceContext?.();
     for (const configId of push.configIds) push.outbox.push({ scope, taskId, configId, createdMs, event, body, traceContext });
+    this.stagedRows += push.configIds.length;
   }
 
   /** Inside the batch transaction, after the task's row: its new configs and outbox rows. */
@@ -211,6 +228,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
    * the commit, outside the write (a microtask later); removals it was to delete wait again if lost.
    */
   batchEnded(committed: boolean): void {
+    this.stagedRows = 0;
     if (this.batchRemovals.length > 0) {
       if (!committed) {
         this.removals = this.batchRemovals.concat(this.removals);
@@ -274,6 +292,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       if (options.snapshot) {
         const { event, body } = pushSnapshotPayloadOf(staged.snapshot());
         push.outbox.push({ scope, taskId: own.taskId, configId: own.id, createdMs: Date.now(), event, body, traceContext: this.traceContext?.() });
+        this.stagedRows++;
       }
       this.anyConfigs = true;
       return;
