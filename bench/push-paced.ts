@@ -36,6 +36,8 @@ export async function runPushPaced(args: readonly string[]): Promise<string> {
     const ratios: string[] = [];
     const againstBaseline: number[] = [];
     const p50AgainstBaseline: number[] = [];
+    /** Per kind (not the SDK), per round: whether both of #21's targets held. */
+    const targets = new Map<string, Array<{ cpu: number; p50: number; lost: number; reordered: number }>>();
     for (let round = 1; round <= rounds; round++) {
       const r: Record<string, Awaited<ReturnType<typeof paced>>> = {};
       for (const kind of kinds) {
@@ -52,12 +54,23 @@ export async function runPushPaced(args: readonly string[]): Promise<string> {
           .map((k) => `${k} ${(r[k]!.cpuPerDeliveryUs / r.sdk!.cpuPerDeliveryUs).toFixed(2)}`)
           .join(", "),
       );
+      for (const k of kinds.filter((k) => k !== "sdk")) {
+        const x = r[k]!;
+        if (!targets.has(k)) targets.set(k, []);
+        targets.get(k)!.push({ cpu: x.cpuPerDeliveryUs / r.sdk!.cpuPerDeliveryUs, p50: x.p50, lost: x.expected - x.delivered, reordered: x.reordered });
+      }
       if (baseline !== undefined) {
         againstBaseline.push(r.ours!.cpuPerDeliveryUs / r.baseline!.cpuPerDeliveryUs);
         p50AgainstBaseline.push(r.ours!.p50 / r.baseline!.p50);
       }
     }
     lines.push(`CPU per delivery ÷ SDK per round: ${ratios.join(" | ")}`);
+    for (const [k, per] of targets) {
+      const met = per.every((t) => t.cpu <= 0.5 && t.p50 < 5 && t.lost === 0 && t.reordered === 0);
+      lines.push(
+        `${k}: CPU ÷ SDK ≤ 0.5 and p50 < 5 ms at 200/s, none lost or reordered, every round: ${met ? "met" : "missed"} (${per.map((t) => `${t.cpu.toFixed(2)} / ${t.p50.toFixed(1)} ms`).join(", ")})`,
+      );
+    }
     if (baseline !== undefined) {
       const perRound = (xs: number[]) => `${xs.map((x) => x.toFixed(2)).join(", ")} (median ${median(xs).toFixed(2)})`;
       lines.push(`ours ÷ baseline CPU per delivery per round: ${perRound(againstBaseline)}`);

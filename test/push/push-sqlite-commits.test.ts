@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { jest } from "@jest/globals";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -180,7 +181,7 @@ describe("the SQLite outbox alone", () => {
     }
   });
 
-  test("A-29, issue 21: delivered entries are deleted by the next batches a few at a time (as many as each adds, at least 16), not all by the first; the rest within a second when no batch comes", async () => {
+  test("A-29, issue 21: delivered entries no batch of task writes takes are deleted once deliveries paused for 50 ms (the burst is over), not a second later by the next burst's first commit; and at most a second after the oldest while deliveries go on", async () => {
     const file = join(dir, "tasks.db");
     const repo = openSqliteTaskRepository({ file });
     const reader = new Database(file, { readonly: true });
@@ -191,23 +192,36 @@ describe("the SQLite outbox alone", () => {
       await new Promise((resolve) => setImmediate(resolve));
       const pending = await repo.push.pendingAfter(0, 100);
       expect(pending).toHaveLength(40);
-      for (const entry of pending) await repo.push.remove(entry.seq); // all 40 delivered
+      // The store's timers and clock are faked from here; its commits (setImmediate) are not.
+      jest.useFakeTimers({ doNotFake: ["setImmediate", "nextTick", "queueMicrotask"] });
+      // A burst's deliveries end, one every 2 ms.
+      for (const entry of pending.slice(0, 20)) {
+        await repo.push.remove(entry.seq);
+        jest.advanceTimersByTime(2);
+      }
+      expect(await repo.push.count()).toBe(20);
+      jest.advanceTimersByTime(45); // 47 ms after the last one: still waiting for a batch
+      expect(rows.get()).toBe(40);
+      jest.advanceTimersByTime(5); // quiet for 50 ms: deleted (before: only a second after the first)
+      expect(rows.get()).toBe(20);
+      // Deliveries that never pause for 50 ms (one every 40; an entry may be removed twice): deleted a second after the oldest.
+      for (let i = 0; i < 25; i++) {
+        await repo.push.remove(pending[20 + (i % 20)]!.seq);
+        jest.advanceTimersByTime(i < 24 ? 40 : 39);
+      }
+      expect(rows.get()).toBe(20); // 999 ms after the oldest
+      jest.advanceTimersByTime(2);
+      expect(rows.get()).toBe(0);
       expect(await repo.push.count()).toBe(0);
-      // A batch of one write (one row) takes 16 of the 40 removals (before: all 40).
-      await repo.update(alice, ids[0]!, 2, statusChange(TaskState.WORKING, clock.next()));
-      expect(rows.get()).toBe(40 - 16 + 1);
-      expect(await repo.push.count()).toBe(1);
-      // A batch of ten takes 16 more.
-      for (const id of ids.slice(1, 11)) repo.updateNow(alice, id, 2, statusChange(TaskState.WORKING, clock.next()));
+      // A batch of task writes still takes whatever waits, however recent.
+      const more = ids.slice(0, 3);
+      for (const id of more) repo.updateNow(alice, id, 2, statusChange(TaskState.WORKING, clock.next()));
       await new Promise((resolve) => setImmediate(resolve));
-      expect(rows.get()).toBe(40 - 32 + 11);
-      expect(await repo.push.count()).toBe(11);
-      // No more batches: the 8 left go by themselves within the removal delay (1 s).
-      const deadline = Date.now() + 10_000;
-      while ((rows.get() as number) > 11 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(rows.get()).toBe(11);
-      expect(await repo.push.count()).toBe(11);
+      for (const entry of await repo.push.pendingAfter(0, 100)) await repo.push.remove(entry.seq);
+      await repo.update(alice, ids[3]!, 2, statusChange(TaskState.WORKING, clock.next()));
+      expect(rows.get()).toBe(1);
     } finally {
+      jest.useRealTimers();
       reader.close();
       await repo.close();
     }

@@ -58,14 +58,15 @@ interface OutboxRow {
 const MAX_CACHED_TASKS = 4096;
 
 /**
- * How long a delivered entry waits for a batch of task writes to delete it with. Why a second:
- * agents that write every few hundred ms (a status a turn of work) then find their last
- * deliveries' deletes waiting, where 20 ms made a transaction of their own after each burst; a
- * crash re-sends at most the last second's delivered events (at least once, A-29).
+ * How long delivered entries wait for a batch of task writes to delete them with, before one
+ * transaction of their own deletes them: once no delivery ended for `quietMs` (the burst that
+ * made them is over), and at most `maxMs` after the oldest (deliveries that never pause).
+ * Why not only the second: the rows delivered after a burst's last commit then waited for the
+ * next burst's first commit, and every delivery of that burst waited for their deletes
+ * (~20 µs each); deleted in the quiet after their own burst, they are on nobody's way, for one
+ * small transaction per burst. A crash re-sends at most these delivered events (at least once, A-29).
  */
-const REMOVAL_DELAY_MS = 1000;
-/** Removals a batch of task writes takes at least, however few outbox rows it adds (see writeRemovals). */
-const MIN_REMOVALS_PER_BATCH = 16;
+const REMOVAL_DELAYS = { quietMs: 50, maxMs: 1000 };
 
 const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, o.trace_context, s.tenant, s.principal
   FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
@@ -128,13 +129,16 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   private readonly removeBatch;
   /**
    * Delivered entries not deleted yet: deleted together, by the next batch of task writes (in its
-   * transaction) or, when none comes within REMOVAL_DELAY_MS, by one transaction of their own;
-   * not one commit each. A crash before re-delivers them (at least once).
+   * transaction) or, when none comes in time (see REMOVAL_DELAYS), by one transaction of
+   * their own; not one commit each. A crash before re-delivers them (at least once).
    */
   private removals: number[] = [];
   /** Removals the batch being written deletes: back in `removals` if it is lost. */
   private batchRemovals: number[] = [];
   private removalTimer: NodeJS.Timeout | undefined;
+  /** When the oldest and the newest of `removals` were made (performance.now()). */
+  private firstRemovalAt = 0;
+  private lastRemovalAt = 0;
   /** False once rows may have gone without a removal (config deleted, tasks purged): some of `removals` may have no row. */
   private removalsAreRows = true;
 
@@ -153,32 +157,34 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     }
   }
 
-  /**
-   * Inside the batch transaction of task writes: the removals waiting go with it, as many as the
-   * batch's own outbox rows (at least MIN_REMOVALS_PER_BATCH). Why not all: a burst's first commit
-   * then deleted the whole previous burst's rows (~20 µs each), and every delivery of the burst
-   * waited for it; taken so, the deletes keep pace with the inserts, spread over the burst.
-   */
+  /** Inside the batch transaction of task writes: the removals waiting go with it. */
   writeRemovals(): void {
     if (this.removals.length === 0) return;
-    const take = Math.max(MIN_REMOVALS_PER_BATCH, this.stagedRows);
-    if (this.removals.length <= take) {
-      this.batchRemovals = this.removals;
-      this.removals = [];
-      // Nothing waits now: the next removal starts the delay again. Left running, the timer gave a
-      // steady stream of deliveries a transaction of its own every REMOVAL_DELAY_MS.
-      clearTimeout(this.removalTimer);
-      this.removalTimer = undefined;
-    } else {
-      // The rest wait for the next batches; the timer, still running, bounds their wait.
-      this.batchRemovals = this.removals.slice(0, take);
-      this.removals = this.removals.slice(take);
-    }
+    this.batchRemovals = this.removals;
+    this.removals = [];
+    // Nothing waits now: the next removal starts the delays again. Left running, the timer gave a
+    // steady stream of deliveries a transaction of its own every so often.
+    clearTimeout(this.removalTimer);
+    this.removalTimer = undefined;
     for (const seq of this.batchRemovals) this.s.remove.run(seq);
   }
 
+  private armRemovalTimer(ms: number): void {
+    this.removalTimer = setTimeout(this.flushLater, ms);
+    this.removalTimer.unref();
+  }
+
+  /** The removal timer: flushes once deliveries paused for `quietMs`, or the oldest waited `maxMs`; else waits on. */
   private readonly flushLater = (): void => {
     this.removalTimer = undefined;
+    if (this.removals.length === 0) return;
+    const now = performance.now();
+    const { quietMs, maxMs } = REMOVAL_DELAYS;
+    const wait = Math.min(this.lastRemovalAt + quietMs, this.firstRemovalAt + maxMs) - now;
+    if (wait > 0) {
+      this.armRemovalTimer(wait);
+      return;
+    }
     try {
       this.flushRemovals();
     } catch {
@@ -232,8 +238,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     if (this.batchRemovals.length > 0) {
       if (!committed) {
         this.removals = this.batchRemovals.concat(this.removals);
-        this.removalTimer ??= setTimeout(this.flushLater, REMOVAL_DELAY_MS);
-        this.removalTimer.unref();
+        this.firstRemovalAt = this.lastRemovalAt = performance.now();
+        if (this.removalTimer === undefined) this.armRemovalTimer(REMOVAL_DELAYS.quietMs);
       }
       this.batchRemovals = [];
     }
@@ -360,11 +366,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   async remove(seq: number): Promise<void> {
+    const now = performance.now();
+    if (this.removals.length === 0) this.firstRemovalAt = now;
+    this.lastRemovalAt = now;
     this.removals.push(seq);
-    if (this.removalTimer === undefined) {
-      this.removalTimer = setTimeout(this.flushLater, REMOVAL_DELAY_MS);
-      this.removalTimer.unref();
-    }
+    if (this.removalTimer === undefined) this.armRemovalTimer(REMOVAL_DELAYS.quietMs);
   }
 
   /**
