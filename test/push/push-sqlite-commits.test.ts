@@ -181,7 +181,7 @@ describe("the SQLite outbox alone", () => {
     }
   });
 
-  test("A-29, issue 21: delivered entries no batch of task writes takes are deleted once deliveries paused for 50 ms (the burst is over), not a second later by the next burst's first commit; and at most a second after the oldest while deliveries go on", async () => {
+  test("A-29, issue 21: delivered entries no batch of task writes takes are deleted once deliveries paused for 100 ms (the burst is over), not a second later by the next burst's first commit; and at most a second after the oldest while deliveries go on", async () => {
     const file = join(dir, "tasks.db");
     const repo = openSqliteTaskRepository({ file });
     const reader = new Database(file, { readonly: true });
@@ -200,11 +200,11 @@ describe("the SQLite outbox alone", () => {
         jest.advanceTimersByTime(2);
       }
       expect(await repo.push.count()).toBe(20);
-      jest.advanceTimersByTime(45); // 47 ms after the last one: still waiting for a batch
+      jest.advanceTimersByTime(95); // 97 ms after the last one: still waiting for a batch
       expect(rows.get()).toBe(40);
-      jest.advanceTimersByTime(5); // quiet for 50 ms: deleted (before: only a second after the first)
+      jest.advanceTimersByTime(5); // quiet for 100 ms: deleted (before: only a second after the first)
       expect(rows.get()).toBe(20);
-      // Deliveries that never pause for 50 ms (one every 40; an entry may be removed twice): deleted a second after the oldest.
+      // Deliveries that never pause for 100 ms (one every 40; an entry may be removed twice): deleted a second after the oldest.
       for (let i = 0; i < 25; i++) {
         await repo.push.remove(pending[20 + (i % 20)]!.seq);
         jest.advanceTimersByTime(i < 24 ? 40 : 39);

@@ -64,9 +64,12 @@ const MAX_CACHED_TASKS = 4096;
  * Why not only the second: the rows delivered after a burst's last commit then waited for the
  * next burst's first commit, and every delivery of that burst waited for their deletes
  * (~20 µs each); deleted in the quiet after their own burst, they are on nobody's way, for one
- * small transaction per burst. A crash re-sends at most these delivered events (at least once, A-29).
+ * small transaction per burst. Why 100 ms: longer than the gaps between a burst's deliveries, or
+ * those of a steady 20/s (which the next batch still takes), shorter than the pause between bursts
+ * of agents that write every few hundred ms. A crash re-sends at most these delivered events (at
+ * least once, A-29).
  */
-const REMOVAL_DELAYS = { quietMs: 50, maxMs: 1000 };
+const REMOVAL_DELAYS = { quietMs: 100, maxMs: 1000 };
 
 const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, o.trace_context, s.tenant, s.principal
   FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
