@@ -161,6 +161,7 @@ export async function tracingPerCall(): Promise<number> {
       streaming: false,
       metadata,
       peer: "127.0.0.1:50000",
+      remote: { remoteAddress: "127.0.0.1", remotePort: 50_000 },
       code: status.OK,
       details: undefined,
       durationMs: 1,

@@ -61,6 +61,11 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
       return runMetricsCost(metricsCostOptions(args));
     },
   },
+  "call-promises": {
+    describe:
+      "how many promises one blocking SendMessage makes in the server, tracing off and on (each costs async-hook work while tracing runs) [--store=memory|sqlite] [--calls=N]",
+    run: async (args) => (await import("./call-promises.js")).runCallPromises(args),
+  },
   "otel-spans": {
     describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
     run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),

@@ -57,6 +57,12 @@ export interface RunObservation {
   durationMs: number | undefined;
   /** Set at the end: the agent threw (or rejected). */
   failed: boolean;
+  /**
+   * Left to the tracer (src/observability): what it keeps with the run from start to end, its
+   * span. A field rather than a WeakMap of the tracer's: the WeakMap's set was the costliest line
+   * of a traced run's start.
+   */
+  tracerState: unknown;
 }
 
 export interface StoreCommit {

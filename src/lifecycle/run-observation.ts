@@ -10,7 +10,7 @@ export function isRunObserved(): boolean {
 }
 
 export function startRunObservation(run: AgentRun, resumed: boolean): RunObservation {
-  return { contextId: run.contextId, taskId: run.taskId, resumed, startedAt: performance.now(), durationMs: undefined, failed: false };
+  return { contextId: run.contextId, taskId: run.taskId, resumed, startedAt: performance.now(), durationMs: undefined, failed: false, tracerState: undefined };
 }
 
 /**

@@ -30,7 +30,7 @@ import {
   sanitizeAttributes,
   timeInputToHrTime,
 } from "@opentelemetry/core";
-import type { IdGenerator, ReadableSpan, Sampler, SpanLimits, SpanProcessor, TimedEvent } from "@opentelemetry/sdk-trace-base";
+import type { IdGenerator, ReadableSpan, Sampler, SamplingResult, SpanLimits, SpanProcessor, TimedEvent } from "@opentelemetry/sdk-trace-base";
 
 /*
  * The spans the service makes itself (a call's SERVER span, the agent run's invoke_agent span,
@@ -89,19 +89,50 @@ const NO_LINKS: Link[] = [];
 const NONE: never[] = Object.freeze([]) as never[];
 const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
 
+/** A sampler's decision for a child of a local span, from the parent's trace flags alone. */
+type LocalChildDecision = (parentFlags: number) => SamplingResult;
+
+const RECORD_AND_SAMPLE: SamplingResult = Object.freeze({ decision: SamplingDecision.RECORD_AND_SAMPLED });
+const DROP: SamplingResult = Object.freeze({ decision: SamplingDecision.NOT_RECORD });
+
+/**
+ * How `sampler` decides a child of a local span, when that depends on the parent's sampled flag
+ * alone: the ParentBasedSampler with its default local delegates (AlwaysOn for a sampled parent,
+ * AlwaysOff for the other), which every parentbased_* value of OTEL_TRACES_SAMPLER makes, and
+ * always_on. Read from toString(), the samplers' public description of their parts, so that any
+ * copy of the SDK's classes is recognised; undefined for anything else (the sampler is asked).
+ * Why: the invoke_agent and store-commit spans are children of our own spans, and the parent-based
+ * sampler checks the parent's ids with regular expressions on every call.
+ */
+export function localChildDecision(sampler: Sampler): LocalChildDecision | undefined {
+  const described = sampler.toString();
+  if (described === "AlwaysOnSampler") return () => RECORD_AND_SAMPLE;
+  if (/^ParentBased\{root=.*, localParentSampled=AlwaysOnSampler, localParentNotSampled=AlwaysOffSampler\}$/.test(described)) {
+    return (parentFlags) => ((parentFlags & TraceFlags.SAMPLED) !== 0 ? RECORD_AND_SAMPLE : DROP);
+  }
+  return undefined;
+}
+
 /** Starts the service's spans: ServiceSpans where the SDK's tracer lends its parts, else the SDK's own spans. */
 export class ServiceTracer {
   readonly #parts: SdkTracerParts | undefined;
   readonly #sdk: Tracer;
+  readonly #localChild: LocalChildDecision | undefined;
 
   constructor(sdkTracer: Tracer) {
     this.#sdk = sdkTracer;
     this.#parts = sdkTracerParts(sdkTracer);
+    this.#localChild = this.#parts === undefined ? undefined : localChildDecision(this.#parts.sampler);
   }
 
   /** True when spans are ServiceSpans (the SDK's tracer was recognised). */
   get lean(): boolean {
     return this.#parts !== undefined;
+  }
+
+  /** Whether `span` is a ServiceSpan this tracer started. */
+  made(span: Span): boolean {
+    return span instanceof ServiceSpan && this.#parts !== undefined && span.startedWith(this.#parts);
   }
 
   /** `parent` with `span` current in it (as trace.setSpan, cheaper: see withSpan). */
@@ -111,7 +142,8 @@ export class ServiceTracer {
 
   /**
    * A span named `name`, child of the span in `parent` (if any), decided by the sampler.
-   * `attributes` becomes the span's own object: pass a fresh one. `startMs`: epoch ms, default now.
+   * `attributes` becomes the span's own object: pass a fresh one, best grown from {} (keys are
+   * added to it later: see the constructor). `startMs`: epoch ms, default now.
    */
   startSpan(name: string, kind: SpanKind, attributes: Attributes, parent: Context, startMs?: number): Span {
     const parts = this.#parts;
@@ -120,10 +152,13 @@ export class ServiceTracer {
     const parentSpan = trace.getSpan(parent);
     const parentContext = parentSpan?.spanContext();
     // A ServiceSpan's ids are the id generator's: valid without the check's regular expressions.
-    const child = parentContext !== undefined && (parentSpan instanceof ServiceSpan || isSpanContextValid(parentContext));
+    const ours = parentSpan instanceof ServiceSpan;
+    const child = parentContext !== undefined && (ours || isSpanContextValid(parentContext));
     const spanId = parts.idGenerator.generateSpanId();
     const traceId = child ? parentContext.traceId : parts.idGenerator.generateTraceId();
-    const sampled = parts.sampler.shouldSample(parent, traceId, name, kind, attributes, NO_LINKS);
+    const localChild = ours ? this.#localChild : undefined;
+    const sampled =
+      localChild !== undefined ? localChild(parentContext!.traceFlags) : parts.sampler.shouldSample(parent, traceId, name, kind, attributes, NO_LINKS);
     const traceFlags = sampled.decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE;
     const traceState = sampled.traceState ?? (child ? parentContext.traceState : undefined);
     const spanContext: SpanContext = { traceId, spanId, traceFlags, traceState };
@@ -190,11 +225,10 @@ export class ServiceSpan implements Span, ReadableSpan {
     }
     const truncates = attributeValueLengthLimit !== undefined && Number.isFinite(attributeValueLengthLimit);
     if (valid && !truncates && (attributeCountLimit === undefined || count <= attributeCountLimit)) {
-      // Copied into an object of our own: adding keys later to an object literal of the caller's
-      // (or a spread) measured several times slower than to one grown from {} (V8's hidden classes).
-      const own: Attributes = {};
-      for (const key in attributes) own[key] = attributes[key];
-      this.attributes = own;
+      // Taken as it is (the caller's fresh object, see startSpan): tracing.ts grows its objects from
+      // {}, to which keys added later cost far less than to an object literal or a spread (V8's
+      // hidden classes); copying each one here was a visible part of a span's start.
+      this.attributes = attributes;
       this.#attributeCount = count;
     } else {
       // Limits apply (or a value is not an attribute value): set one by one, as the SDK does.
@@ -203,6 +237,11 @@ export class ServiceSpan implements Span, ReadableSpan {
       for (const key in attributes) this.setAttribute(key, attributes[key]!);
     }
     parts.spanProcessor.onStart(this, parent);
+  }
+
+  /** @internal Whether this span was started with these parts (by that ServiceTracer). */
+  startedWith(parts: SdkTracerParts): boolean {
+    return this.#parts === parts;
   }
 
   get resource(): ReadableSpan["resource"] {

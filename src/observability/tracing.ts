@@ -92,7 +92,10 @@ export class Tracing {
   readonly #spans: ServiceTracer;
   readonly #contextManager: AsyncContextManager;
   readonly #shutdownSdk: () => Promise<void>;
-  readonly #runSpans = new WeakMap<RunObservation, Span>();
+  /** Run spans not kept on their observation (see #runStarted). */
+  readonly #otherRunSpans = new WeakMap<RunObservation, Span>();
+  #runSpanNameOf: string | undefined;
+  #runSpanNameCached = "";
   readonly #deliverySpans = new WeakMap<PushDeliveryStart, Span>();
   readonly #handlers: Array<[string, (message: unknown) => void]>;
   /** The headers the configured propagators read (propagation.fields()). */
@@ -160,7 +163,11 @@ export class Tracing {
     if (call.service !== A2A_SERVICE) return undefined; // health checks and reflection are not traced
     const parent = this.#carriesContext(call.metadata) ? propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter) : ROOT_CONTEXT;
     const method = this.#methodSpan(call.method);
-    const attributes: Attributes = { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method.method };
+    // Grown from {}: the span takes this object and adds its end attributes to it (see ServiceTracer.startSpan).
+    const attributes: Attributes = {};
+    attributes["rpc.system"] = "grpc";
+    attributes["rpc.service"] = A2A_SERVICE;
+    attributes["rpc.method"] = method.method;
     const span = this.#spans.startSpan(method.name, SpanKind.SERVER, attributes, parent);
     return { span, context: this.#spans.contextWith(parent, span) };
   }
@@ -189,10 +196,16 @@ export class Tracing {
     if (span.isRecording()) {
       span.setAttribute("rpc.grpc.status_code", call.code);
       if (call.taskId !== undefined) span.setAttribute("a2a.task.id", call.taskId);
-      const peer = this.#peers.parse(call.peer);
-      if (peer !== undefined) {
-        span.setAttribute("network.peer.address", peer.address);
-        span.setAttribute("network.peer.port", peer.port);
+      const remote = call.remote;
+      if (remote?.remoteAddress !== undefined && remote.remotePort !== undefined) {
+        span.setAttribute("network.peer.address", remote.remoteAddress);
+        span.setAttribute("network.peer.port", remote.remotePort);
+      } else {
+        const peer = this.#peers.parse(call.peer);
+        if (peer !== undefined) {
+          span.setAttribute("network.peer.address", peer.address);
+          span.setAttribute("network.peer.port", peer.port);
+        }
       }
       if (SERVER_ERROR_CODES.has(call.code)) span.setStatus({ code: SpanStatusCode.ERROR, message: call.details ?? "" });
     }
@@ -205,18 +218,39 @@ export class Tracing {
     // A call that is not sampled: its run would not be either (see isUnsampledChild), so the agent
     // runs in the call's context as it is, and no span is made only to be dropped.
     if (isUnsampledChild(parent)) return parent;
-    const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": this.agentName, "gen_ai.conversation.id": run.contextId };
+    const attributes: Attributes = {};
+    attributes["gen_ai.operation.name"] = "invoke_agent";
+    attributes["gen_ai.agent.name"] = this.agentName;
+    attributes["gen_ai.conversation.id"] = run.contextId;
     if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
     if (run.resumed) attributes["a2a.run.resumed"] = true;
-    const span = this.#spans.startSpan(`invoke_agent ${this.agentName}`, SpanKind.INTERNAL, attributes, parent);
-    this.#runSpans.set(run, span);
+    const span = this.#spans.startSpan(this.#runSpanName(), SpanKind.INTERNAL, attributes, parent);
+    // Kept on the observation; in a WeakMap only when another tracer of this process holds that field (tests).
+    if (run.tracerState === undefined && this.#spans.lean) run.tracerState = span;
+    else this.#otherRunSpans.set(run, span);
     return this.#spans.contextWith(parent, span);
   }
 
+  /** "invoke_agent <agent>", made once per agent name (a new string per run would be hashed anew by the OTLP writer's cache). */
+  #runSpanName(): string {
+    if (this.#runSpanNameOf !== this.agentName) {
+      this.#runSpanNameOf = this.agentName;
+      this.#runSpanNameCached = `invoke_agent ${this.agentName}`;
+    }
+    return this.#runSpanNameCached;
+  }
+
   #runEnded(run: RunObservation): void {
-    const span = this.#runSpans.get(run);
-    if (span === undefined) return;
-    this.#runSpans.delete(run);
+    const held = run.tracerState as Span | undefined;
+    let span: Span | undefined;
+    if (held !== undefined && this.#spans.made(held)) {
+      span = held;
+      run.tracerState = undefined;
+    } else {
+      span = this.#otherRunSpans.get(run);
+      if (span === undefined) return;
+      this.#otherRunSpans.delete(run);
+    }
     if (run.taskId !== undefined) span.setAttribute("a2a.task.id", run.taskId);
     if (run.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the agent failed" });
     span.end();
@@ -226,12 +260,11 @@ export class Tracing {
     const parent = this.#contextManager.active();
     if (isUnsampledChild(parent)) return;
     const end = nowMs();
-    const attributes: Attributes = {
-      "db.system.name": commit.store,
-      "db.operation.name": "COMMIT",
-      "a2a.store.batch.writes": commit.writes,
-      "a2a.store.batch.tasks": commit.tasks,
-    };
+    const attributes: Attributes = {};
+    attributes["db.system.name"] = commit.store;
+    attributes["db.operation.name"] = "COMMIT";
+    attributes["a2a.store.batch.writes"] = commit.writes;
+    attributes["a2a.store.batch.tasks"] = commit.tasks;
     const span = this.#spans.startSpan(`${commit.store} commit`, SpanKind.CLIENT, attributes, parent, end - commit.durationMs);
     if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
     span.end(end);

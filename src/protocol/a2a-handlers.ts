@@ -111,13 +111,12 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const unary =
     <R extends { tenant: string }, O>(body: (rc: EdgeRequestContext, request: R, call: CallContext) => Promise<O>) =>
     (request: R, call: CallContext): Promise<O> => {
-      let begun: Begun;
       try {
-        begun = begin(call, request.tenant);
+        const begun: Begun = begin(call, request.tenant);
+        return begun instanceof Promise ? begun.then((rc) => body(rc, request, call)) : body(begun, request, call);
       } catch (error) {
-        return Promise.reject(error);
+        return Promise.reject(error); // from begin(), or a body that is not async
       }
-      return begun instanceof Promise ? begun.then((rc) => body(rc, request, call)) : body(begun, request, call);
     };
   /** The same for a streaming handler; the stream counts against its principal's open streams. */
   const streamingCall =
@@ -167,7 +166,9 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   const INLINE_URL = "configuration.task_push_notification_config.url";
 
   return {
-    SendMessage: unary(async (rc, request: SendMessageRequest, call) => {
+    // Not async: while async hooks run (tracing on) every await makes a promise of its own, and each
+    // promise costs the hooks' work; one then is one promise (its throws become rejections: unary).
+    SendMessage: unary((rc, request: SendMessageRequest, call) => {
       validateSendMessageRequest(request, limits);
       requireExtensions(rc);
       const inline = request.configuration?.taskPushNotificationConfig;
@@ -175,10 +176,11 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
         requirePush(); // A-11
         checkDestination(INLINE_URL, inline.url);
       }
-      const response = await service.sendMessage(rc, request);
-      if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
-      echoExtensions(rc, call);
-      return response;
+      return service.sendMessage(rc, request).then((response) => {
+        if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
+        echoExtensions(rc, call);
+        return response;
+      });
     }),
 
     SendStreamingMessage: streamingCall(async (rc, request: SendMessageRequest, call, out) => {

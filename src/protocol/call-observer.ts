@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { remoteOf, type RemoteAddress } from "./call-retention.js";
 
 /*
  * The one seam at the edge: every RPC the server answers (the A2A service's unary and streaming
@@ -24,6 +25,8 @@ export interface CallStart {
   readonly metadata: grpc.Metadata;
   /** The client's address; read when asked (it goes through the socket: µs per read), "unknown" once the connection is gone. */
   readonly peer: string;
+  /** The client's address and port as grpc-js read them when the call arrived, where it lets us see them (cheaper than `peer`). */
+  readonly remote: RemoteAddress | undefined;
 }
 
 /** The one "call ended" record: what the client got, and what the handler learned on the way. */
@@ -195,6 +198,10 @@ export class ObservedCall implements CallEnded {
     } catch {
       return "unknown"; // a torn-down HTTP/2 session has no socket to ask
     }
+  }
+
+  get remote(): RemoteAddress | undefined {
+    return remoteOf(this.source);
   }
 
   get ended(): boolean {

@@ -87,8 +87,29 @@ export function streamBehind(call: object): EventEmitter | undefined {
 /** A "close" listener shared by every stream: EventEmitter calls it with the stream as `this`. */
 function releaseListeners(this: EventEmitter): void {
   // "close" is a stream's last event. The no-op keeps an unexpected late "error" from throwing.
-  this.removeAllListeners();
+  // EventEmitter's own removeAllListeners rather than Readable's, which schedules a tick to update
+  // a reading state the closed stream no longer uses (each tick costs async-hook work while tracing runs).
+  EventEmitter.prototype.removeAllListeners.call(this);
   this.on("error", ignore);
 }
 
 function ignore(): void {}
+
+/** The client's end of a call's connection, as grpc-js read it from the socket when the call arrived. */
+export interface RemoteAddress {
+  readonly remoteAddress?: string | undefined;
+  readonly remotePort?: number | undefined;
+}
+
+/**
+ * What grpc-js 1.14 read of the connection when a server call arrived (ServerInterceptingCall's
+ * getConnectionInfo, reached through the call object's `.call` as streamBehind does), or undefined
+ * where the call objects are not what this expects. Why: getPeer() reads the socket through the
+ * HTTP/2 session's proxy on every call and makes a new string, which tracing then parsed per call.
+ */
+export function remoteOf(call: object): RemoteAddress | undefined {
+  const inner = (call as { call?: { getConnectionInfo?: unknown } }).call;
+  if (typeof inner?.getConnectionInfo !== "function") return undefined;
+  const info = (inner.getConnectionInfo as () => unknown).call(inner);
+  return typeof info === "object" && info !== null ? (info as RemoteAddress) : undefined;
+}

@@ -71,6 +71,25 @@ describe("agent failures", () => {
   });
 });
 
+describe("an agent whose execute is not async", () => {
+  test("issue 3: an agent that throws synchronously (a plain function, no promise) gets the caller a FAILED task that says why, and the server goes on", async () => {
+    const plain = scriptedAgent((() => {
+      throw new Error("thrown before any promise");
+    }) as unknown as (ctx: unknown) => Promise<void>);
+    const own = await startA2AServer({ agent: plain });
+    try {
+      const task = await sendForTask(own, userMessage("go"));
+      expect(task.status!.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect(textOf(task.status!.message)).toContain("thrown before any promise");
+      expect((await rpc(own).list()).response!.totalSize).toBe(1);
+      // The run was forgotten: a second call is answered the same way.
+      expect((await sendForTask(own, userMessage("again"))).status!.state).toBe(TaskState.TASK_STATE_FAILED);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe("events that break the rules are refused; the task stays consistent", () => {
   test("R-TASK-2: an update after a terminal state is refused and the task keeps its terminal status", async () => {
     const refused = gate<unknown>();

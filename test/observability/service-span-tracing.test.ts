@@ -2,15 +2,19 @@ import { createContextKey, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, t
 import { ExportResultCode, suppressTracing, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
   BasicTracerProvider,
   ParentBasedSampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
+  type Sampler,
   type ReadableSpan,
   type SpanLimits,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { OtlpProtobufSpanProcessor, type EncodedBatch } from "../../src/observability/otlp-span-processor.js";
-import { ServiceSpan, ServiceTracer, withSpan } from "../../src/observability/service-span.js";
+import { localChildDecision, ServiceSpan, ServiceTracer, withSpan } from "../../src/observability/service-span.js";
 import { TRACER_NAME, Tracing } from "../../src/observability/tracing.js";
 import { decodeProtobuf } from "../support/otlp-receiver.js";
 
@@ -172,6 +176,38 @@ describe("The service's own spans (service-span.ts) against the SDK's", () => {
     suppressed.end();
     expect(ours.spans.map((s) => s.name)).toEqual(["followed"]);
     expect(ours.started).toBe(1);
+  });
+
+  test("OBS-TRACE: a child of the service's own span is decided without asking the sampler only where the sampler would follow the parent's flag (parent-based defaults, always_on); any other sampler is asked", () => {
+    const parentBased = (root: Sampler, more: Partial<ConstructorParameters<typeof ParentBasedSampler>[0]> = {}) => new ParentBasedSampler({ root, ...more });
+    const sampledFlags = [TraceFlags.SAMPLED, TraceFlags.NONE];
+    const decisions = (sampler: Sampler) => sampledFlags.map((flags) => localChildDecision(sampler)?.(flags).decision);
+    const RECORD = SamplingDecision.RECORD_AND_SAMPLED;
+    expect(decisions(parentBased(new AlwaysOnSampler()))).toEqual([RECORD, SamplingDecision.NOT_RECORD]);
+    expect(decisions(parentBased(new TraceIdRatioBasedSampler(0.1)))).toEqual([RECORD, SamplingDecision.NOT_RECORD]);
+    expect(decisions(new AlwaysOnSampler())).toEqual([RECORD, RECORD]);
+    // The sampler is asked: other local delegates, a plain ratio, always_off, a sampler of the user's.
+    expect(localChildDecision(parentBased(new AlwaysOnSampler(), { localParentSampled: new AlwaysOffSampler() }))).toBeUndefined();
+    expect(localChildDecision(parentBased(new AlwaysOnSampler(), { localParentNotSampled: new AlwaysOnSampler() }))).toBeUndefined();
+    expect(localChildDecision(new TraceIdRatioBasedSampler(0.5))).toBeUndefined();
+    expect(localChildDecision(new AlwaysOffSampler())).toBeUndefined();
+    expect(localChildDecision({ shouldSample: () => ({ decision: RECORD }) })).toBeUndefined();
+
+    // End to end: a sampled root's child is recorded; a sampler that drops local children is still obeyed.
+    for (const [sampler, childRecorded] of [
+      [parentBased(new AlwaysOnSampler()), true],
+      [parentBased(new AlwaysOnSampler(), { localParentSampled: new AlwaysOffSampler() }), false],
+    ] as const) {
+      const kept = keeper();
+      const tracer = new ServiceTracer(new BasicTracerProvider({ spanProcessors: [kept], sampler }).getTracer("t"));
+      const root = tracer.startSpan("root", SpanKind.SERVER, {}, ROOT_CONTEXT);
+      const child = tracer.startSpan("child", SpanKind.INTERNAL, {}, tracer.contextWith(ROOT_CONTEXT, root));
+      expect(child.isRecording()).toBe(childRecorded);
+      expect(child.spanContext().traceId).toBe(root.spanContext().traceId);
+      child.end();
+      root.end();
+      expect(kept.spans.map((span) => span.name)).toEqual(childRecorded ? ["child", "root"] : ["root"]);
+    }
   });
 
   test("OBS-TRACE: our OTLP bytes for the service's spans decode to what the SDK's serialiser writes for them (times from epoch ms to the nanosecond)", async () => {

@@ -5,7 +5,7 @@ import { A2AService, MessageSchema, Role, SendMessageRequestSchema, StreamRespon
 import { GetTaskRequest, SubscribeToTaskRequest, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import type { EventEmitter } from "node:events";
 import { createServiceDefinition, type CallContext } from "../../src/protocol/grpc-adapter.js";
-import { streamBehind } from "../../src/protocol/call-retention.js";
+import { remoteOf, streamBehind, type RemoteAddress } from "../../src/protocol/call-retention.js";
 import { startTestServer, unary, until, type TestServer } from "../foundation/helpers.js";
 
 /*
@@ -31,6 +31,29 @@ let t: TestServer | undefined;
 afterEach(async () => {
   await t?.close();
   t = undefined;
+});
+
+describe("what grpc-js read of the connection (tracing's network.peer.* attributes)", () => {
+  it("OBS-TRACE: remoteOf finds grpc-js's connection info behind a handler's call: the same address and port getPeer() reads from the socket", async () => {
+    let remote: RemoteAddress | undefined;
+    let peer = "";
+    t = await startTestServer({
+      handlers: {
+        async GetTask(request, call) {
+          const grpcCall = (call as unknown as { call: object & { getPeer(): string } }).call;
+          remote = remoteOf(grpcCall);
+          peer = grpcCall.getPeer();
+          return create(TaskSchema, { id: request.id, contextId: "ctx-1", status: { state: TaskState.WORKING } });
+        },
+      },
+    });
+    const { error } = await unary(t.a2a, t.a2a.getTask, GetTaskRequest.fromPartial({ id: "r1" }));
+    expect(error).toBeUndefined();
+    if (remote === undefined) throw new Error("grpc-js's call objects no longer lead to getConnectionInfo: update src/protocol/call-retention.ts");
+    expect(remote.remoteAddress).toBe("127.0.0.1");
+    expect(`${remote.remoteAddress}:${remote.remotePort}`).toBe(peer);
+    expect(remoteOf({})).toBeUndefined();
+  });
 });
 
 describe("what a finished call leaves on grpc-js's call object", () => {
