@@ -34,6 +34,7 @@ import { cpuMicros, startServerProcess, type ServerProcess } from "./lib/server-
 import { percentiles } from "./lib/stats.js";
 import { formatNumber, markdownTable } from "./lib/table.js";
 import { profileSummary } from "./lib/cpu-profile.js";
+import { timelineBreakdown } from "./lib/push-timeline-report.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
@@ -50,6 +51,8 @@ export class Receiver {
   requests = 0;
   private firsts = new Map<string, number[]>();
   private latencies: number[] = [];
+  /** When each (task, update) first arrived ("taskId e<i>" -> wall-clock ms), for `--timeline`. */
+  arrivals = new Map<string, { publishedMs: number; arrivedMs: number }>();
   private firstAt = 0;
   private lastAt = 0;
   private server!: Server;
@@ -92,6 +95,7 @@ export class Receiver {
     if (seen.includes(seq)) return; // a retry of a delivered update
     seen.push(seq);
     this.latencies.push(now - Number(update[2]));
+    this.arrivals.set(`${task[1]} ${seq}`, { publishedMs: Number(update[2]), arrivedMs: now });
     if (this.firstAt === 0) this.firstAt = now;
     this.lastAt = now;
   }
@@ -101,6 +105,7 @@ export class Receiver {
     this.run++;
     this.firsts = new Map();
     this.latencies = [];
+    this.arrivals = new Map();
     this.firstAt = this.lastAt = 0;
     this.requests = 0;
   }
@@ -140,15 +145,17 @@ export class Receiver {
 }
 
 /** `root`: the checkout whose src/main.ts runs as ours (another one for an A/B against a baseline build). */
-async function startKind(kind: Kind, dataDir: string, root = ROOT): Promise<ServerProcess> {
+async function startKind(kind: Kind, dataDir: string, root = ROOT, timelineFile?: string): Promise<ServerProcess> {
   if (kind === "sdk") return startServerProcess({ name: LABEL.sdk, script: join(ROOT, "bench/servers/sdk-push-server.ts"), tsx: true });
+  const imports = [process.env.PUSH_BENCH_SERVER_IMPORT, timelineFile && join(ROOT, "bench/lib/push-timeline.mjs")].filter((f) => f);
   return startServerProcess({
     name: LABEL.ours,
     script: join(root, "src/main.ts"),
     tsx: true,
-    nodeFlags: process.env.PUSH_BENCH_SERVER_IMPORT ? ["--import", process.env.PUSH_BENCH_SERVER_IMPORT] : [],
+    nodeFlags: imports.flatMap((f) => ["--import", f as string]),
     cwd: root,
     env: (port) => ({
+      ...(timelineFile ? { PUSH_TIMELINE_FILE: timelineFile } : {}),
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_STORE: kind === "memory" ? "memory" : "sqlite",
       A2A_LOG_LEVEL: "warn",
@@ -199,6 +206,8 @@ interface PacedResult {
   /** The kernel's part of it (system time: sockets, file writes). */
   systemPerDeliveryUs: number;
   reordered: number;
+  /** With `timeline`: where the time from publish to POST received went. */
+  breakdown?: string;
 }
 interface OutageResult {
   expected: number;
@@ -209,17 +218,22 @@ interface OutageResult {
   reordered: number;
 }
 
-export async function paced(
-  kind: Kind,
-  receiver: Receiver,
-  events: number,
-  intervalMs: number,
-  profileFile?: string,
-  tasks = TASKS,
-  root = ROOT,
-): Promise<PacedResult> {
+export interface PacedOptions {
+  /** A CPU profile of the measured phase, written here. */
+  readonly profileFile?: string;
+  readonly tasks?: number;
+  /** The checkout whose src/main.ts runs as ours (a baseline build for an A/B). */
+  readonly root?: string;
+  /** Record each delivery's commit and dispatch times in our server (bench/lib/push-timeline.mjs): the result's `breakdown`. */
+  readonly timeline?: boolean;
+}
+
+export async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number, options: PacedOptions = {}): Promise<PacedResult> {
+  const { profileFile, tasks = TASKS, root = ROOT } = options;
   const dir = mkdtempSync(join(tmpdir(), "a2a-push-bench-"));
-  const server = await startKind(kind, dir, root);
+  const timelineFile = options.timeline && kind !== "sdk" ? join(dir, "timeline.json") : undefined;
+  const server = await startKind(kind, dir, root, timelineFile);
+  let result: PacedResult;
   const lc = loadClient(server.address, { "a2a-version": "1.0" });
   try {
     await waitUntilServing(server, () => lc.call(SEND, request("push 2 0", receiver.url)));
@@ -234,7 +248,7 @@ export async function paced(
     const after = await server.usage();
     if (profileFile) await server.profileStop(profileFile);
     const s = receiver.summary();
-    return {
+    result = {
       ...s,
       expected,
       cpuPerDeliveryUs: s.delivered > 0 ? cpuMicros(before, after) / s.delivered : NaN,
@@ -243,8 +257,16 @@ export async function paced(
   } finally {
     lc.close();
     await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (timelineFile === undefined) rmSync(dir, { recursive: true, force: true });
   }
+  if (timelineFile !== undefined) {
+    try {
+      result.breakdown = timelineBreakdown(timelineFile, receiver.arrivals);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return result;
 }
 
 async function outage(kind: Kind, receiver: Receiver, downMs: number): Promise<OutageResult> {
@@ -292,10 +314,10 @@ export async function runPush(options: { quick: boolean; profile?: boolean }): P
   let profile: string | undefined;
   try {
     for (const kind of ["ours", "memory", "sdk", "ours", "memory", "sdk"] as const) pacedResults[kind].push(await paced(kind, receiver, events, 500));
-    for (const kind of ["ours", "memory", "sdk"] as const) lowResults[kind] = await paced(kind, receiver, events, 500, undefined, LOW_TASKS);
+    for (const kind of ["ours", "memory", "sdk"] as const) lowResults[kind] = await paced(kind, receiver, events, 500, { tasks: LOW_TASKS });
     if (options.profile) {
       profile = join(tmpdir(), `push-bench-${process.pid}.cpuprofile`);
-      await paced("ours", receiver, events, 500, profile);
+      await paced("ours", receiver, events, 500, { profileFile: profile });
     }
     for (const kind of ["ours", "sdk"] as const) outageResults[kind] = await outage(kind, receiver, downMs);
   } finally {

@@ -83,6 +83,11 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
         rounds: Number(args.find((a) => a.startsWith("--rounds="))?.slice("--rounds=".length)) || undefined,
       }),
   },
+  "stream-jit": {
+    describe:
+      "issue 15 item 2: V8 compile time and deopts per stream of 5,000 chunks, paces alternating as in `issue4 --single` (servers traced with --trace-opt --trace-deopt) [--baseline=DIR] [--sequence=b,t,b,b,b,t,t,t] [--n=5000]",
+    run: async (args) => (await import("./stream-jit.js")).runStreamJit(args),
+  },
   "issue15-sqlite": {
     describe:
       "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min) [--profile] [--burst] [--baseline=DIR]",

@@ -29,6 +29,8 @@ export interface ServerProcessOptions {
   readonly cwd?: string;
   /** Pipe the child's stdout (instead of inheriting it) so that `waitForLine` can watch it. */
   readonly captureStdout?: boolean;
+  /** With `captureStdout`: called with every chunk of the child's stdout (e.g. V8's --trace-* output, too long to keep as lines). */
+  readonly onStdout?: (chunk: string) => void;
 }
 
 export interface ServerProcess {
@@ -95,6 +97,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
   if (options.captureStdout) {
     let partial = "";
     child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      options.onStdout?.(chunk);
       const at = performance.now();
       const parts = (partial + chunk).split("\n");
       partial = parts.pop()!;

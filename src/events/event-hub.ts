@@ -1,4 +1,4 @@
-import type { TaskEvent, TaskEventListener } from "./task-event.js";
+import type { TaskEvent, TaskEventListener, TaskEventReceiver } from "./task-event.js";
 
 /**
  * Listeners served in one go; a task with more gets each event in slices, one event-loop turn
@@ -9,7 +9,8 @@ import type { TaskEvent, TaskEventListener } from "./task-event.js";
 export const LISTENERS_PER_TURN = 128;
 
 interface Entry {
-  readonly listener: TaskEventListener;
+  /** Called as `receiver.onTaskEvent(event)`: one call target per kind of listener, not per listener (see TaskEventListener). */
+  readonly receiver: TaskEventReceiver;
   /** The hub's publish count when it subscribed: it gets only events numbered above. */
   readonly since: number;
   active: boolean;
@@ -70,7 +71,8 @@ export class EventHub implements TaskEventHub {
   subscribe(taskId: string, listener: TaskEventListener): () => void {
     let set = this.listeners.get(taskId);
     if (!set) this.listeners.set(taskId, (set = new Set()));
-    const entry: Entry = { listener, since: this.published, active: true };
+    const receiver = typeof listener === "function" ? new FunctionReceiver(listener) : listener;
+    const entry: Entry = { receiver, since: this.published, active: true };
     set.add(entry);
     this.total++;
     return () => this.remove(taskId, entry);
@@ -144,7 +146,7 @@ export class EventHub implements TaskEventHub {
 
   private deliver(entry: Entry, event: TaskEvent): void {
     try {
-      entry.listener(event);
+      entry.receiver.onTaskEvent(event);
     } catch (error) {
       this.remove(event.taskId, entry);
       this.onListenerError(error, event);
@@ -157,5 +159,14 @@ export class EventHub implements TaskEventHub {
     entry.active = false;
     this.total--;
     if (set.size === 0) this.listeners.delete(taskId);
+  }
+}
+
+/** A listener given as a function, called through one method as receivers are. */
+class FunctionReceiver implements TaskEventReceiver {
+  constructor(private readonly listener: (event: TaskEvent) => void) {}
+
+  onTaskEvent(event: TaskEvent): void {
+    this.listener(event);
   }
 }

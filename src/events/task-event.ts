@@ -19,4 +19,16 @@ export type TaskEvent =
     }
   | { readonly kind: "history"; readonly version: number; readonly taskId: string; readonly contextId: string; readonly message: Message };
 
-export type TaskEventListener = (event: TaskEvent) => void;
+/**
+ * Who gets a task's events: a function, or an object whose `onTaskEvent` method is called. Why
+ * the object form: the hub calls its listeners once per event, and V8 optimizes that call for the
+ * function it saw. A function made per stream (a closure) is a new function for every stream, so
+ * the optimized delivery path was thrown away at each stream's first event and compiled again
+ * (tens of ms of compiler CPU per stream); a method of a class is one function for every stream.
+ * The hot paths (task-feed.ts) use the object form.
+ */
+export type TaskEventListener = ((event: TaskEvent) => void) | TaskEventReceiver;
+
+export interface TaskEventReceiver {
+  onTaskEvent(event: TaskEvent): void;
+}

@@ -190,21 +190,29 @@ export class RunLauncher implements RunHost {
       await requireTask(this.repository, rc.caller, taskId, 0); // unknown to this caller stays NOT_FOUND
       throw new UnsupportedOperationError(`task ${taskId} is still being worked on; send a follow-up when it asks for input`, { task_id: taskId });
     }
-    const stored = await requireTask(this.repository, rc.caller, taskId, undefined);
-    const task = stored.task;
-    if (message.contextId !== "" && message.contextId !== task.contextId) {
+    let stored = await requireTask(this.repository, rc.caller, taskId, undefined);
+    if (message.contextId !== "" && message.contextId !== stored.task.contextId) {
       throw InvalidRequestError.field(
         "message.context_id",
-        `does not match the context of task ${taskId} (${task.contextId}); leave it empty or send the task's context id`,
+        `does not match the context of task ${taskId} (${stored.task.contextId}); leave it empty or send the task's context id`,
       );
     }
-    refuseTerminal(task, "send a message to");
-    const state = task.status!.state;
-    if (isSettled(state) && this.registry.runOf(taskId) === undefined && !(await this.registry.claim(rc.caller, taskId))) {
-      throw new UnsupportedOperationError(`task ${taskId} is being worked on by another instance; send a follow-up when it asks for input`, {
-        task_id: taskId,
-      });
+    refuseTerminal(stored.task, "send a message to");
+    if (isSettled(stored.task.status!.state) && this.registry.runOf(taskId) === undefined) {
+      if (!(await this.registry.claim(rc.caller, taskId))) {
+        throw new UnsupportedOperationError(`task ${taskId} is being worked on by another instance; send a follow-up when it asks for input`, {
+          task_id: taskId,
+        });
+      }
+      // Another process may have run a whole turn between the read above and the claim: the
+      // agent gets the task as it is now that it is ours, with that turn's messages and outputs.
+      if (this.registry.sharesTasks) {
+        stored = await requireTask(this.repository, rc.caller, taskId, undefined);
+        refuseTerminal(stored.task, "send a message to");
+      }
     }
+    const task = stored.task;
+    const state = task.status!.state;
     if (!isSettled(state) || this.registry.runOf(taskId) !== undefined) {
       throw new UnsupportedOperationError(`task ${taskId} is ${stateName(state)}; send a follow-up when it asks for input`, { task_id: taskId });
     }

@@ -41,6 +41,11 @@ export class RunRegistry {
     this.leases?.release(writer.taskId, writer.state);
   }
 
+  /** True when other processes run tasks of the same store (replicas): what was read may be stale by a claim. */
+  get sharesTasks(): boolean {
+    return this.leases !== undefined;
+  }
+
   /** With replicas: takes an interrupted task for a follow-up here; false if another process holds it. */
   claim(scope: TaskScope, taskId: string): Promise<boolean> {
     return this.leases === undefined ? Promise.resolve(true) : this.leases.claim(scope, taskId);

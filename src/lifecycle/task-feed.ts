@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskEventHub } from "../events/event-hub.js";
-import type { TaskEvent } from "../events/task-event.js";
+import type { TaskEvent, TaskEventReceiver } from "../events/task-event.js";
 import { artifactUpdateLiteral, statusUpdateLiteral, streamResponseLiteral } from "./message-literals.js";
 import { withHistoryLength } from "./task-view.js";
 import { isTerminal } from "./task-state.js";
@@ -29,7 +29,7 @@ export function closesStream(state: TaskState): boolean {
  * arrive while the snapshot is being read are held, then those the snapshot already holds
  * are dropped.
  */
-export class TaskFeed {
+export class TaskFeed implements TaskEventReceiver {
   private unsubscribe: (() => void) | undefined;
   private held: TaskEvent[] | undefined;
   private lastVersion = 0;
@@ -43,13 +43,13 @@ export class TaskFeed {
 
   /** For a task about to be created: its "created" event is the snapshot. */
   attachAtCreation(taskId: string): void {
-    this.unsubscribe = this.hub.subscribe(taskId, (event) => this.deliver(event));
+    this.unsubscribe = this.hub.subscribe(taskId, this);
   }
 
   /** For an existing task: subscribe, read the snapshot, send it, then what followed it. */
   async attachWithSnapshot(taskId: string, read: () => Promise<StoredTask | undefined>): Promise<StoredTask | undefined> {
     this.held = [];
-    this.unsubscribe = this.hub.subscribe(taskId, (event) => (this.held ? this.held.push(event) : this.deliver(event)));
+    this.unsubscribe = this.hub.subscribe(taskId, this);
     let stored: StoredTask | undefined;
     try {
       stored = await read();
@@ -77,7 +77,7 @@ export class TaskFeed {
    */
   async attachAfter(taskId: string, afterVersion: number, read: () => Promise<EventLogRead>): Promise<EventLogRead> {
     this.held = [];
-    this.unsubscribe = this.hub.subscribe(taskId, (event) => (this.held ? this.held.push(event) : this.deliver(event)));
+    this.unsubscribe = this.hub.subscribe(taskId, this);
     let found: EventLogRead;
     try {
       found = await read();
@@ -120,6 +120,15 @@ export class TaskFeed {
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  /**
+   * The hub's call: held while a snapshot or the logged events are read, else delivered. A
+   * method, not a closure per feed: see TaskEventListener.
+   */
+  onTaskEvent(event: TaskEvent): void {
+    if (this.held !== undefined) this.held.push(event);
+    else this.deliver(event);
   }
 
   private deliver(event: TaskEvent): void {

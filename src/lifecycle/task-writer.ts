@@ -123,8 +123,10 @@ export class TaskWriter {
     // would cost a promise and a microtask per write.
     const result = this.pending++ === 0 ? this.apply(change) : this.queue.then(() => this.apply(change));
     if (result === WRITTEN) {
-      // Applied already (a synchronous store): nothing to queue behind.
-      this.done();
+      // Applied already (a synchronous store): nothing to queue behind. A method call, not
+      // `this.done()`: that arrow is a new function per writer, and V8 threw away the agent's
+      // optimized write path at each new task's first write for calling another function here.
+      this.writeEnded();
       return result;
     }
     // Why one then(done, done) and not catch().finally(): the same queue, two fewer promises per write.
@@ -140,7 +142,8 @@ export class TaskWriter {
   /**
    * Calls `listener` once the task is settled (terminal or interrupted) as far as clients may
    * be told, or once writes of the task were lost (see `commitFailure`); the caller checks
-   * `settled` first (a settled task calls nothing). Why here and not a hub listener: the writer
+   * `settled` first (a settled task calls nothing). A task another instance took over never
+   * settles here: `listener` is called at once. Why here and not a hub listener: the writer
    * already sees every state change, so a blocking caller waits without a subscription of its
    * own. Why a callback and not a promise: the caller races it with the client going away, and
    * two promises per call were the cost of doing that with one. While someone waits the writer
@@ -148,6 +151,7 @@ export class TaskWriter {
    * through it.
    */
   onSettled(listener: () => void): void {
+    if (this.refusal !== undefined) return listener(); // taken over: the waiters were woken already, and this one comes late
     // A one-entry literal at first: an empty array's first push reserves 17 slots.
     if (this.settledListeners === undefined) this.settledListeners = [listener];
     else this.settledListeners.push(listener);
@@ -175,10 +179,13 @@ export class TaskWriter {
     if (this.idle) this.onIdle(this);
   }
 
-  /** A queued write ended, either way. */
-  private readonly done = (): void => {
+  /** A write ended, either way. */
+  private writeEnded(): void {
     if (--this.pending === 0 && this.idle) this.onIdle(this);
-  };
+  }
+
+  /** `writeEnded` for a queued write's promise. */
+  private readonly done = (): void => this.writeEnded();
 
   private apply(change: TaskChange): Promise<void> {
     const immediate = this.repository.immediate;

@@ -103,6 +103,19 @@ describe("TaskWriter on a store that answers within the call", () => {
     writer.write(statusChange(TaskState.COMPLETED, 5_000));
     expect(calls).toEqual(["first", "second"]);
   });
+
+  it("a writer whose task another instance took over wakes its waiters, and a waiter that comes later at once (a blocking SendMessage never waits for ever)", async () => {
+    const { writer } = await writerOn("immediate");
+    writer.write(statusChange(TaskState.WORKING, 2_000));
+    const calls: string[] = [];
+    writer.onSettled(() => calls.push("before"));
+    writer.takenOver();
+    expect(calls).toEqual(["before"]);
+    writer.onSettled(() => calls.push("after")); // the reply of a run stopped before it got to wait
+    expect(calls).toEqual(["before", "after"]);
+    expect(writer.idle).toBe(true); // no one left waiting: the service may forget it
+    await expect(writer.write(statusChange(TaskState.COMPLETED, 3_000))).rejects.toThrow(/taken over by another instance/);
+  });
 });
 
 describe("TaskWriter on a store that answers later", () => {

@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { jest } from "@jest/globals";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -125,6 +126,102 @@ describe("the SQLite outbox alone", () => {
       expect(await repo.push.count()).toBe(2);
       expect((await repo.push.pendingAfter(0, 10)).map((e) => e.configId)).toEqual(["b", "b"]);
     } finally {
+      reader.close();
+      await repo.close();
+    }
+  });
+
+  /** `count` tasks of alice with one config each, committed; their ids. */
+  async function tasksWithConfigs(repo: ReturnType<typeof openSqliteTaskRepository>, count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const t = newTask({ micros: clock.next() });
+      await repo.create(alice, t);
+      await repo.push.put(alice, config(t.id, "c"), { maxPerTask: 5 });
+      ids.push(t.id);
+    }
+    return ids;
+  }
+
+  test("A-29, issue 21: tasks with push configs writing in one turn commit at most 16 outbox rows a batch, so the first deliveries are committed (and handed over) while later writes are still coming", async () => {
+    const file = join(dir, "tasks.db");
+    const repo = openSqliteTaskRepository({ file });
+    const reader = new Database(file, { readonly: true });
+    try {
+      const ids = await tasksWithConfigs(repo, 40);
+      const committedRows = reader.prepare("SELECT count(*) FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk WHERE t.version = 2").pluck();
+      let handed = 0;
+      repo.push.onAdded((added) => (handed += added));
+      const inFileAtWrite: number[] = [];
+      const handedAtWrite: number[] = [];
+      // As 40 agents woken by the same timer tick write: one after another, microtasks between, no
+      // turn of the event loop (so no commit from it) until all have written.
+      await new Promise<void>((resolve) => {
+        const write = (i: number) => {
+          inFileAtWrite.push(committedRows.get() as number);
+          handedAtWrite.push(handed);
+          repo.updateNow(alice, ids[i]!, 1, statusChange(TaskState.WORKING, clock.next()));
+          if (i + 1 < ids.length) queueMicrotask(() => write(i + 1));
+          else resolve();
+        };
+        write(0);
+      });
+      // The 17th write found 16 rows waiting and committed them first (before: one commit of 40 at the turn's end).
+      expect(inFileAtWrite[16]).toBe(0);
+      expect(inFileAtWrite[17]).toBe(16);
+      expect(inFileAtWrite[33]).toBe(32);
+      // ... and they were handed over for delivery before the next write.
+      expect(handedAtWrite[17]).toBe(16);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(committedRows.get()).toBe(40);
+      expect(handed).toBe(40);
+    } finally {
+      reader.close();
+      await repo.close();
+    }
+  });
+
+  test("A-29, issue 21: delivered entries no batch of task writes takes are deleted once deliveries paused for 100 ms (the burst is over), not a second later by the next burst's first commit; and at most a second after the oldest while deliveries go on", async () => {
+    const file = join(dir, "tasks.db");
+    const repo = openSqliteTaskRepository({ file });
+    const reader = new Database(file, { readonly: true });
+    try {
+      const ids = await tasksWithConfigs(repo, 40);
+      const rows = reader.prepare("SELECT count(*) FROM push_outbox").pluck();
+      for (const id of ids) repo.updateNow(alice, id, 1, statusChange(TaskState.WORKING, clock.next()));
+      await new Promise((resolve) => setImmediate(resolve));
+      const pending = await repo.push.pendingAfter(0, 100);
+      expect(pending).toHaveLength(40);
+      // The store's timers and clock are faked from here; its commits (setImmediate) are not.
+      jest.useFakeTimers({ doNotFake: ["setImmediate", "nextTick", "queueMicrotask"] });
+      // A burst's deliveries end, one every 2 ms.
+      for (const entry of pending.slice(0, 20)) {
+        await repo.push.remove(entry.seq);
+        jest.advanceTimersByTime(2);
+      }
+      expect(await repo.push.count()).toBe(20);
+      jest.advanceTimersByTime(95); // 97 ms after the last one: still waiting for a batch
+      expect(rows.get()).toBe(40);
+      jest.advanceTimersByTime(5); // quiet for 100 ms: deleted (before: only a second after the first)
+      expect(rows.get()).toBe(20);
+      // Deliveries that never pause for 100 ms (one every 40; an entry may be removed twice): deleted a second after the oldest.
+      for (let i = 0; i < 25; i++) {
+        await repo.push.remove(pending[20 + (i % 20)]!.seq);
+        jest.advanceTimersByTime(i < 24 ? 40 : 39);
+      }
+      expect(rows.get()).toBe(20); // 999 ms after the oldest
+      jest.advanceTimersByTime(2);
+      expect(rows.get()).toBe(0);
+      expect(await repo.push.count()).toBe(0);
+      // A batch of task writes still takes whatever waits, however recent.
+      const more = ids.slice(0, 3);
+      for (const id of more) repo.updateNow(alice, id, 2, statusChange(TaskState.WORKING, clock.next()));
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const entry of await repo.push.pendingAfter(0, 100)) await repo.push.remove(entry.seq);
+      await repo.update(alice, ids[3]!, 2, statusChange(TaskState.WORKING, clock.next()));
+      expect(rows.get()).toBe(1);
+    } finally {
+      jest.useRealTimers();
       reader.close();
       await repo.close();
     }

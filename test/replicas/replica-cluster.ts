@@ -18,10 +18,16 @@ export async function startReplica(name: string, databaseUrl: string, env: Recor
     A2A_DATABASE_POOL_SIZE: "4",
     A2A_AGENT_MODULE: REPLICA_AGENT,
     REPLICA_NAME: name,
+    PGAPPNAME: replicaAppName(name), // node-postgres names its connections so: a test finds a replica's backends
     ...env,
   });
   void service.exited.then(() => data.remove());
   return { ...service, name };
+}
+
+/** The application_name of a replica's PostgreSQL connections (pg_stat_activity). */
+export function replicaAppName(name: string): string {
+  return `a2a-replica-${name}`;
 }
 
 export function startReplicas(names: readonly string[], databaseUrl: string, env: Record<string, string> = {}): Promise<Replica[]> {

@@ -1,11 +1,12 @@
 import * as grpc from "@grpc/grpc-js";
+import pg from "pg";
 import { TaskState, type StreamResponse, type Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { RESUME_CURSOR_HEADER, STREAM_RESUME_EXTENSION, encodeCursor } from "../../src/streams/index.js";
 import { a2aMetadata, fetchTask, killAll, send, sendRequest, subscribe, taskOf } from "../durability/service-process.js";
 import { unary } from "../foundation/helpers.js";
 import { reasonOf } from "../streaming/support.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
-import { startReplica, startReplicas, type Replica } from "./replica-cluster.js";
+import { replicaAppName, startReplica, startReplicas, type Replica } from "./replica-cluster.js";
 
 /**
  * Any replica answers any call: three server processes on one PostgreSQL database, driven
@@ -25,6 +26,41 @@ afterAll(async () => {
   await killAll();
   await db.drop();
 });
+
+/** Returns once a follow-up claimed task `taskId` (or wrote it already): polled without a pause, so as to be early in its run. */
+async function untilClaimed(client: pg.Client, taskId: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { rows } = await client.query<{ claimed: boolean }>(
+      // version 3: A created the task, then WORKING, then INPUT_REQUIRED; past it a follow-up wrote.
+      "SELECT owner IS NOT NULL OR version > 3 AS claimed FROM a2a_tasks WHERE id = $1",
+      [taskId],
+    );
+    if (rows[0]?.claimed) return;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} was not claimed within 10 s`);
+  }
+}
+
+/** The PostgreSQL backends (process ids) of the replicas' LISTEN connections. */
+async function listenBackendsOf(client: pg.Client, replicas: readonly Replica[]): Promise<number[]> {
+  const names = replicas.map((r) => replicaAppName(r.name));
+  const { rows } = await client.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ANY($1) AND query LIKE 'LISTEN %'",
+    [names],
+  );
+  expect(rows).toHaveLength(replicas.length);
+  return rows.map((row) => row.pid);
+}
+
+async function withDatabase<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
 
 function stepsOf(events: readonly StreamResponse[]): string[] {
   const texts: string[] = [];
@@ -64,7 +100,11 @@ describe("replicas on one PostgreSQL database", () => {
       expect(sub.events[0]!.payload?.$case).toBe("task");
       expect(stepsOf(sub.events)).toEqual(["step 0", "step 1", "step 2", "step 3", "step 4", "step 5"]);
       expect(lastState(sub.events)).toBe(TaskState.TASK_STATE_COMPLETED);
-      expect(statusEvents(sub.events, TaskState.TASK_STATE_COMPLETED)).toBe(1);
+      // Once: as a status event, or in the first event if the task ended before this subscriber's
+      // snapshot was read (a loaded machine: the stream then holds only that snapshot).
+      const first = sub.events[0]!.payload;
+      const inSnapshot = first?.$case === "task" && first.value.status?.state === TaskState.TASK_STATE_COMPLETED ? 1 : 0;
+      expect(statusEvents(sub.events, TaskState.TASK_STATE_COMPLETED) + inSnapshot).toBe(1);
     }
     expect((await fetchTask(c.client, task.id)).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
@@ -147,6 +187,40 @@ describe("replicas on one PostgreSQL database", () => {
       }
     }
     process.stderr.write(`concurrent follow-ups: ${refusals} of 5 rounds refused one\n`);
+  });
+
+  it("R-SEND-10: the same two follow-ups while B and C hear the notices of A's writes only after their claims: one runs to INPUT_REQUIRED, the other is refused; no INTERNAL, no hang", async () => {
+    // Notices come over a LISTEN connection of their own, not ordered with the pool's: under load a
+    // replica may hear the notice of A's INPUT_REQUIRED after it claimed the task. Pausing B's and
+    // C's LISTEN backends (SIGSTOP) until a claim is made makes that order certain.
+    await withDatabase(async (client) => {
+      const listeners = await listenBackendsOf(client, [b, c]);
+      for (let round = 0; round < 4; round++) {
+        for (const pid of listeners) process.kill(pid, "SIGSTOP");
+        let paused = true;
+        try {
+          const asked = taskOf(await send(a.client, "ask"));
+          const followUps = Promise.all([b, c].map((r) => send(r.client, "again", { task: asked, deadlineMs: 10_000 })));
+          await untilClaimed(client, asked.id);
+          await new Promise((resolve) => setTimeout(resolve, round)); // the late notices land at different points of the run
+          for (const pid of listeners) process.kill(pid, "SIGCONT");
+          paused = false;
+          const results = await followUps;
+          const answered = results.filter((r) => r.error === undefined).map(taskOf);
+          for (const r of results) if (r.error !== undefined) expect(r.error.details).toMatch(/being worked on|is TASK_STATE_WORKING/);
+          expect(answered.length).toBeGreaterThan(0);
+          for (const t of answered) expect(t.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+          const texts = (await fetchTask(a.client, asked.id)).history.map((m) => (m.parts[0]?.content?.$case === "text" ? m.parts[0].content.value : ""));
+          const agains = texts.flatMap((t, i) => (t === "again" ? [i] : []));
+          expect(agains).toHaveLength(answered.length);
+          for (const i of agains) {
+            expect(texts.slice(i + 1, i + 3)).toEqual([expect.stringMatching(/^got again on [BC]$/), expect.stringMatching(/^and then\? \(asked on [BC]\)$/)]);
+          }
+        } finally {
+          if (paused) for (const pid of listeners) process.kill(pid, "SIGCONT");
+        }
+      }
+    });
   });
 
   it("blocking SendMessage on B waits for its run while A and C stream the same task", async () => {

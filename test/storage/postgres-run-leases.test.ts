@@ -71,6 +71,48 @@ describe("PostgresRunLeases", () => {
     expect(calls).toEqual([[task.id, TaskState.CANCELED]]);
   });
 
+  it("R-SEND-10: a notice of the previous run's writes, heard only after the follow-up's claim, does not stop the follow-up's run; a later takeover still does, at once", async () => {
+    // The LISTEN connection is not ordered with the pool's: under load X's notices of the writes
+    // that ended its run (INPUT_REQUIRED) may reach Y after Y claimed the task for a follow-up.
+    // Y's leases here hear only the notices the test hands them, and renew by themselves only
+    // every 20 s: whatever they do within the test, a notice made them do.
+    const deaf = new TaskNotifications(db.url, silentLogger); // never started
+    const leases = new PostgresRunLeases({
+      pool: y.pool,
+      repository: y.repository,
+      notifications: deaf,
+      replicaId: "Y",
+      leaseMs: 60_000,
+      logger: silentLogger,
+    });
+    try {
+      const id = await interruptedOnX();
+      expect(await leases.claim(alice, id)).toBe(true);
+      const { calls, lost } = lostCalls();
+      leases.hold(id, lost);
+      for (const [version, state] of [
+        [1, TaskState.SUBMITTED],
+        [2, TaskState.WORKING],
+        [3, TaskState.INPUT_REQUIRED],
+      ] as const) {
+        leases.notice({ taskId: id, version, state, writer: "X" }); // as the LISTEN connection hands them over, late
+      }
+      await leases.renew(); // the renewal the late notices started, if any, has ended
+      await leases.renew();
+      expect(calls).toEqual([]);
+      const { rows } = await y.pool.query("SELECT owner FROM a2a_tasks WHERE id = $1", [id]);
+      expect(rows[0].owner).toBe("Y");
+      // Y's lease really taken over (as after a stall longer than the lease): X's next write stops Y's run.
+      await x.pool.query("UPDATE a2a_tasks SET owner = 'X', lease_until = now() + interval '1 minute' WHERE id = $1", [id]);
+      await x.repository.update(alice, id, 3, statusChange(TaskState.WORKING, clock.next()));
+      leases.notice({ taskId: id, version: 4, state: TaskState.WORKING, writer: "X" });
+      await until(() => calls.length > 0);
+      expect(calls).toEqual([[id, TaskState.WORKING]]);
+    } finally {
+      await leases.close();
+    }
+  });
+
   it("without notices, the next renewal finds the task settled elsewhere and says so", async () => {
     const deaf = new TaskNotifications(db.url, silentLogger); // never started
     const leases = new PostgresRunLeases({ pool: x.pool, repository: x.repository, notifications: deaf, replicaId: "X", leaseMs: 300, logger: silentLogger });

@@ -5,6 +5,7 @@ import type { RunLeases, RunLost } from "../../lifecycle/run-leases.js";
 import type { StoredTask, TaskScope } from "../../lifecycle/task-repository.js";
 import { isSettled, isTerminal } from "../../lifecycle/task-state.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
+import { lockedInIdOrder } from "./row-lock-order.js";
 import type { PostgresTaskRepository } from "./postgres-task-repository.js";
 import type { HeardNotice } from "./task-notice.js";
 
@@ -30,7 +31,10 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
   private readonly held = new Map<string, RunLost>();
   private readonly renewer: NodeJS.Timeout;
   private readonly stopListening: () => void;
-  private renewing = false;
+  /** The renewal in flight, if any. */
+  private renewing: Promise<void> | undefined;
+  /** A notice came while a renewal was in flight: renew once more when it ends. */
+  private renewAgain = false;
   private closed = false;
 
   constructor(private readonly options: PostgresRunLeasesOptions) {
@@ -73,10 +77,23 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
     return taken;
   }
 
+  /**
+   * Another replica wrote a task this one runs. A terminal state (a cancel) stops the run at once:
+   * a terminal task stays so, so such a notice is never older than this replica's hold. Any other
+   * state may be old news: the LISTEN connection is not ordered with the pool's, so the notices of
+   * the previous run's last writes (its INPUT_REQUIRED) can arrive after this replica claimed the
+   * task for a follow-up. The row decides then (a renewal, now): only an owner that is not this
+   * replica stops the run.
+   */
   notice(notice: HeardNotice): void {
     if (notice.writer === this.options.replicaId) return;
     const lost = this.held.get(notice.taskId);
     if (lost === undefined) return;
+    if (!isTerminal(notice.state)) {
+      if (this.renewing !== undefined) this.renewAgain = true; // the one in flight may have read the row before that write
+      void this.renew();
+      return;
+    }
     this.held.delete(notice.taskId);
     lost(notice.taskId, notice.state);
   }
@@ -85,17 +102,27 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
     void this.renew();
   }
 
-  /** Renews every held lease; a task that comes back not ours any more stops its run. */
-  async renew(): Promise<void> {
-    if (this.renewing || this.closed || this.held.size === 0) return;
-    this.renewing = true;
+  /** Renews every held lease; a task that comes back not ours any more stops its run. Resolves when the renewal in flight has ended. */
+  renew(): Promise<void> {
+    if (this.renewing !== undefined) return this.renewing;
+    if (this.closed || this.held.size === 0) return Promise.resolve();
+    this.renewing = this.renewHeld().finally(() => {
+      this.renewing = undefined;
+      if (!this.renewAgain) return;
+      this.renewAgain = false;
+      void this.renew();
+    });
+    return this.renewing;
+  }
+
+  private async renewHeld(): Promise<void> {
     const ids = [...this.held.keys()];
     try {
       const { rows } = await this.options.pool.query<{ id: string; state: number; owner: string | null }>({
         name: "a2a_lease_renew",
         text: `WITH renewed AS (
                  UPDATE a2a_tasks SET lease_until = now() + $3 * interval '1 millisecond'
-                 WHERE id = ANY($1) AND owner = $2 RETURNING id)
+                 WHERE id IN (${lockedInIdOrder("id = ANY($1) AND owner = $2")}) RETURNING id)
                SELECT t.id, t.state, t.owner FROM a2a_tasks t WHERE t.id = ANY($1) AND t.id NOT IN (SELECT id FROM renewed)`,
         values: [ids, this.options.replicaId, this.options.leaseMs],
       });
@@ -108,8 +135,6 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
       }
     } catch (error) {
       if (!this.closed) this.options.logger.warn({ err: error, tasks: ids.length }, "could not renew run leases");
-    } finally {
-      this.renewing = false;
     }
   }
 
@@ -121,7 +146,9 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
     this.closed = true;
     clearInterval(this.renewer);
     this.stopListening();
-    await this.options.pool.query("UPDATE a2a_tasks SET lease_until = now() WHERE owner = $1 AND state IN (1, 2)", [this.options.replicaId]).catch(() => {});
+    await this.options.pool
+      .query(`UPDATE a2a_tasks SET lease_until = now() WHERE id IN (${lockedInIdOrder("owner = $1 AND state IN (1, 2)")})`, [this.options.replicaId])
+      .catch(() => {});
     this.held.clear();
   }
 }

@@ -58,12 +58,18 @@ interface OutboxRow {
 const MAX_CACHED_TASKS = 4096;
 
 /**
- * How long a delivered entry waits for a batch of task writes to delete it with. Why a second:
- * agents that write every few hundred ms (a status a turn of work) then find their last
- * deliveries' deletes waiting, where 20 ms made a transaction of their own after each burst; a
- * crash re-sends at most the last second's delivered events (at least once, A-29).
+ * How long delivered entries wait for a batch of task writes to delete them with, before one
+ * transaction of their own deletes them: once no delivery ended for `quietMs` (the burst that
+ * made them is over), and at most `maxMs` after the oldest (deliveries that never pause).
+ * Why not only the second: the rows delivered after a burst's last commit then waited for the
+ * next burst's first commit, and every delivery of that burst waited for their deletes
+ * (~20 µs each); deleted in the quiet after their own burst, they are on nobody's way, for one
+ * small transaction per burst. Why 100 ms: longer than the gaps between a burst's deliveries, or
+ * those of a steady 20/s (which the next batch still takes), shorter than the pause between bursts
+ * of agents that write every few hundred ms. A crash re-sends at most these delivered events (at
+ * least once, A-29).
  */
-const REMOVAL_DELAY_MS = 1000;
+const REMOVAL_DELAYS = { quietMs: 100, maxMs: 1000 };
 
 const OUTBOX_COLUMNS = `o.seq, t.id AS task_id, o.config_id, o.created_ms, o.event, o.trace_context, s.tenant, s.principal
   FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk JOIN scopes s ON s.scope_id = t.scope_id`;
@@ -83,6 +89,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   /** Rows the batch being written inserted: announced if it commits, forgotten if it is lost. */
   private batchEntries: OutboxEntry[] = [];
   private changes = 0;
+  /** Outbox rows staged in the open batch (by task writes and inline configs), for the batch's cap. */
+  stagedRows = 0;
   /** Config ids by task pk (see loadStaged). */
   private readonly idsByTask = new Map<number, string[]>();
   private traceContext: TraceContextSource | undefined;
@@ -124,13 +132,16 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   private readonly removeBatch;
   /**
    * Delivered entries not deleted yet: deleted together, by the next batch of task writes (in its
-   * transaction) or, when none comes within REMOVAL_DELAY_MS, by one transaction of their own;
-   * not one commit each. A crash before re-delivers them (at least once).
+   * transaction) or, when none comes in time (see REMOVAL_DELAYS), by one transaction of
+   * their own; not one commit each. A crash before re-delivers them (at least once).
    */
   private removals: number[] = [];
   /** Removals the batch being written deletes: back in `removals` if it is lost. */
   private batchRemovals: number[] = [];
   private removalTimer: NodeJS.Timeout | undefined;
+  /** When the oldest and the newest of `removals` were made (performance.now()). */
+  private firstRemovalAt = 0;
+  private lastRemovalAt = 0;
   /** False once rows may have gone without a removal (config deleted, tasks purged): some of `removals` may have no row. */
   private removalsAreRows = true;
 
@@ -154,15 +165,29 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     if (this.removals.length === 0) return;
     this.batchRemovals = this.removals;
     this.removals = [];
-    // Nothing waits now: the next removal starts the delay again. Left running, the timer gave a
-    // steady stream of deliveries a transaction of its own every REMOVAL_DELAY_MS.
+    // Nothing waits now: the next removal starts the delays again. Left running, the timer gave a
+    // steady stream of deliveries a transaction of its own every so often.
     clearTimeout(this.removalTimer);
     this.removalTimer = undefined;
     for (const seq of this.batchRemovals) this.s.remove.run(seq);
   }
 
+  private armRemovalTimer(ms: number): void {
+    this.removalTimer = setTimeout(this.flushLater, ms);
+    this.removalTimer.unref();
+  }
+
+  /** The removal timer: flushes once deliveries paused for `quietMs`, or the oldest waited `maxMs`; else waits on. */
   private readonly flushLater = (): void => {
     this.removalTimer = undefined;
+    if (this.removals.length === 0) return;
+    const now = performance.now();
+    const { quietMs, maxMs } = REMOVAL_DELAYS;
+    const wait = Math.min(this.lastRemovalAt + quietMs, this.firstRemovalAt + maxMs) - now;
+    if (wait > 0) {
+      this.armRemovalTimer(wait);
+      return;
+    }
     try {
       this.flushRemovals();
     } catch {
@@ -197,6 +222,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     const createdMs = Date.now();
     const traceContext = this.traceContext?.();
     for (const configId of push.configIds) push.outbox.push({ scope, taskId, configId, createdMs, event, body, traceContext });
+    this.stagedRows += push.configIds.length;
   }
 
   /** Inside the batch transaction, after the task's row: its new configs and outbox rows. */
@@ -211,11 +237,12 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
    * the commit, outside the write (a microtask later); removals it was to delete wait again if lost.
    */
   batchEnded(committed: boolean): void {
+    this.stagedRows = 0;
     if (this.batchRemovals.length > 0) {
       if (!committed) {
         this.removals = this.batchRemovals.concat(this.removals);
-        this.removalTimer ??= setTimeout(this.flushLater, REMOVAL_DELAY_MS);
-        this.removalTimer.unref();
+        this.firstRemovalAt = this.lastRemovalAt = performance.now();
+        if (this.removalTimer === undefined) this.armRemovalTimer(REMOVAL_DELAYS.quietMs);
       }
       this.batchRemovals = [];
     }
@@ -274,6 +301,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       if (options.snapshot) {
         const { event, body } = pushSnapshotPayloadOf(staged.snapshot());
         push.outbox.push({ scope, taskId: own.taskId, configId: own.id, createdMs: Date.now(), event, body, traceContext: this.traceContext?.() });
+        this.stagedRows++;
       }
       this.anyConfigs = true;
       return;
@@ -341,11 +369,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   async remove(seq: number): Promise<void> {
+    const now = performance.now();
+    if (this.removals.length === 0) this.firstRemovalAt = now;
+    this.lastRemovalAt = now;
     this.removals.push(seq);
-    if (this.removalTimer === undefined) {
-      this.removalTimer = setTimeout(this.flushLater, REMOVAL_DELAY_MS);
-      this.removalTimer.unref();
-    }
+    if (this.removalTimer === undefined) this.armRemovalTimer(REMOVAL_DELAYS.quietMs);
   }
 
   /**

@@ -210,6 +210,14 @@ function badData(file: string, err: unknown): SqliteStoreError {
 
 /** Writes staged per batch at most: a longer run of writes within one turn commits and starts a new batch. */
 const BATCH_WRITE_LIMIT = 1000;
+/**
+ * Outbox rows (pending webhook deliveries) staged per batch at most: the next write commits the
+ * batch first. Why: none of a batch's deliveries can start before its commit, so when many tasks
+ * with push configs write in the same turn (100 agents waking together), every delivery waited
+ * for all of their writes and their one commit; capped, the first ones commit and go out while
+ * the rest are still being written. A commit costs less than one delivery, so few extra commits.
+ */
+const BATCH_OUTBOX_LIMIT = 16;
 
 /**
  * A task written in the open batch: its state after the writes applied so far, written to its
@@ -607,9 +615,12 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     };
   }
 
-  /** A full batch commits before the next write, so a long run of writes in one turn stays bounded. */
+  /**
+   * A full batch commits before the next write, so a long run of writes in one turn stays bounded,
+   * and so does the wait of its webhook deliveries (BATCH_OUTBOX_LIMIT).
+   */
   private makeRoom(): void {
-    if (this.batchWrites >= BATCH_WRITE_LIMIT) this.commit();
+    if (this.batchWrites >= BATCH_WRITE_LIMIT || this.push.stagedRows >= BATCH_OUTBOX_LIMIT) this.commit();
   }
 
   /** Puts a task in the open batch, opening one (and scheduling its commit) if none is. */

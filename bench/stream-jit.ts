@@ -1,0 +1,126 @@
+/**
+ * What V8's compiler costs each stream: one server of ours (or of a baseline build) run with
+ * --trace-opt --trace-deopt, streams of 5,000 chunks alternating paces as the single-stream phase
+ * of `issue4 --single` runs them (one burst and one per-turn to warm up, then bursts, then
+ * per-turn streams), and per stream: server CPU per event, the TurboFan compile time V8 reports
+ * for the jobs that finished during it ("took a, b, c ms": the three phases added up; the middle
+ * one runs on a worker thread, but counts in the server's CPU all the same), how many
+ * compilations and deoptimizations, and which functions were deoptimized (V8 names them without
+ * their file: ours, grpc-js's and Node's alike; --trace-deopt-verbose gives the source positions).
+ *
+ *   npm run build && npm run bench -- stream-jit [--baseline=DIR] [--sequence=b,t,b,b,b,t,t,t] [--n=5000]
+ *
+ * Why: the per-turn cost per event at 5,000 chunks swung 49-115 µs between rounds of the mixed
+ * bench, and a stream's share of recompilation is invisible in a CPU profile of one stream. The
+ * trace flags slow the server a little; the CPU figures here are for comparing streams, not targets.
+ */
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client, credentials } from "@grpc/grpc-js";
+import { stream, type Pace } from "./issue15.js";
+import { waitUntilServing } from "./lib/measure.js";
+import { startServerProcess } from "./lib/server-process.js";
+import { formatNumber, markdownTable } from "./lib/table.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+interface StreamJit {
+  compileMs: number;
+  compiles: number;
+  deopts: number;
+  /** Functions deoptimized, with the reason, and how often. */
+  ours: Map<string, number>;
+}
+
+const TOOK = /took ([\d.]+), ([\d.]+), ([\d.]+) ms/;
+const DEOPT = /reason: ([^)]*)\): begin\. deoptimizing 0x[0-9a-f]+ <JSFunction ([^ >]*)/;
+
+async function traced(name: string, script: string, sequence: readonly Pace[], n: number): Promise<string[][]> {
+  const current: { jit: StreamJit } = { jit: fresh() };
+  let partial = "";
+  const onStdout = (chunk: string) => {
+    const lines = (partial + chunk).split("\n");
+    partial = lines.pop()!;
+    for (const line of lines) {
+      const took = TOOK.exec(line);
+      if (took !== null && line.startsWith("[completed compiling")) {
+        current.jit.compileMs += Number(took[1]) + Number(took[2]) + Number(took[3]);
+        current.jit.compiles++;
+      }
+      const deopt = DEOPT.exec(line);
+      if (deopt !== null) {
+        current.jit.deopts++;
+        const key = `${deopt[2]} (${deopt[1]})`;
+        current.jit.ours.set(key, (current.jit.ours.get(key) ?? 0) + 1);
+      }
+    }
+  };
+  const server = await startServerProcess({
+    name,
+    script,
+    cwd: ROOT,
+    nodeFlags: ["--trace-opt", "--trace-deopt"],
+    captureStdout: true,
+    onStdout,
+    env: (port) => ({
+      A2A_LISTEN: `127.0.0.1:${port}`,
+      A2A_LOG_LEVEL: "warn",
+      A2A_LOG_FORMAT: "json",
+      A2A_STORE: "memory",
+      A2A_CARD_LISTEN: "off",
+      A2A_AGENT_MODULE: "bench/agents/fanout-agent.mjs",
+    }),
+  });
+  const client = new Client(server.address, credentials.createInsecure(), { "grpc.max_receive_message_length": 64 * 1024 * 1024 });
+  const rows: string[][] = [];
+  try {
+    await waitUntilServing(server, () => stream(server, "ours", 10, "burst", client));
+    for (let i = 0; i < sequence.length; i++) {
+      const pace = sequence[i]!;
+      current.jit = fresh();
+      const run = await stream(server, "ours", n, pace, client);
+      // Compile jobs a stream set off finish shortly after it: count them with it.
+      await new Promise((r) => setTimeout(r, 300));
+      const { jit } = current;
+      rows.push([
+        name,
+        String(i + 1),
+        pace,
+        formatNumber(run.cpuMicros / n, 2),
+        formatNumber(jit.compileMs, 1),
+        formatNumber((jit.compileMs * 1000) / n, 2),
+        String(jit.compiles),
+        String(jit.deopts),
+        [...jit.ours].map(([k, c]) => (c > 1 ? `${k} ×${c}` : k)).join("; "),
+      ]);
+      process.stderr.write(`${name} stream ${i + 1} ${pace}: ${rows[rows.length - 1]!.slice(3, 8).join(" | ")}\n`);
+    }
+  } finally {
+    client.close();
+    await server.stop();
+  }
+  return rows;
+}
+
+function fresh(): StreamJit {
+  return { compileMs: 0, compiles: 0, deopts: 0, ours: new Map() };
+}
+
+export async function runStreamJit(args: readonly string[]): Promise<string> {
+  const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const n = Number(value("n") ?? 5_000);
+  const sequence = (value("sequence") ?? "b,t,b,b,b,t,t,t").split(",").map((p): Pace => (p === "b" ? "burst" : "per-turn"));
+  const baseline = value("baseline");
+  const rows = await traced("ours", join(ROOT, "dist/src/main.js"), sequence, n);
+  if (baseline !== undefined) rows.push(...(await traced("baseline", resolve(baseline, "dist/src/main.js"), sequence, n)));
+  return [
+    `# stream-jit: V8 compile and deopt work per stream of ${formatNumber(n)} chunks`,
+    "",
+    `\`npm run bench -- stream-jit${args.length > 0 ? ` ${args.join(" ")}` : ""}\` — ${new Date().toISOString()} (shared machine; the servers run with --trace-opt --trace-deopt)`,
+    "",
+    markdownTable(
+      ["server", "stream", "pace", "CPU µs / event", "TurboFan compile ms", "compile µs / event", "compilations", "deopts", "deoptimized (reason)"],
+      rows,
+    ),
+  ].join("\n");
+}
