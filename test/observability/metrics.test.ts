@@ -72,6 +72,8 @@ describe("Prometheus metrics at /metrics", () => {
 
       // A client error: NOT_FOUND (5).
       expect((await rpc(s).get({ id: "no-such-task" })).error!.code).toBe(5);
+      // The calls started the event-loop lag sampling; its first tick only marks the time: let a few pass.
+      await delay(EVENT_LOOP_SAMPLE_MS * 3);
 
       const { samples, text } = await metricsOf(s.app.metricsPort!);
       expect(s.app.metricsPort).toBe(s.app.cardPort);
