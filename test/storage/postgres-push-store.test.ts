@@ -141,12 +141,15 @@ describe("PostgreSQL push store: replicas", () => {
         configs: s.repository.push,
         logger: silentLogger,
         concurrency: 8,
+        // At most 4 of the 24 lanes open a replica, each send a few ms: neither replica can take
+        // every lane before the other joins (under CI load one once delivered all 120 alone).
+        maxLanes: 4,
         retry: { maxAttempts: 3, backoffMs: 10, maxBackoffMs: 10, maxAgeMs: 60_000 },
         sender: {
           async send(request: WebhookRequest) {
             const [, seq, taskId] = /^msg_(\d+)_(.+)$/.exec(request.headers["webhook-id"]!)!;
             sent.push({ replica, lane: `${taskId}${request.url}`, seq: Number(seq) });
-            await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+            await new Promise((resolve) => setTimeout(resolve, 4 + Math.random() * 4));
             return { kind: "answered", status: 200, retryAfter: undefined };
           },
         },
