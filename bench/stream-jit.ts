@@ -8,12 +8,20 @@
  * compilations and deoptimizations, and which functions were deoptimized (V8 names them without
  * their file: ours, grpc-js's and Node's alike; --trace-deopt-verbose gives the source positions).
  *
- *   npm run build && npm run bench -- stream-jit [--baseline=DIR] [--sequence=b,t,b,b,b,t,t,t] [--n=5000]
+ *   npm run build && npm run bench -- stream-jit [--baseline=DIR] [--sequence=b,t,b,b,b,t,t,t] [--n=5000] [--gap-ms=N] [--gc] [--full-gc] [--log=FILE] [--bare] [--node-flag=F]
+ *
+ * --gap-ms: an idle pause before each stream, as the SDK's stream between two of ours in issue4's
+ * rounds (15 s and more); --gc: also count the collections in each stream (--trace-gc); --log=FILE:
+ * the trace itself, each stream's lines after a "=== server stream i pace" line; --full-gc: a forced
+ * full collection before each stream (none open then); --bare: the bare grpc-js server instead of ours
+ * (bench/servers/bare-stream-server.ts: the same paces, the floor's own recompilation);
+ * --node-flag=F (repeatable): a node/V8 flag for the server, to test what recompilation depends on.
  *
  * Why: the per-turn cost per event at 5,000 chunks swung 49-115 µs between rounds of the mixed
  * bench, and a stream's share of recompilation is invisible in a CPU profile of one stream. The
  * trace flags slow the server a little; the CPU figures here are for comparing streams, not targets.
  */
+import { appendFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, credentials } from "@grpc/grpc-js";
@@ -30,22 +38,44 @@ interface StreamJit {
   deopts: number;
   /** Functions deoptimized, with the reason, and how often. */
   ours: Map<string, number>;
+  /** With --gc: scavenges and mark-compacts seen (--trace-gc), and their pause ms. */
+  scavenges: number;
+  markCompacts: number;
+  gcMs: number;
 }
 
 const TOOK = /took ([\d.]+), ([\d.]+), ([\d.]+) ms/;
+const GC = /(Scavenge|Mark-Compact|Mark-sweep)[^,]*, ([\d.]+) \/ [\d.]+ ms/;
 const DEOPT = /reason: ([^)]*)\): begin\. deoptimizing 0x[0-9a-f]+ <JSFunction ([^ >]*)/;
 
-async function traced(name: string, script: string, sequence: readonly Pace[], n: number): Promise<string[][]> {
+async function traced(
+  name: string,
+  script: string,
+  sequence: readonly Pace[],
+  n: number,
+  gapMs: number,
+  gc: boolean,
+  traceLog?: string,
+  extraFlags: readonly string[] = [],
+  fullGc = false,
+): Promise<string[][]> {
   const current: { jit: StreamJit } = { jit: fresh() };
   let partial = "";
   const onStdout = (chunk: string) => {
     const lines = (partial + chunk).split("\n");
     partial = lines.pop()!;
+    if (traceLog !== undefined) appendFileSync(traceLog, `${lines.join("\n")}\n`);
     for (const line of lines) {
       const took = TOOK.exec(line);
       if (took !== null && line.startsWith("[completed compiling")) {
         current.jit.compileMs += Number(took[1]) + Number(took[2]) + Number(took[3]);
         current.jit.compiles++;
+      }
+      const collection = GC.exec(line);
+      if (collection !== null) {
+        if (collection[1] === "Scavenge") current.jit.scavenges++;
+        else current.jit.markCompacts++;
+        current.jit.gcMs += Number(collection[2]);
       }
       const deopt = DEOPT.exec(line);
       if (deopt !== null) {
@@ -55,11 +85,13 @@ async function traced(name: string, script: string, sequence: readonly Pace[], n
       }
     }
   };
+  const bare = name === "bare";
   const server = await startServerProcess({
     name,
     script,
+    tsx: bare,
     cwd: ROOT,
-    nodeFlags: ["--trace-opt", "--trace-deopt"],
+    nodeFlags: ["--trace-opt", "--trace-deopt", ...(gc ? ["--trace-gc"] : []), ...extraFlags],
     captureStdout: true,
     onStdout,
     env: (port) => ({
@@ -74,11 +106,16 @@ async function traced(name: string, script: string, sequence: readonly Pace[], n
   const client = new Client(server.address, credentials.createInsecure(), { "grpc.max_receive_message_length": 64 * 1024 * 1024 });
   const rows: string[][] = [];
   try {
-    await waitUntilServing(server, () => stream(server, "ours", 10, "burst", client));
+    await waitUntilServing(server, () => stream(server, bare ? "bare" : "ours", 10, "burst", client));
     for (let i = 0; i < sequence.length; i++) {
       const pace = sequence[i]!;
+      // As the single-stream phase: the SDK's stream (15 s and more) runs between two of ours.
+      if (gapMs > 0 && i > 0) await new Promise((r) => setTimeout(r, gapMs));
+      // --full-gc: a full collection before each stream (while no stream is open), as V8's memory reducer makes in such a gap.
+      if (fullGc && i > 0) await server.usageAfterGc();
+      if (traceLog !== undefined) appendFileSync(traceLog, `=== ${name} stream ${i + 1} ${pace}\n`);
       current.jit = fresh();
-      const run = await stream(server, "ours", n, pace, client);
+      const run = await stream(server, bare ? "bare" : "ours", n, pace, client);
       // Compile jobs a stream set off finish shortly after it: count them with it.
       await new Promise((r) => setTimeout(r, 300));
       const { jit } = current;
@@ -91,6 +128,7 @@ async function traced(name: string, script: string, sequence: readonly Pace[], n
         formatNumber((jit.compileMs * 1000) / n, 2),
         String(jit.compiles),
         String(jit.deopts),
+        ...(gc ? [`${jit.scavenges} / ${jit.markCompacts}, ${formatNumber(jit.gcMs, 1)} ms`] : []),
         [...jit.ours].map(([k, c]) => (c > 1 ? `${k} ×${c}` : k)).join("; "),
       ]);
       process.stderr.write(`${name} stream ${i + 1} ${pace}: ${rows[rows.length - 1]!.slice(3, 8).join(" | ")}\n`);
@@ -103,7 +141,7 @@ async function traced(name: string, script: string, sequence: readonly Pace[], n
 }
 
 function fresh(): StreamJit {
-  return { compileMs: 0, compiles: 0, deopts: 0, ours: new Map() };
+  return { compileMs: 0, compiles: 0, deopts: 0, ours: new Map(), scavenges: 0, markCompacts: 0, gcMs: 0 };
 }
 
 export async function runStreamJit(args: readonly string[]): Promise<string> {
@@ -111,15 +149,34 @@ export async function runStreamJit(args: readonly string[]): Promise<string> {
   const n = Number(value("n") ?? 5_000);
   const sequence = (value("sequence") ?? "b,t,b,b,b,t,t,t").split(",").map((p): Pace => (p === "b" ? "burst" : "per-turn"));
   const baseline = value("baseline");
-  const rows = await traced("ours", join(ROOT, "dist/src/main.js"), sequence, n);
-  if (baseline !== undefined) rows.push(...(await traced("baseline", resolve(baseline, "dist/src/main.js"), sequence, n)));
+  const gapMs = Number(value("gap-ms") ?? 0);
+  const gc = args.includes("--gc");
+  const traceLog = value("log");
+  // --node-flag=F (repeatable): a V8/node flag for the servers, to test what a stream's recompilation depends on.
+  const extraFlags = args.filter((a) => a.startsWith("--node-flag=")).map((a) => a.slice("--node-flag=".length));
+  const rows = args.includes("--bare")
+    ? await traced("bare", join(ROOT, "bench/servers/bare-stream-server.ts"), sequence, n, gapMs, gc, traceLog, extraFlags, args.includes("--full-gc"))
+    : await traced("ours", join(ROOT, "dist/src/main.js"), sequence, n, gapMs, gc, traceLog, extraFlags, args.includes("--full-gc"));
+  if (baseline !== undefined)
+    rows.push(...(await traced("baseline", resolve(baseline, "dist/src/main.js"), sequence, n, gapMs, gc, traceLog, extraFlags, args.includes("--full-gc"))));
   return [
     `# stream-jit: V8 compile and deopt work per stream of ${formatNumber(n)} chunks`,
     "",
     `\`npm run bench -- stream-jit${args.length > 0 ? ` ${args.join(" ")}` : ""}\` — ${new Date().toISOString()} (shared machine; the servers run with --trace-opt --trace-deopt)`,
     "",
     markdownTable(
-      ["server", "stream", "pace", "CPU µs / event", "TurboFan compile ms", "compile µs / event", "compilations", "deopts", "deoptimized (reason)"],
+      [
+        "server",
+        "stream",
+        "pace",
+        "CPU µs / event",
+        "TurboFan compile ms",
+        "compile µs / event",
+        "compilations",
+        "deopts",
+        ...(gc ? ["scavenges / full GCs, pause ms"] : []),
+        "deoptimized (reason)",
+      ],
       rows,
     ),
   ].join("\n");
