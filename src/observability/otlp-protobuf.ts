@@ -122,6 +122,17 @@ export class ProtoWriter {
     this.pos = p;
   }
 
+  /** A length-delimited field of `n` bytes copied from `pool` at `at` (ids whose bytes are known: no hex to parse). */
+  idBytes(field: number, pool: Buffer, at: number, n: number): void {
+    this.ensure(n + 8);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = (field << 3) | LEN;
+    buf[p++] = n;
+    for (let i = 0; i < n; i++) buf[p++] = pool[at + i]!;
+    this.pos = p;
+  }
+
   /**
    * A string field whose value recurs (attribute keys, span names): its bytes are made once and
    * copied after, which is cheaper than writing the string each time once it is longer than a few
@@ -326,16 +337,22 @@ function writeAnyValue(w: ProtoWriter, value: AttributeValue | null | undefined)
 export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): void {
   const at = w.begin(field, 2);
   const sc = span.spanContext();
-  w.hex(1, sc.traceId);
-  w.hex(2, sc.spanId);
+  const ours = span instanceof ServiceSpan;
+  if (ours && span.traceIdPool !== undefined) w.idBytes(1, span.traceIdPool, span.traceIdAt, 16);
+  else w.hex(1, sc.traceId);
+  if (ours && span.spanIdPool !== undefined) w.idBytes(2, span.spanIdPool, span.spanIdAt, 8);
+  else w.hex(2, sc.spanId);
   const traceState = sc.traceState?.serialize();
   if (traceState) w.string(3, traceState);
   const parent = span.parentSpanContext;
-  if (parent?.spanId) w.hex(4, parent.spanId);
+  if (parent?.spanId) {
+    if (ours && span.parentIdPool !== undefined) w.idBytes(4, span.parentIdPool, span.parentIdAt, 8);
+    else w.hex(4, parent.spanId);
+  }
   w.knownString(5, span.name);
   w.tag(6, VARINT);
   w.varint(span.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
-  if (span instanceof ServiceSpan) {
+  if (ours) {
     // Its times are epoch ms: no [s, ns] pairs made to be read once.
     w.timeMs(7, span.startMs);
     w.timeMs(8, span.endMs);
@@ -348,35 +365,12 @@ export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): vo
     w.tag(10, VARINT);
     w.varint(span.droppedAttributesCount);
   }
-  for (const event of span.events) {
-    const e = w.begin(11, 1);
-    w.time(1, event.time);
-    w.string(2, event.name);
-    if (event.attributes !== undefined) writeAttributes(w, 3, event.attributes);
-    if (event.droppedAttributesCount) {
-      w.tag(4, VARINT);
-      w.varint(event.droppedAttributesCount);
-    }
-    w.end(e, 1);
-  }
+  if (span.events.length > 0) writeEvents(w, span.events);
   if (span.droppedEventsCount > 0) {
     w.tag(12, VARINT);
     w.varint(span.droppedEventsCount);
   }
-  for (const link of span.links) {
-    const l = w.begin(13, 1);
-    w.hex(1, link.context.traceId);
-    w.hex(2, link.context.spanId);
-    const linkState = link.context.traceState?.serialize();
-    if (linkState) w.string(3, linkState);
-    if (link.attributes !== undefined) writeAttributes(w, 4, link.attributes);
-    if (link.droppedAttributesCount) {
-      w.tag(5, VARINT);
-      w.varint(link.droppedAttributesCount);
-    }
-    w.fixed32(6, spanFlags(link.context.traceFlags, link.context.isRemote));
-    w.end(l, 1);
-  }
+  if (span.links.length > 0) writeLinks(w, span.links);
   if (span.droppedLinksCount > 0) {
     w.tag(14, VARINT);
     w.varint(span.droppedLinksCount);
@@ -390,6 +384,39 @@ export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): vo
   }
   w.fixed32(16, spanFlags(sc.traceFlags, parent?.isRemote));
   w.end(at, 2);
+}
+
+/** Span.events (11). Apart, and only called when there are some: most spans have none, and a for-of makes an iterator. */
+function writeEvents(w: ProtoWriter, events: ReadableSpan["events"]): void {
+  for (const event of events) {
+    const e = w.begin(11, 1);
+    w.time(1, event.time);
+    w.string(2, event.name);
+    if (event.attributes !== undefined) writeAttributes(w, 3, event.attributes);
+    if (event.droppedAttributesCount) {
+      w.tag(4, VARINT);
+      w.varint(event.droppedAttributesCount);
+    }
+    w.end(e, 1);
+  }
+}
+
+/** Span.links (13), as writeEvents. */
+function writeLinks(w: ProtoWriter, links: ReadableSpan["links"]): void {
+  for (const link of links) {
+    const l = w.begin(13, 1);
+    w.hex(1, link.context.traceId);
+    w.hex(2, link.context.spanId);
+    const linkState = link.context.traceState?.serialize();
+    if (linkState) w.string(3, linkState);
+    if (link.attributes !== undefined) writeAttributes(w, 4, link.attributes);
+    if (link.droppedAttributesCount) {
+      w.tag(5, VARINT);
+      w.varint(link.droppedAttributesCount);
+    }
+    w.fixed32(6, spanFlags(link.context.traceFlags, link.context.isRemote));
+    w.end(l, 1);
+  }
 }
 
 function spanFlags(traceFlags: number, isRemote: boolean | undefined): number {

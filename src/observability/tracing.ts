@@ -107,7 +107,7 @@ export class Tracing {
     this.#contextManager = contextManager;
     this.#shutdownSdk = shutdownSdk;
     this.#spans = spans;
-    this.#propagatorFields = propagation.fields();
+    this.#propagatorFields = propagation.fields().map((field) => field.toLowerCase());
     this.observer = {
       started: (call) => this.#callStarted(call),
       // Our context manager's storage directly: the API's context.with looks the global manager up
@@ -178,6 +178,13 @@ export class Tracing {
    * a context per propagator.
    */
   #carriesContext(metadata: grpc.Metadata): boolean {
+    // grpc-js keeps the values in a Map of lowercase keys (the fields are lowercase); its get()
+    // makes an empty array for each absent key, three per call.
+    const values = (metadata as unknown as { internalRepr?: unknown }).internalRepr;
+    if (values instanceof Map) {
+      for (const field of this.#propagatorFields) if ((values.get(field) as unknown[] | undefined)?.length) return true;
+      return false;
+    }
     for (const field of this.#propagatorFields) if (metadata.get(field).length > 0) return true;
     return false;
   }
