@@ -193,8 +193,19 @@ export class ServiceTracer {
 
 /** Epoch milliseconds with sub-millisecond precision. */
 export function nowMs(): number {
-  return performance.timeOrigin + performance.now();
+  return TIME_ORIGIN + performance.now();
 }
+
+/** A `performance.now()` reading as epoch milliseconds (what nowMs() would have said then). */
+export function epochMs(performanceNow: number): number {
+  return TIME_ORIGIN + performanceNow;
+}
+
+/**
+ * Read once: it does not change in a process, and Node 20's getter (a brand check and a call) cost
+ * more than the clock read beside it, four times per traced call (0.8% of a traced server's time).
+ */
+const TIME_ORIGIN = performance.timeOrigin;
 
 /** A span of the service's own: see the top of this file. */
 export class ServiceSpan implements Span, ReadableSpan {

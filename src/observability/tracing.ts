@@ -19,7 +19,7 @@ import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
 import { PooledIdGenerator } from "./id-generator.js";
-import { nowMs, type ServiceTracer } from "./service-span.js";
+import { epochMs, nowMs, type ServiceTracer } from "./service-span.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
 /** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
@@ -231,7 +231,8 @@ export class Tracing {
     attributes["gen_ai.conversation.id"] = run.contextId;
     if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
     if (run.resumed) attributes["a2a.run.resumed"] = true;
-    const span = this.#spans.startSpan(this.#runSpanName(), SpanKind.INTERNAL, attributes, parent);
+    // Its times are the observation's own clock readings (startedAt, durationMs): none of the span's.
+    const span = this.#spans.startSpan(this.#runSpanName(), SpanKind.INTERNAL, attributes, parent, epochMs(run.startedAt));
     // Kept on the observation; in a WeakMap only when another tracer of this process holds that field (tests).
     if (run.tracerState === undefined && this.#spans.lean) run.tracerState = span;
     else this.#otherRunSpans.set(run, span);
@@ -260,7 +261,7 @@ export class Tracing {
     }
     if (run.taskId !== undefined) span.setAttribute("a2a.task.id", run.taskId);
     if (run.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the agent failed" });
-    span.end();
+    span.end(run.durationMs === undefined ? undefined : epochMs(run.startedAt + run.durationMs));
   }
 
   #storeCommitted(commit: StoreCommit): void {
