@@ -97,6 +97,7 @@ export class Tracing {
   #runSpanNameOf: string | undefined;
   #runSpanNameCached = "";
   readonly #deliverySpans = new WeakMap<PushDeliveryStart, Span>();
+  readonly #commitSpanNames = new Map<string, string>();
   readonly #handlers: Array<[string, (message: unknown) => void]>;
   /** The headers the configured propagators read (propagation.fields()). */
   readonly #propagatorFields: readonly string[];
@@ -273,9 +274,19 @@ export class Tracing {
     attributes["db.operation.name"] = "COMMIT";
     attributes["a2a.store.batch.writes"] = commit.writes;
     attributes["a2a.store.batch.tasks"] = commit.tasks;
-    const span = this.#spans.startSpan(`${commit.store} commit`, SpanKind.CLIENT, attributes, parent, end - commit.durationMs);
+    const span = this.#spans.startSpan(this.#commitSpanName(commit.store), SpanKind.CLIENT, attributes, parent, end - commit.durationMs);
     if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
     span.end(end);
+  }
+
+  /** "<store> commit", made once per store (as #runSpanName: a new string per commit is hashed anew by the OTLP writer's cache). */
+  #commitSpanName(store: string): string {
+    let name = this.#commitSpanNames.get(store);
+    if (name === undefined) {
+      name = `${store} commit`;
+      this.#commitSpanNames.set(store, name);
+    }
+    return name;
   }
 
   /** A traced event's attempt starts: its span, child of the write's context, and the traceparent the request carries. */
