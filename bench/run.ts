@@ -70,6 +70,11 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
     describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
     run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),
   },
+  "tracing-calls": {
+    describe:
+      "a traced call's in-process cost (Tracing's hooks and our OTLP processor), this build ÷ another, in processes taken in turns [--baseline=DIR] [--pairs=N] [--calls=N] [--blocks=N]",
+    run: async (args) => (await import("./tracing-calls.js")).runTracingCalls(args),
+  },
   issue15: {
     describe:
       "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite] [--baseline=DIR: another build's dist/ beside ours] [--per-turn] [--rounds=N]",

@@ -25,19 +25,34 @@ const IS_REMOTE = 0x200;
 /** A growing byte buffer with the protobuf primitives. */
 export class ProtoWriter {
   buf: Buffer;
-  pos = 0;
+  pos: number;
+  /** Where writing starts: bytes left free before it for what is to precede them (see encodeRequestInPlace). */
+  readonly start: number;
 
-  constructor(initial = 16 * 1024) {
-    this.buf = Buffer.allocUnsafe(initial);
+  constructor(initial = 16 * 1024, start = 0) {
+    this.buf = Buffer.allocUnsafe(Math.max(initial, start + 64));
+    this.start = start;
+    this.pos = start;
   }
 
   reset(): void {
-    this.pos = 0;
+    this.pos = this.start;
+  }
+
+  /** Goes on writing into `buf` instead (whose bytes before `start` are free), from `start`. */
+  resetInto(buf: Buffer): void {
+    this.buf = buf.length >= this.start + 64 ? buf : Buffer.allocUnsafe(this.start + 16 * 1024);
+    this.pos = this.start;
   }
 
   /** The bytes written so far (a view: copy before reset). */
   bytes(): Buffer {
-    return this.buf.subarray(0, this.pos);
+    return this.buf.subarray(this.start, this.pos);
+  }
+
+  /** Whether nothing was written since the last reset. */
+  get empty(): boolean {
+    return this.pos === this.start;
   }
 
   ensure(n: number): void {
@@ -119,6 +134,17 @@ export class ProtoWriter {
     const buf = this.buf;
     let p = this.pos;
     for (let i = 0; i < 2 * n; i += 2) buf[p++] = (HEX[value.charCodeAt(i)]! << 4) | HEX[value.charCodeAt(i + 1)]!;
+    this.pos = p;
+  }
+
+  /** A length-delimited field of `n` bytes copied from `pool` at `at` (ids whose bytes are known: no hex to parse). */
+  idBytes(field: number, pool: Buffer, at: number, n: number): void {
+    this.ensure(n + 8);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = (field << 3) | LEN;
+    buf[p++] = n;
+    for (let i = 0; i < n; i++) buf[p++] = pool[at + i]!;
     this.pos = p;
   }
 
@@ -326,16 +352,22 @@ function writeAnyValue(w: ProtoWriter, value: AttributeValue | null | undefined)
 export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): void {
   const at = w.begin(field, 2);
   const sc = span.spanContext();
-  w.hex(1, sc.traceId);
-  w.hex(2, sc.spanId);
+  const ours = span instanceof ServiceSpan;
+  if (ours && span.traceIdPool !== undefined) w.idBytes(1, span.traceIdPool, span.traceIdAt, 16);
+  else w.hex(1, sc.traceId);
+  if (ours && span.spanIdPool !== undefined) w.idBytes(2, span.spanIdPool, span.spanIdAt, 8);
+  else w.hex(2, sc.spanId);
   const traceState = sc.traceState?.serialize();
   if (traceState) w.string(3, traceState);
   const parent = span.parentSpanContext;
-  if (parent?.spanId) w.hex(4, parent.spanId);
+  if (parent?.spanId) {
+    if (ours && span.parentIdPool !== undefined) w.idBytes(4, span.parentIdPool, span.parentIdAt, 8);
+    else w.hex(4, parent.spanId);
+  }
   w.knownString(5, span.name);
   w.tag(6, VARINT);
   w.varint(span.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
-  if (span instanceof ServiceSpan) {
+  if (ours) {
     // Its times are epoch ms: no [s, ns] pairs made to be read once.
     w.timeMs(7, span.startMs);
     w.timeMs(8, span.endMs);
@@ -348,35 +380,12 @@ export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): vo
     w.tag(10, VARINT);
     w.varint(span.droppedAttributesCount);
   }
-  for (const event of span.events) {
-    const e = w.begin(11, 1);
-    w.time(1, event.time);
-    w.string(2, event.name);
-    if (event.attributes !== undefined) writeAttributes(w, 3, event.attributes);
-    if (event.droppedAttributesCount) {
-      w.tag(4, VARINT);
-      w.varint(event.droppedAttributesCount);
-    }
-    w.end(e, 1);
-  }
+  if (span.events.length > 0) writeEvents(w, span.events);
   if (span.droppedEventsCount > 0) {
     w.tag(12, VARINT);
     w.varint(span.droppedEventsCount);
   }
-  for (const link of span.links) {
-    const l = w.begin(13, 1);
-    w.hex(1, link.context.traceId);
-    w.hex(2, link.context.spanId);
-    const linkState = link.context.traceState?.serialize();
-    if (linkState) w.string(3, linkState);
-    if (link.attributes !== undefined) writeAttributes(w, 4, link.attributes);
-    if (link.droppedAttributesCount) {
-      w.tag(5, VARINT);
-      w.varint(link.droppedAttributesCount);
-    }
-    w.fixed32(6, spanFlags(link.context.traceFlags, link.context.isRemote));
-    w.end(l, 1);
-  }
+  if (span.links.length > 0) writeLinks(w, span.links);
   if (span.droppedLinksCount > 0) {
     w.tag(14, VARINT);
     w.varint(span.droppedLinksCount);
@@ -390,6 +399,39 @@ export function writeSpan(w: ProtoWriter, field: number, span: ReadableSpan): vo
   }
   w.fixed32(16, spanFlags(sc.traceFlags, parent?.isRemote));
   w.end(at, 2);
+}
+
+/** Span.events (11). Apart, and only called when there are some: most spans have none, and a for-of makes an iterator. */
+function writeEvents(w: ProtoWriter, events: ReadableSpan["events"]): void {
+  for (const event of events) {
+    const e = w.begin(11, 1);
+    w.time(1, event.time);
+    w.string(2, event.name);
+    if (event.attributes !== undefined) writeAttributes(w, 3, event.attributes);
+    if (event.droppedAttributesCount) {
+      w.tag(4, VARINT);
+      w.varint(event.droppedAttributesCount);
+    }
+    w.end(e, 1);
+  }
+}
+
+/** Span.links (13), as writeEvents. */
+function writeLinks(w: ProtoWriter, links: ReadableSpan["links"]): void {
+  for (const link of links) {
+    const l = w.begin(13, 1);
+    w.hex(1, link.context.traceId);
+    w.hex(2, link.context.spanId);
+    const linkState = link.context.traceState?.serialize();
+    if (linkState) w.string(3, linkState);
+    if (link.attributes !== undefined) writeAttributes(w, 4, link.attributes);
+    if (link.droppedAttributesCount) {
+      w.tag(5, VARINT);
+      w.varint(link.droppedAttributesCount);
+    }
+    w.fixed32(6, spanFlags(link.context.traceFlags, link.context.isRemote));
+    w.end(l, 1);
+  }
 }
 
 function spanFlags(traceFlags: number, isRemote: boolean | undefined): number {
@@ -469,6 +511,56 @@ export function encodeRequest(resource: Buffer, resourceSchemaUrl: string | unde
   }
   resourceTail.copy(out, pos);
   return out;
+}
+
+/**
+ * encodeRequest for a batch of one scope whose spans `w` holds, written around them in w's own
+ * buffer: the request's head (ResourceSpans' tag and length, the resource, ScopeSpans' tag and
+ * length, the scope) in the room before `w.start`, the schema URLs after the spans. Returns the
+ * request as a view of w's buffer (w must not be written again while it is in use), or undefined
+ * when the head does not fit in the room. Why: a batch is up to megabytes, and encodeRequest's copy
+ * into a new buffer (fresh pages, faulted in) cost as much as writing a span per call.
+ */
+export function encodeRequestInPlace(
+  w: ProtoWriter,
+  resource: Buffer,
+  resourceSchemaUrl: string | undefined,
+  scope: Buffer,
+  scopeSchemaUrl: string | undefined,
+): Buffer | undefined {
+  const spansLength = w.pos - w.start;
+  if (scopeSchemaUrl) w.string(3, scopeSchemaUrl);
+  const scopeSpansLength = scope.length + w.pos - w.start;
+  const scopeEnd = w.pos;
+  if (resourceSchemaUrl) w.string(3, resourceSchemaUrl);
+  const resourceTail = w.pos - scopeEnd;
+  const resourceSpansLength = resource.length + 1 + varintSize(scopeSpansLength) + scopeSpansLength + resourceTail;
+  const headLength = 1 + varintSize(resourceSpansLength) + resource.length + 1 + varintSize(scopeSpansLength) + scope.length;
+  if (headLength > w.start) {
+    w.pos = w.start + spansLength; // the tails go again
+    return undefined;
+  }
+  const buf = w.buf;
+  let p = w.start - headLength;
+  const first = p;
+  buf[p++] = (1 << 3) | LEN;
+  p = putVarint(buf, p, resourceSpansLength);
+  p += resource.copy(buf, p);
+  buf[p++] = (2 << 3) | LEN;
+  p = putVarint(buf, p, scopeSpansLength);
+  scope.copy(buf, p);
+  return buf.subarray(first, w.pos);
+}
+
+function putVarint(buf: Buffer, at: number, value: number): number {
+  let v = value;
+  let p = at;
+  while (v > 0x7f) {
+    buf[p++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[p++] = v;
+  return p;
 }
 
 const EMPTY = Buffer.alloc(0);

@@ -1,10 +1,14 @@
 import { diag, TraceFlags, type Context } from "@opentelemetry/api";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { encodeRequest, encodeResource, encodeScope, ProtoWriter, writeSpan, type ScopeBatch } from "./otlp-protobuf.js";
+import { encodeRequest, encodeRequestInPlace, encodeResource, encodeScope, ProtoWriter, writeSpan, type ScopeBatch } from "./otlp-protobuf.js";
+
+/** Sent-from buffers kept for reuse at most: two batches in flight at once is the usual most. */
+const MAX_SPARES = 2;
 
 /** Where encoded batches go: an ExportTraceServiceRequest's bytes and how many spans they hold. */
 export interface OtlpBatchSender {
+  /** `batch.bytes` are lent: the processor writes later batches into them once `done` was called, so keep a copy to use them after. */
   send(batch: EncodedBatch, done: (result: ExportResult) => void): void;
   /** Waits for the batches in flight. */
   forceFlush(): Promise<void>;
@@ -70,6 +74,8 @@ export class OtlpProtobufSpanProcessor implements SpanProcessor {
   #dropped = 0;
   #shutdown: Promise<void> | undefined;
   readonly #scopeCache = new WeakMap<object, Buffer>();
+  /** Writer buffers sent from and given back (see #request). */
+  readonly #spares: Buffer[] = [];
 
   constructor(sender: OtlpBatchSender, limits: BatchLimits) {
     this.#sender = sender;
@@ -92,7 +98,10 @@ export class OtlpProtobufSpanProcessor implements SpanProcessor {
     const scopeKey = span.instrumentationScope as object;
     let scope = this.#scopes.get(scopeKey);
     if (scope === undefined) {
-      scope = { scope: this.#scopeBytes(span.instrumentationScope), schemaUrl: span.instrumentationScope.schemaUrl, writer: new ProtoWriter() };
+      const bytes = this.#scopeBytes(span.instrumentationScope);
+      // Room for the request's head before the spans (see #send): two tags and two lengths besides the resource and scope.
+      const writer = new ProtoWriter(16 * 1024, this.#resourceBytes!.length + bytes.length + 16);
+      scope = { scope: bytes, schemaUrl: span.instrumentationScope.schemaUrl, writer };
       this.#scopes.set(scopeKey, scope);
     }
     writeSpan(scope.writer, 2, span);
@@ -119,6 +128,37 @@ export class OtlpProtobufSpanProcessor implements SpanProcessor {
     return this.#shutdown;
   }
 
+  /**
+   * The batch's request. Usually one scope has spans (the service's own tracer): the request is then
+   * written around them in that writer's buffer and sent from it (lent), and the writer goes on in
+   * a spare buffer, one given back by an earlier send when there is one (a reused buffer's pages are
+   * already in memory). Otherwise the parts are copied into a new buffer (encodeRequest).
+   */
+  #request(): { bytes: Buffer; lent: Buffer | undefined } {
+    let only: { scope: Buffer; schemaUrl: string | undefined; writer: ProtoWriter } | undefined;
+    let scopesWithSpans = 0;
+    for (const s of this.#scopes.values()) {
+      if (s.writer.empty) continue;
+      scopesWithSpans++;
+      only = s;
+    }
+    if (scopesWithSpans === 1) {
+      const writer = only!.writer;
+      const bytes = encodeRequestInPlace(writer, this.#resourceBytes!, this.#resource?.schemaUrl, only!.scope, only!.schemaUrl);
+      if (bytes !== undefined) {
+        const lent = writer.buf;
+        writer.resetInto(this.#spares.pop() ?? Buffer.allocUnsafe(lent.length));
+        return { bytes, lent };
+      }
+    }
+    const scopes: ScopeBatch[] = [];
+    for (const s of this.#scopes.values()) if (!s.writer.empty) scopes.push({ scope: s.scope, schemaUrl: s.schemaUrl, spans: s.writer.bytes() });
+    const bytes = encodeRequest(this.#resourceBytes!, this.#resource?.schemaUrl, scopes);
+    // The writers are reused: encodeRequest copied their bytes.
+    for (const s of this.#scopes.values()) s.writer.reset();
+    return { bytes, lent: undefined };
+  }
+
   #scopeBytes(scope: ReadableSpan["instrumentationScope"]): Buffer {
     let bytes = this.#scopeCache.get(scope);
     if (bytes === undefined) {
@@ -138,12 +178,8 @@ export class OtlpProtobufSpanProcessor implements SpanProcessor {
       diag.warn(`Dropped ${this.#dropped} spans because maxQueueSize reached`);
       this.#dropped = 0;
     }
-    const scopes: ScopeBatch[] = [];
-    for (const s of this.#scopes.values()) if (s.writer.pos > 0) scopes.push({ scope: s.scope, schemaUrl: s.schemaUrl, spans: s.writer.bytes() });
-    const bytes = encodeRequest(this.#resourceBytes, this.#resource?.schemaUrl, scopes);
+    const { bytes, lent } = this.#request();
     const spans = this.#batchSpans;
-    // The writers are reused: encodeRequest copied their bytes.
-    for (const s of this.#scopes.values()) s.writer.reset();
     this.#batchSpans = 0;
     this.#inFlight += spans;
     const sent = new Promise<void>((resolve) => {
@@ -158,8 +194,13 @@ export class OtlpProtobufSpanProcessor implements SpanProcessor {
       };
       const timeout = setTimeout(() => finish({ code: ExportResultCode.FAILED, error: new Error("Timeout") }), this.#limits.exportTimeoutMillis);
       timeout.unref();
+      // The lent buffer is taken back only when the sender is done with it (not at our timeout: it may still be writing it).
+      const sent = (result: ExportResult) => {
+        if (lent !== undefined && this.#spares.length < MAX_SPARES) this.#spares.push(lent);
+        finish(result);
+      };
       try {
-        this.#sender.send({ bytes, spans }, finish);
+        this.#sender.send({ bytes, spans }, sent);
       } catch (error) {
         finish({ code: ExportResultCode.FAILED, error: error as Error });
       }

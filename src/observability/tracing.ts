@@ -19,7 +19,7 @@ import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
 import { AsyncContextManager } from "./async-context.js";
 import { PooledIdGenerator } from "./id-generator.js";
-import { nowMs, type ServiceTracer } from "./service-span.js";
+import { epochMs, nowMs, type ServiceTracer } from "./service-span.js";
 import type { CallEnded, CallObserver, CallStart } from "../protocol/call-observer.js";
 
 /** The tracer's name (instrumentation scope) and the service name used when OTEL_SERVICE_NAME is unset. */
@@ -97,6 +97,7 @@ export class Tracing {
   #runSpanNameOf: string | undefined;
   #runSpanNameCached = "";
   readonly #deliverySpans = new WeakMap<PushDeliveryStart, Span>();
+  readonly #commitSpanNames = new Map<string, string>();
   readonly #handlers: Array<[string, (message: unknown) => void]>;
   /** The headers the configured propagators read (propagation.fields()). */
   readonly #propagatorFields: readonly string[];
@@ -107,7 +108,7 @@ export class Tracing {
     this.#contextManager = contextManager;
     this.#shutdownSdk = shutdownSdk;
     this.#spans = spans;
-    this.#propagatorFields = propagation.fields();
+    this.#propagatorFields = propagation.fields().map((field) => field.toLowerCase());
     this.observer = {
       started: (call) => this.#callStarted(call),
       // Our context manager's storage directly: the API's context.with looks the global manager up
@@ -178,6 +179,13 @@ export class Tracing {
    * a context per propagator.
    */
   #carriesContext(metadata: grpc.Metadata): boolean {
+    // grpc-js keeps the values in a Map of lowercase keys (the fields are lowercase); its get()
+    // makes an empty array for each absent key, three per call.
+    const values = (metadata as unknown as { internalRepr?: unknown }).internalRepr;
+    if (values instanceof Map) {
+      for (const field of this.#propagatorFields) if ((values.get(field) as unknown[] | undefined)?.length) return true;
+      return false;
+    }
     for (const field of this.#propagatorFields) if (metadata.get(field).length > 0) return true;
     return false;
   }
@@ -224,7 +232,8 @@ export class Tracing {
     attributes["gen_ai.conversation.id"] = run.contextId;
     if (run.taskId !== undefined) attributes["a2a.task.id"] = run.taskId;
     if (run.resumed) attributes["a2a.run.resumed"] = true;
-    const span = this.#spans.startSpan(this.#runSpanName(), SpanKind.INTERNAL, attributes, parent);
+    // Its times are the observation's own clock readings (startedAt, durationMs): none of the span's.
+    const span = this.#spans.startSpan(this.#runSpanName(), SpanKind.INTERNAL, attributes, parent, epochMs(run.startedAt));
     // Kept on the observation; in a WeakMap only when another tracer of this process holds that field (tests).
     if (run.tracerState === undefined && this.#spans.lean) run.tracerState = span;
     else this.#otherRunSpans.set(run, span);
@@ -253,7 +262,7 @@ export class Tracing {
     }
     if (run.taskId !== undefined) span.setAttribute("a2a.task.id", run.taskId);
     if (run.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the agent failed" });
-    span.end();
+    span.end(run.durationMs === undefined ? undefined : epochMs(run.startedAt + run.durationMs));
   }
 
   #storeCommitted(commit: StoreCommit): void {
@@ -265,9 +274,19 @@ export class Tracing {
     attributes["db.operation.name"] = "COMMIT";
     attributes["a2a.store.batch.writes"] = commit.writes;
     attributes["a2a.store.batch.tasks"] = commit.tasks;
-    const span = this.#spans.startSpan(`${commit.store} commit`, SpanKind.CLIENT, attributes, parent, end - commit.durationMs);
+    const span = this.#spans.startSpan(this.#commitSpanName(commit.store), SpanKind.CLIENT, attributes, parent, end - commit.durationMs);
     if (commit.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: "the commit failed; its writes were lost" });
     span.end(end);
+  }
+
+  /** "<store> commit", made once per store (as #runSpanName: a new string per commit is hashed anew by the OTLP writer's cache). */
+  #commitSpanName(store: string): string {
+    let name = this.#commitSpanNames.get(store);
+    if (name === undefined) {
+      name = `${store} commit`;
+      this.#commitSpanNames.set(store, name);
+    }
+    return name;
   }
 
   /** A traced event's attempt starts: its span, child of the write's context, and the traceparent the request carries. */

@@ -19,7 +19,8 @@ function recordingSender(options: { hold?: boolean } = {}) {
   let shutdowns = 0;
   const sender: OtlpBatchSender = {
     send(batch, done) {
-      batches.push(batch);
+      // A copy: the bytes are lent until done (the processor writes its next batches into them after).
+      batches.push({ ...batch, bytes: Buffer.from(batch.bytes) });
       if (options.hold) held.push(() => done({ code: ExportResultCode.SUCCESS }));
       else done({ code: ExportResultCode.SUCCESS });
     },
@@ -123,6 +124,26 @@ describe("OTLP protobuf spans written as they end", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(out.batches.map((b) => b.spans)).toEqual([4, 4, 1]);
     expect(out.batches.flatMap((b) => decodeProtobuf(b.bytes).map((s) => s.name))).toEqual(["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"]);
+    await p.shutdown();
+  });
+
+  test("OBS-TRACE: a batch's bytes stay as sent until the sender is done with them, and the next batches are right when written into buffers given back", async () => {
+    const inFlight: Array<{ bytes: Uint8Array; done: () => void }> = [];
+    const sender: OtlpBatchSender = {
+      send: (batch, done) => void inFlight.push({ bytes: batch.bytes, done: () => done({ code: ExportResultCode.SUCCESS }) }),
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    };
+    const p = provider([new OtlpProtobufSpanProcessor(sender, { ...LIMITS, maxExportBatchSize: 4 })]);
+    const tracer = p.getTracer("t");
+    const names = (bytes: Uint8Array) => decodeProtobuf(bytes).map((s) => s.name);
+    for (let round = 0; round < 3; round++) {
+      // Three batches in flight at once, then answered: later rounds write into the buffers the earlier ones gave back.
+      for (let i = 0; i < 12; i++) tracer.startSpan(`r${round}-${i}`).end();
+      expect(inFlight).toHaveLength(3);
+      expect(inFlight.map((b) => names(b.bytes))).toEqual([0, 1, 2].map((b) => [0, 1, 2, 3].map((i) => `r${round}-${4 * b + i}`)));
+      for (const b of inFlight.splice(0)) b.done();
+    }
     await p.shutdown();
   });
 

@@ -13,6 +13,7 @@ import {
   type SpanLimits,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import { PooledIdGenerator } from "../../src/observability/id-generator.js";
 import { OtlpProtobufSpanProcessor, type EncodedBatch } from "../../src/observability/otlp-span-processor.js";
 import { localChildDecision, ServiceSpan, ServiceTracer, withSpan } from "../../src/observability/service-span.js";
 import { TRACER_NAME, Tracing } from "../../src/observability/tracing.js";
@@ -226,6 +227,31 @@ describe("The service's own spans (service-span.ts) against the SDK's", () => {
     const ours = decodeProtobuf(batches[0]!.bytes);
     expect(ours).toEqual(decodeProtobuf(ProtobufTraceSerializer.serializeRequest(kept.spans)!));
     expect(ours.find((s) => s.name === "invoke_agent bench")!.startNanos).toBe(1_700_000_000_000_500_000n);
+  });
+
+  test("OBS-TRACE: with the pooled id generator, the ids our writer copies from its pools are the spans' ids (roots, children, remote parents, across pool refills)", async () => {
+    const kept = keeper();
+    const batches: EncodedBatch[] = [];
+    const processor = new OtlpProtobufSpanProcessor(
+      { send: (b, done) => (batches.push(b), done({ code: ExportResultCode.SUCCESS })), forceFlush: async () => {}, shutdown: async () => {} },
+      { maxQueueSize: 10_000, maxExportBatchSize: 10_000, scheduledDelayMillis: 60_000, exportTimeoutMillis: 30_000 },
+    );
+    const provider = new BasicTracerProvider({ spanProcessors: [kept, processor], idGenerator: new PooledIdGenerator() });
+    const tracer = new ServiceTracer(provider.getTracer("a2a-grpc-server"));
+    // 1,500 calls of three spans: more ids than one pool holds (1,024 span ids), so pools change mid-call too.
+    for (let i = 0; i < 1_500; i++) {
+      const root = tracer.startSpan("call", SpanKind.SERVER, {}, i % 3 === 0 ? REMOTE : ROOT_CONTEXT);
+      const run = tracer.startSpan("run", SpanKind.INTERNAL, {}, tracer.contextWith(ROOT_CONTEXT, root));
+      const commit = tracer.startSpan("commit", SpanKind.CLIENT, {}, tracer.contextWith(ROOT_CONTEXT, run));
+      commit.end();
+      run.end();
+      root.end();
+    }
+    await provider.forceFlush();
+    expect(batches).toHaveLength(1);
+    const ours = decodeProtobuf(batches[0]!.bytes);
+    expect(ours).toHaveLength(4_500);
+    expect(ours).toEqual(decodeProtobuf(ProtobufTraceSerializer.serializeRequest(kept.spans)!));
   });
 
   test("OBS-TRACE: withSpan is trace.setSpan: the span is current, the parent's other values are kept, setting or deleting values works as on the API's contexts", () => {
