@@ -95,12 +95,13 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   },
   "issue15-sqlite": {
     describe:
-      "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min) [--profile] [--burst] [--baseline=DIR]",
+      "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min) [--profile] [--burst] [--baseline=DIR] [--rounds=N]",
     run: async (args) =>
       (await import("./issue15-sqlite.js")).runIssue15Sqlite({
         profile: args.includes("--profile"),
         burstOnly: args.includes("--burst"),
         baseline: args.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length),
+        rounds: Number(args.find((a) => a.startsWith("--rounds="))?.slice("--rounds=".length)) || undefined,
       }),
   },
   "sqlite-burst-store": {
