@@ -35,6 +35,8 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  *   `artifact_tail` keeps artifact appends apart from the artifacts blob until rewriting it
  *   is worth it, and `task_artifacts` holds a blob rewritten after the insert apart from the
  *   row, so a chunk written per commit costs the chunk.
+ * - (v7) A batch `task_events` row of appends may point at its commit's `artifact_tail` row
+ *   instead of holding the same bytes again (flags 1, body NULL): a burst writes its chunks once.
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -209,6 +211,18 @@ export const MIGRATIONS: readonly Migration[] = [
         changes BLOB NOT NULL,
         PRIMARY KEY (task_pk, version)
       ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 7,
+    description: "a batch task_events row may leave its body in its commit's artifact_tail row",
+    // No table changes: the version marks a new row form, so that an older server refuses the
+    // file instead of misreading it. A kind 4 (batch) row with flags 1 has a NULL body: its body
+    // is the artifact_tail row of the same task and version, byte for byte (a commit of appends
+    // frames the same changes for both). Before the tail is emptied, such rows get their bodies
+    // back (flags 0), so the log never points at a row that is gone.
+    sql: `
+      SELECT 1;
     `,
   },
 ];
