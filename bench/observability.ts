@@ -368,7 +368,7 @@ function report(
       metrics === undefined
         ? []
         : [
-            `Metrics on ÷ off here: ${spread(ratios(metrics))}, for reference only: the metrics target (≤ 1.05×) is judged by \`npm run bench -- metrics-cost\`, whose A/A pair shows the method can resolve it.`,
+            `Metrics on ÷ off here: ${spread(ratios(metrics))}, for reference only: the metrics target (≤ 1.05×) is judged by \`npm run bench -- metrics-cost\`, which prints an A/A pair beside it to show whether a run can resolve it.`,
             "",
           ];
     if (tracing !== undefined) {
