@@ -10,8 +10,9 @@
  *                    loopback that counts the spans);
  *   - 1 in 10       (memory store only) the same with OTEL_TRACES_SAMPLER=parentbased_traceidratio,
  *                    ARG 0.1: what a production setting costs (no target; for comparison).
- * Targets, on each store: server CPU per call, metrics on ≤ 1.05× off, tracing on ≤ 1.3× off
- * (medians of the per-round ratios; the metrics target is judged on a full run, not --quick).
+ * Target, on each store: server CPU per call, tracing on ≤ 1.3× off (median of the per-round ratios).
+ * Metrics on ÷ off is printed for reference; its target (≤ 1.05×) is judged by `bench -- metrics-cost`,
+ * which resolves it (see bench/README.md: here the median of 20 phases per server moves ±5–10%).
  *
  * A server's CPU in a round is everything it spent from the start of its phase to SETTLE_MS after
  * its last call (read while the next server's phase runs): work a call leaves behind (the last
@@ -361,10 +362,15 @@ function report(
       if (s.kind === "tracing" || s.kind === "sampled" || s.kind === "baseline") tracedCalls += phases.get(s)!.reduce((n, p) => n + p.load.calls, 0);
     const metrics = ofStore.find((s) => s.kind === "metrics");
     const tracing = ofStore.find((s) => s.kind === "tracing");
-    if (metrics !== undefined) {
-      const what = `${store}: server CPU per call, metrics on ÷ off${options.quick ? " (judged on a full run; this is --quick)" : ""}`;
-      targets.push({ what, actual: median(ratios(metrics)), op: "<=", limit: 1.05, format: formatRatio });
-    }
+    // The metrics target is not judged here: at 20 phases of 1,000 calls the median's own noise is
+    // ±5–10%, wider than the 5% it is about; `bench -- metrics-cost` decides it (bench/README.md).
+    const metricsNote =
+      metrics === undefined
+        ? []
+        : [
+            `Metrics on ÷ off here: ${spread(ratios(metrics))}, for reference only: the metrics target (≤ 1.05×) is judged by \`npm run bench -- metrics-cost\`, which prints an A/A pair beside it to show whether a run can resolve it.`,
+            "",
+          ];
     if (tracing !== undefined) {
       targets.push({
         what: `${store}: server CPU per call, tracing on (every call sampled) ÷ metrics off`,
@@ -390,6 +396,7 @@ function report(
       "",
       markdownTable(["", "server CPU µs/call", "× metrics off: median (p25–p75; min–max)", "calls/s", "p50 ms", "p99 ms"], rows),
       "",
+      ...metricsNote,
       ...ab,
       ...(scrapeMs === undefined
         ? []
