@@ -1,6 +1,6 @@
 import type { Attributes, AttributeValue, HrTime } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { varintSize } from "../codec/varint.js";
+import { varintSize, writeVarint } from "../codec/varint.js";
 import { ServiceSpan } from "./service-span.js";
 
 /*
@@ -544,23 +544,12 @@ export function encodeRequestInPlace(
   let p = w.start - headLength;
   const first = p;
   buf[p++] = (1 << 3) | LEN;
-  p = putVarint(buf, p, resourceSpansLength);
+  p = writeVarint(buf, p, resourceSpansLength);
   p += resource.copy(buf, p);
   buf[p++] = (2 << 3) | LEN;
-  p = putVarint(buf, p, scopeSpansLength);
+  p = writeVarint(buf, p, scopeSpansLength);
   scope.copy(buf, p);
   return buf.subarray(first, w.pos);
-}
-
-function putVarint(buf: Buffer, at: number, value: number): number {
-  let v = value;
-  let p = at;
-  while (v > 0x7f) {
-    buf[p++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
-  }
-  buf[p++] = v;
-  return p;
 }
 
 const EMPTY = Buffer.alloc(0);
