@@ -489,6 +489,12 @@ function aaHolds(ratios: readonly number[]): boolean {
   return lo >= 0.97 && hi <= 1.03;
 }
 
+/** The A/B figure beside the A/A one, and whether the A/A pair lets the run read the A/B against 5%. */
+function aaSentence(ab: readonly number[], aa: readonly number[]): string {
+  const holds = aaHolds(aa);
+  return `A/B metrics ÷ off ${spread(ab)} beside A/A off2 ÷ off ${spread(aa)}, same turns; the A/A pair ${holds ? "holds" : "does not hold"} within ±3% (90% interval), so the A/B figure ${holds ? "can" : "cannot"} be read against 5%.`;
+}
+
 function report(options: MetricsCostOptions, served: readonly Served[], elapsedS: number): string {
   const targets: Parameters<typeof targetsTable>[0][number][] = [];
   const sections: string[] = [];
@@ -542,12 +548,7 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
         rows,
       ),
       "",
-      ...(aa === undefined
-        ? []
-        : [
-            `A/B metrics ÷ off ${spread(turnRatios(metrics, off))} beside A/A off2 ÷ off ${spread(turnRatios(aa, off))}, same turns; the A/A pair ${aaHolds(turnRatios(aa, off)) ? "holds" : "does not hold"} within ±3% (90% interval), so the A/B figure ${aaHolds(turnRatios(aa, off)) ? "can" : "cannot"} be read against 5%.`,
-            "",
-          ]),
+      ...(aa === undefined ? [] : [aaSentence(turnRatios(metrics, off), turnRatios(aa, off)), ""]),
       ...(scrapeMs === undefined || scrapeShare === undefined
         ? []
         : [
