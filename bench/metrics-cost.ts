@@ -54,12 +54,12 @@ import { formatNumber, formatRatio, markdownTable, targetsTable } from "./lib/ta
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 const PIECES_PRELOAD = join(ROOT, "bench", "lib", "metrics-pieces.mjs");
-const PIECES = ["eld", "gc", "channels", "defaults"] as const;
+const PIECES = ["eld", "gc", "gcprofiler", "channels", "defaults", "unscraped"] as const;
 const RESULTS = join(ROOT, "bench", "results");
 
 type StoreName = "memory" | "sqlite";
 const STORES: readonly StoreName[] = ["memory", "sqlite"];
-/** A variant: "off", "metrics", "off2", or "off+<piece>". */
+/** A variant: "off", "metrics", "off2", "unscraped" (metrics on, never scraped after its first check), or "off+<piece>". */
 type Variant = string;
 
 const IN_FLIGHT = 32;
@@ -147,7 +147,7 @@ interface Served {
 }
 
 async function startOne(store: StoreName, variant: Variant, instance: number, baseline: string | undefined, nodeFlags: readonly string[]): Promise<Served> {
-  const metricsPort = variant === "metrics" || variant === "before" ? await freePort() : undefined;
+  const metricsPort = variant === "metrics" || variant === "before" || variant === "unscraped" ? await freePort() : undefined;
   const piece = variant.startsWith("off+") ? variant.slice(4) : undefined;
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-metrics-bench-")) : undefined;
   const name = `${store}: ${variant} #${instance + 1}`;
@@ -337,7 +337,7 @@ async function togetherRound(group: readonly Served[], load: Load, seconds: numb
  * SETTLE_MS land in the next window, as they would in production at 15 s.
  */
 async function scrapeIfDue(s: Served): Promise<void> {
-  if (s.scrape === undefined || performance.now() - s.lastScrapeAt < SCRAPE_EVERY_S * 1000) return;
+  if (s.scrape === undefined || s.variant === "unscraped" || performance.now() - s.lastScrapeAt < SCRAPE_EVERY_S * 1000) return;
   const before = await serverCpu(s);
   await s.scrape();
   s.lastScrapeAt = performance.now();
@@ -353,7 +353,7 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
     "metrics",
     ...(options.baseline !== undefined ? ["before"] : []),
     ...(options.aa ? ["off2"] : []),
-    ...options.pieces.map((p) => `off+${p}`),
+    ...options.pieces.map((p) => (p === "unscraped" ? p : `off+${p}`)),
   ];
   const served: Served[] = [];
   const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };

@@ -4,12 +4,15 @@
 //   eld       prom-client's event-loop-lag monitor at its default 10 ms resolution (monitorEventLoopDelay),
 //             what the metrics ran before they set 50 ms (src/observability/metrics-catalogue.ts);
 //   gc        prom-client's GC observer: a PerformanceObserver of 'gc' entries;
+//   gcprofiler v8.GCProfiler (no JS callback per GC: records kept natively), restarted every 15 s,
+//             its records read then: what src/observability/gc-duration.ts does instead of the observer;
 //   channels  a no-op subscriber on every diagnostics channel the metrics listen to (the
 //             producers then build and publish their messages, and runs go through runStores);
 //   defaults  prom-client's collectDefaultMetrics into a registry of its own (eld and gc among them).
 import { subscribe } from "node:diagnostics_channel";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createRequire } from "node:module";
+import { GCProfiler } from "node:v8";
 
 const pieces = (process.env.BENCH_METRICS_PIECES ?? "").split(",").filter((p) => p !== "");
 const keep = [];
@@ -24,6 +27,16 @@ for (const piece of pieces) {
     });
     observer.observe({ entryTypes: ["gc"] });
     keep.push(observer);
+  } else if (piece === "gcprofiler") {
+    let profiler = new GCProfiler();
+    profiler.start();
+    const timer = setInterval(() => {
+      const next = new GCProfiler();
+      next.start();
+      globalThis.benchGcRecords = profiler.stop()?.statistics.length;
+      profiler = next;
+    }, 15_000).unref();
+    keep.push(timer);
   } else if (piece === "channels") {
     const names = ["task:created", "task:settled", "run:start", "run:end", "store:commit", "push:delivery", "stream:event", "stream:ended"];
     for (const name of names) subscribe(`a2a:${name}`, () => {});
@@ -33,7 +46,7 @@ for (const piece of pieces) {
     collectDefaultMetrics({ register: registry });
     keep.push(registry);
   } else {
-    throw new Error(`BENCH_METRICS_PIECES: unknown piece ${piece} (eld, gc, channels, defaults)`);
+    throw new Error(`BENCH_METRICS_PIECES: unknown piece ${piece} (eld, gc, gcprofiler, channels, defaults)`);
   }
 }
 globalThis.benchMetricsPieces = keep;
