@@ -37,7 +37,7 @@
  * Metrics servers are scraped at Prometheus's usual interval (15 s), between rounds; the scrape's own
  * CPU is reported apart, per call. Our server runs compiled (dist/).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,6 +49,7 @@ import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
 import { drive, waitUntilServing } from "./lib/measure.js";
 import { freePort, startServerProcess, type ServerProcess } from "./lib/server-process.js";
 import { median, percentiles } from "./lib/stats.js";
+import { procCpuMicros } from "./lib/measure.js";
 import { formatNumber, formatRatio, markdownTable, targetsTable } from "./lib/table.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -215,21 +216,10 @@ type Load = { readonly path: string; readonly request: Buffer; readonly inFlight
  * process.cpuUsage() over IPC.
  */
 async function serverCpu(s: Served): Promise<number> {
-  const tasks = `/proc/${s.server.pid}/task`;
-  try {
-    let ns = 0;
-    for (const tid of readdirSync(tasks)) {
-      try {
-        ns += Number(readFileSync(`${tasks}/${tid}/schedstat`, "latin1").split(" ", 1)[0]);
-      } catch {
-        // the thread ended between the listing and the read: its time is gone with it (Node keeps its threads)
-      }
-    }
-    return ns / 1000;
-  } catch {
-    const usage = await s.server.usage();
-    return usage.cpu.user + usage.cpu.system;
-  }
+  const micros = procCpuMicros(s.server.pid);
+  if (micros !== undefined) return micros;
+  const usage = await s.server.usage();
+  return usage.cpu.user + usage.cpu.system;
 }
 
 /** Reads each server's CPU both ways (/proc and its own process.cpuUsage()): the report compares what they saw over the rounds. */

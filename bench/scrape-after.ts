@@ -1,13 +1,13 @@
 // Diagnosis (metrics5): server CPU per call in the chunks after a scrape, after a 404 on the metrics
 // listener, and after nothing, on one metrics-on server. Run: node --import tsx bench/scrape-after.ts [store]
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { MessageSchema, Role, SendMessageRequestSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { loadClient, runLoad } from "./lib/load.js";
-import { waitUntilServing } from "./lib/measure.js";
+import { procCpuMicros, waitUntilServing } from "./lib/measure.js";
 import { freePort, startServerProcess } from "./lib/server-process.js";
 import { median } from "./lib/stats.js";
 
@@ -40,15 +40,7 @@ const server = await startServerProcess({
     OTEL_TRACES_EXPORTER: "none",
   }),
 });
-const cpu = () => {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${server.pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${server.pid}/task/${tid}/schedstat`, "latin1").split(" ", 1)[0]);
-    } catch {}
-  }
-  return ns / 1000;
-};
+const cpu = () => procCpuMicros(server.pid) ?? Number.NaN;
 const lc = loadClient(server.address, { "a2a-version": "1.0" });
 await waitUntilServing(server, () => lc.call(SEND, request), 60_000);
 const load = (calls: number) => runLoad(lc, { path: SEND, request, inFlight: 32, calls });

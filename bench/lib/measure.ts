@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { runLoad, type LoadClient, type LoadOptions, type LoadResult } from "./load.js";
 import { cpuMicros, type ServerProcess } from "./server-process.js";
 import { percentiles } from "./stats.js";
@@ -61,4 +62,27 @@ export async function waitUntilServing(server: ServerProcess, probe: () => Promi
     }
   }
   throw new Error(`${server.name} did not answer within ${timeoutMs} ms: ${(last as Error)?.message ?? last}\n${server.stderr()}`);
+}
+
+/**
+ * A process's CPU so far, µs, all its threads, from /proc/<pid>/task/<tid>/schedstat (ns, as the
+ * scheduler accounts it): reading it does not wake the process. Undefined where /proc cannot be read.
+ */
+export function procCpuMicros(pid: number): number | undefined {
+  const tasks = `/proc/${pid}/task`;
+  let tids: string[];
+  try {
+    tids = readdirSync(tasks);
+  } catch {
+    return undefined;
+  }
+  let ns = 0;
+  for (const tid of tids) {
+    try {
+      ns += Number(readFileSync(`${tasks}/${tid}/schedstat`, "latin1").split(" ", 1)[0]);
+    } catch {
+      // the thread ended between the listing and the read: its time is gone with it
+    }
+  }
+  return ns / 1000;
 }

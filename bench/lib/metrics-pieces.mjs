@@ -5,7 +5,7 @@
 //             what the metrics ran before they set 50 ms (src/observability/metrics-catalogue.ts);
 //   gc        prom-client's GC observer: a PerformanceObserver of 'gc' entries;
 //   gcprofiler v8.GCProfiler (no JS callback per GC: records kept natively), restarted every 15 s,
-//             its records read then: what src/observability/gc-duration.ts does instead of the observer;
+//             its records read then: a candidate to replace the observer, measured first;
 //   channels  a no-op subscriber on every diagnostics channel the metrics listen to (the
 //             producers then build and publish their messages, and runs go through runStores);
 //   defaults  prom-client's collectDefaultMetrics into a registry of its own (eld and gc among them).
