@@ -38,6 +38,7 @@
  * CPU is reported apart, per call. Our server runs compiled (dist/).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { get as httpGet } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -55,12 +56,12 @@ import { formatNumber, formatRatio, markdownTable, targetsTable } from "./lib/ta
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 const PIECES_PRELOAD = join(ROOT, "bench", "lib", "metrics-pieces.mjs");
-const PIECES = ["eld", "gc", "gcprofiler", "channels", "defaults", "unscraped"] as const;
+const PIECES = ["eld", "gc", "gcprofiler", "channels", "defaults", "unscraped", "closed", "404"] as const;
 const RESULTS = join(ROOT, "bench", "results");
 
 type StoreName = "memory" | "sqlite";
 const STORES: readonly StoreName[] = ["memory", "sqlite"];
-/** A variant: "off", "metrics", "off2", "unscraped" (metrics on, never scraped after its first check), or "off+<piece>". */
+/** A variant: "off", "metrics", "off2", "unscraped" (metrics on, never scraped after its first check), "closed" (metrics on, scraped on a connection closed after each scrape), "404" (metrics on, asked for another path instead), or "off+<piece>". */
 type Variant = string;
 
 const IN_FLIGHT = 32;
@@ -93,6 +94,14 @@ export interface MetricsCostOptions {
   readonly nodeFlags: readonly string[];
   /** Start (and warm up) the servers in the reverse order: whether the order they start in biases their figures. */
   readonly reverse: boolean;
+  /**
+   * --fresh-every=K: every K rounds, replace every server by a fresh process (started, warmed up,
+   * collected as at the start). A process keeps a level of its own for life (±6% between identical
+   * ones): with 2 a variant, which processes drew a low level moved a variant's figure more than
+   * the target's 5%. Fresh processes turn that level into noise the median over rounds removes.
+   * 0: the same processes all run.
+   */
+  readonly freshEvery: number;
 }
 
 export function metricsCostOptions(args: readonly string[]): MetricsCostOptions {
@@ -114,6 +123,7 @@ export function metricsCostOptions(args: readonly string[]): MetricsCostOptions 
     nodeFlags: value("node-flags")?.split(",") ?? [],
     processes: Number(value("processes") ?? 2),
     reverse: args.includes("--reverse"),
+    freshEvery: Number(value("fresh-every") ?? 2),
   };
 }
 
@@ -129,10 +139,14 @@ const sendRequest = Buffer.from(
 interface Served {
   readonly store: StoreName;
   readonly variant: Variant;
-  readonly server: ServerProcess;
-  readonly lc: LoadClient;
-  readonly dataDir: string | undefined;
-  readonly scrape: (() => Promise<void>) | undefined;
+  readonly instance: number;
+  /** The process, its client, its data and its scrape: replaced by a fresh one with --fresh-every (the figures stay). */
+  server: ServerProcess;
+  lc: LoadClient;
+  dataDir: string | undefined;
+  scrape: (() => Promise<void>) | undefined;
+  /** Processes this slot has run (1 + restarts). */
+  lives: number;
   /** Per round: server CPU µs per call over the round. */
   readonly perCall: number[];
   /** Per turn (every round's, in order): server CPU µs per call, the figures the ratios are taken of. */
@@ -147,8 +161,26 @@ interface Served {
   idleMicrosPerS: number;
 }
 
+/** A GET over fetch's pool: the connection stays open until the server's keep-alive timeout (5 s). */
+async function getKeptAlive(url: string): Promise<{ ok: boolean; text: string }> {
+  const response = await fetch(url);
+  return { ok: response.ok, text: await response.text() };
+}
+
+/** A GET on a connection of its own, closed after the response (`Connection: close`). */
+function getClosing(url: string): Promise<{ ok: boolean; text: string }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent: false }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => resolve({ ok: response.statusCode === 200, text }));
+    }).on("error", reject);
+  });
+}
+
 async function startOne(store: StoreName, variant: Variant, instance: number, baseline: string | undefined, nodeFlags: readonly string[]): Promise<Served> {
-  const metricsPort = variant === "metrics" || variant === "before" || variant === "unscraped" ? await freePort() : undefined;
+  const metricsPort = ["metrics", "before", "unscraped", "closed", "404"].includes(variant) ? await freePort() : undefined;
   const piece = variant.startsWith("off+") ? variant.slice(4) : undefined;
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-metrics-bench-")) : undefined;
   const name = `${store}: ${variant} #${instance + 1}`;
@@ -175,15 +207,22 @@ async function startOne(store: StoreName, variant: Variant, instance: number, ba
   let scrape: (() => Promise<void>) | undefined;
   if (metricsPort !== undefined) {
     const url = `http://127.0.0.1:${metricsPort}/metrics`;
+    const notFound = `http://127.0.0.1:${metricsPort}/nothing`;
+    let first = true;
     scrape = async () => {
-      const response = await fetch(url);
-      if (!response.ok || !(await response.text()).includes("rpc_server_call_duration_seconds_count")) throw new Error(`${name}: no RPC metrics at ${url}`);
+      // "404": after its first check, a request that the listener answers without the metrics.
+      if (variant === "404" && !first) return void (await getKeptAlive(notFound));
+      first = false;
+      const { ok, text } = variant === "closed" ? await getClosing(url) : await getKeptAlive(url);
+      if (!ok || !text.includes("rpc_server_call_duration_seconds_count")) throw new Error(`${name}: no RPC metrics at ${url}`);
     };
     await scrape();
   }
   return {
     store,
     variant,
+    instance,
+    lives: 1,
     server,
     lc,
     dataDir,
@@ -223,6 +262,17 @@ async function serverCpu(s: Served): Promise<number> {
 }
 
 /** Reads each server's CPU both ways (/proc and its own process.cpuUsage()): the report compares what they saw over the rounds. */
+/** /proc ÷ cpuUsage over the (start, end) pairs of reads: one pair per process a slot ran. */
+function cpuReadRatio(check: { proc: readonly number[]; usage: readonly number[] }): number {
+  let proc = 0;
+  let usage = 0;
+  for (let i = 0; i + 1 < check.proc.length; i += 2) {
+    proc += check.proc[i + 1]! - check.proc[i]!;
+    usage += check.usage[i + 1]! - check.usage[i]!;
+  }
+  return usage > 0 ? proc / usage : Number.NaN;
+}
+
 async function checkCpuReads(served: readonly Served[]): Promise<void> {
   for (const s of served) {
     const usage = await s.server.usage();
@@ -335,6 +385,27 @@ async function scrapeIfDue(s: Served): Promise<void> {
   s.scrapeMicros.push((await serverCpu(s)) - before);
 }
 
+/** Warm-up, a forced full collection, then half the warm-up again: as every process starts its measured life. */
+async function warmUp(served: readonly Served[], load: Load): Promise<void> {
+  for (const s of served) await drive(s.server, s.lc, load, WARMUP);
+  for (const s of served) await s.server.usageAfterGc();
+  for (const s of served) await drive(s.server, s.lc, load, WARMUP / 2);
+}
+
+/** Stops a slot's process and starts a fresh one of the same store and variant in its place; its figures stay. */
+async function replaceProcess(s: Served, options: MetricsCostOptions): Promise<void> {
+  s.lc.close();
+  await s.server.stop();
+  if (s.dataDir !== undefined) rmSync(s.dataDir, { recursive: true, force: true });
+  const fresh = await startOne(s.store, s.variant, s.instance, options.baseline, options.nodeFlags);
+  s.server = fresh.server;
+  s.lc = fresh.lc;
+  s.dataDir = fresh.dataDir;
+  s.scrape = fresh.scrape;
+  s.lastScrapeAt = fresh.lastScrapeAt;
+  s.lives++;
+}
+
 export async function runMetricsCost(options: MetricsCostOptions): Promise<string> {
   const log = (s: string) => process.stderr.write(`[metrics-cost] ${s}\n`);
   const startedAt = Date.now();
@@ -343,7 +414,7 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
     "metrics",
     ...(options.baseline !== undefined ? ["before"] : []),
     ...(options.aa ? ["off2"] : []),
-    ...options.pieces.map((p) => (p === "unscraped" ? p : `off+${p}`)),
+    ...options.pieces.map((p) => (p === "unscraped" || p === "closed" || p === "404" ? p : `off+${p}`)),
   ];
   const served: Served[] = [];
   const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };
@@ -355,19 +426,24 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
         for (const variant of options.reverse ? [...variants].reverse() : variants)
           served.push(await startOne(store, variant, instance, options.baseline, options.nodeFlags));
     log(`${served.length} servers up; warm-up ${WARMUP} calls each`);
-    for (const s of served) await drive(s.server, s.lc, load, WARMUP);
-    for (const s of served) await s.server.usageAfterGc();
-    for (const s of served) await drive(s.server, s.lc, load, WARMUP / 2);
+    await warmUp(served, load);
     for (let round = 0; round < options.rounds; round++) {
+      const fresh = (r: number) => options.freshEvery > 0 && r > 0 && r % options.freshEvery === 0;
+      if (fresh(round)) {
+        log(`fresh processes for round ${round + 1}`);
+        for (const s of served) await replaceProcess(s, options);
+        await warmUp(served, load);
+      }
       log(`round ${round + 1}/${options.rounds}`);
-      if (round === 0) await checkCpuReads(served);
+      // Each process's CPU read both ways over its measured rounds (pairs: its first round's start, its last's end).
+      if (round === 0 || fresh(round)) await checkCpuReads(served);
       for (const store of rotated(options.stores, round)) {
         // The processes in start order (the variants alternate in it); in the orders of turnOrder.
         const group = served.filter((s) => s.store === store);
         if (options.together === undefined) turnOf.set(store, await interleavedRound(group, load, options.calls, options.chunk, turnOf.get(store) ?? 0));
         else await togetherRound(group, load, options.together);
       }
-      if (round === options.rounds - 1) await checkCpuReads(served);
+      if (round === options.rounds - 1 || fresh(round + 1)) await checkCpuReads(served);
       // Each round's figures as they come, so that a run cut short still tells something.
       for (const store of options.stores) {
         const ofStore = pooled(served, store);
@@ -555,18 +631,18 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
         ]),
       ),
       "",
-      "Per process: median µs per call over the turns (what one process's own bias would be), and the CPU read from /proc ÷ the process's own process.cpuUsage() over the rounds:",
+      `Per process slot (with --fresh-every, each slot ran ${options.freshEvery > 0 ? "a fresh process every " + options.freshEvery + " rounds" : "one process"}): median µs per call over the turns (what one process's own bias would be), and the CPU read from /proc ÷ the processes' own process.cpuUsage() over their rounds:`,
       "",
       markdownTable(
-        ["process", "µs/call", "/proc ÷ cpuUsage"],
+        ["process", "processes", "µs/call", "/proc ÷ cpuUsage"],
         served
           .filter((s) => s.store === store)
           .map((s) => [
             s.server.name,
+            String(s.lives),
             formatNumber(median(s.turns.length > 0 ? s.turns : s.perCall), 1),
-            s.cpuCheck.proc.length === 2 ? (s.cpuCheck.proc[1]! - s.cpuCheck.proc[0]!) / (s.cpuCheck.usage[1]! - s.cpuCheck.usage[0]!) : Number.NaN,
-          ])
-          .map(([name, us, check]) => [name as string, us as string, formatNumber(check as number, 3)]),
+            formatNumber(cpuReadRatio(s.cpuCheck), 3),
+          ]),
       ),
       "",
     );
@@ -581,7 +657,7 @@ function report(options: MetricsCostOptions, served: readonly Served[], elapsedS
     options.together === undefined
       ? `${options.rounds} rounds of ${turnsPerRound} turns; in a turn every server process had ${options.chunk} calls (${IN_FLIGHT} in flight), one server at a time, in the orders of a Williams square (every server in every place, after every other, equally often; never twice in a row); a server's figure for a turn is its CPU (all threads, from /proc) from the start of its phase to the start of its next (to ${SETTLE_MS} ms after the round's last call) ÷ the phase's calls.`
       : `${options.rounds} rounds (--together): in each, every server of a store loaded at once for ${options.together} s (${IN_FLIGHT} calls in flight each), the stores one after the other; a round's CPU per call is the server's CPU from the window's start to ${SETTLE_MS} ms after the last call ÷ the calls it completed.`,
-    `${options.processes} server process(es) per variant, started in turn (the variants alternating); a variant's figure for a turn is the mean of its processes'.`,
+    `${options.processes} server process(es) per variant, started in turn (the variants alternating)${options.freshEvery > 0 ? `, every one replaced by a fresh process (started, warmed up, collected) every ${options.freshEvery} rounds` : ""}; a variant's figure for a turn is the mean of its processes'.`,
     ...(options.nodeFlags.length > 0 ? [`Every server ran with node ${options.nodeFlags.join(" ")}.`] : []),
     `The figure is the median of the per-turn ratios to the same store's metrics-off server, with a 90% bootstrap interval of that median; "run's totals" is the ratio of the mean CPU per call over every turn (it counts a rare costly turn, e.g. a full GC, at its weight). Idle CPU: each server's CPU per second over ${IDLE_MS / 1000} s with every server idle, from ${IDLE_WAIT_MS / 1000} s after the last calls (its timers).`,
     "",

@@ -55,7 +55,7 @@ const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]
   },
   "metrics-cost": {
     describe:
-      "what the Prometheus metrics cost per blocking SendMessage: metrics off / on, 5,000 calls a round, interleaved, memory and SQLite [--store=memory|sqlite|both] [--rounds=N] [--calls=N] [--aa] [--pieces=eld,gc,channels,defaults,gcprofiler,unscraped] [--baseline=DIR] [--reverse] [--profile]",
+      "what the Prometheus metrics cost per blocking SendMessage: metrics off / on, 5,000 calls a round, interleaved, memory and SQLite [--store=memory|sqlite|both] [--rounds=N] [--calls=N] [--processes=N] [--fresh-every=K (default 2; 0: never)] [--no-aa] [--pieces=eld,gc,channels,defaults,gcprofiler,unscraped,closed] [--baseline=DIR] [--reverse] [--profile]",
     run: async (args) => {
       const { metricsCostOptions, runMetricsCost } = await import("./metrics-cost.js");
       return runMetricsCost(metricsCostOptions(args));

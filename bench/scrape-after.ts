@@ -1,6 +1,7 @@
 // Diagnosis (metrics5): server CPU per call in the chunks after a scrape, after a 404 on the metrics
 // listener, and after nothing, on one metrics-on server. Run: node --import tsx bench/scrape-after.ts [store]
 import { mkdtempSync } from "node:fs";
+import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,11 +49,25 @@ await load(6000);
 const CHUNKS = Number(process.env.CHUNKS ?? 10),
   CALLS = Number(process.env.CALLS ?? 1000),
   CYCLES = Number(process.env.CYCLES ?? 8);
+/** One request to the metrics listener: "scrape" or "404" over a kept-alive connection (fetch), "…-close" on a connection closed after it. */
+async function request1(action: string): Promise<void> {
+  const path = action.startsWith("scrape") ? "/metrics" : "/nothing";
+  if (!action.endsWith("-close")) {
+    await (await fetch(`http://127.0.0.1:${metricsPort}${path}`)).text();
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    get({ host: "127.0.0.1", port: metricsPort, path, agent: false }, (res) => {
+      res.resume();
+      res.on("end", resolve);
+    }).on("error", reject);
+  });
+}
 const actions = (process.env.ACTIONS ?? "none,scrape,404").split(",");
 const per: Record<string, number[][]> = Object.fromEntries(actions.map((a) => [a, Array.from({ length: CHUNKS }, () => [])]));
 for (let c = 0; c < CYCLES * actions.length; c++) {
   const action = actions[c % actions.length]!;
-  if (action !== "none") await (await fetch(`http://127.0.0.1:${metricsPort}${action === "scrape" ? "/metrics" : "/nothing"}`)).text();
+  if (action !== "none") await request1(action);
   await new Promise((r) => setTimeout(r, 100));
   for (let k = 0; k < CHUNKS; k++) {
     const before = cpu();
