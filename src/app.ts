@@ -147,12 +147,16 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   let cardServer: AgentCardServer | undefined;
   if (config.cardListen !== null) {
     const { host, port } = splitHostPort(config.cardListen);
-    const routes = metrics !== undefined && config.metricsListen === "card" ? new Map([[METRICS_PATH, metrics.route]]) : undefined;
-    cardServer = await startAgentCardServer({ host, port, card, routes });
+    const routes = metrics !== undefined && config.metricsListen === "card" ? new Map([[METRICS_PATH, metrics.document]]) : undefined;
+    cardServer = await startAgentCardServer({ host, port, card, routes, onError: (error) => logger.error({ err: error }, "the agent card listener failed") });
   }
   let metricsServer: MetricsServer | undefined;
   if (metrics !== undefined && config.metricsListen !== null && config.metricsListen !== "card") {
-    metricsServer = await startMetricsServer({ ...splitHostPort(config.metricsListen), registry: metrics.metrics.registry });
+    metricsServer = await startMetricsServer({
+      ...splitHostPort(config.metricsListen),
+      registry: metrics.metrics.registry,
+      onError: (error) => logger.error({ err: error }, "the metrics listener failed"),
+    });
   }
   const auth = createAuth(config.auth);
   // SIGHUP re-reads the API key file; a bad file keeps the keys in force.

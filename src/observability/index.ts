@@ -16,7 +16,7 @@
  */
 export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from "./logger.js";
 export { ServiceMetrics, type ServiceMetricsOptions } from "./metrics.js";
-export { METRICS_PATH, metricsRoute, startMetricsServer, type MetricsServer } from "./metrics-endpoint.js";
+export { METRICS_PATH, metricsDocument, startMetricsServer, type MetricsServer } from "./metrics-endpoint.js";
 export { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 export { currentTraceContext, injectTraceHeaders, Tracing, tracingRequested, type TracingOptions } from "./tracing.js";
 export { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry.js";

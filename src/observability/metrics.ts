@@ -2,7 +2,8 @@ import { subscribeCoreMetrics } from "./core-metrics.js";
 import type { CallObserver } from "../protocol/call-observer.js";
 import type { HistogramSeries } from "./hot-path-histogram.js";
 import { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
-import { metricsRoute } from "./metrics-endpoint.js";
+import { metricsDocument } from "./metrics-endpoint.js";
+import type { DocumentSource } from "../protocol/http-thread.js";
 
 export interface ServiceMetricsOptions {
   /** Streams open now, from the stream edge; by default the streaming calls in progress. */
@@ -28,8 +29,8 @@ const STREAMING_METHODS = ["SendStreamingMessage", "SubscribeToTask"];
  */
 export class ServiceMetrics {
   readonly metrics: A2AMetrics;
-  /** The /metrics handler, for whichever HTTP listener serves it. */
-  readonly route: ReturnType<typeof metricsRoute>;
+  /** The /metrics document, for whichever HTTP listener serves it. */
+  readonly document: DocumentSource;
   readonly #unsubscribe: () => void;
   /** Per service, per method: found once per call (two Map reads), then handed back to `ended` as the call's state. */
   readonly #calls = new Map<string, Map<string, MethodCalls>>();
@@ -46,7 +47,7 @@ export class ServiceMetrics {
       busy: () => this.#anyActive(),
     });
     this.#pushStats = options.pushStats;
-    this.route = metricsRoute(this.metrics.registry);
+    this.document = metricsDocument(this.metrics.registry);
     this.#unsubscribe = subscribeCoreMetrics(this.metrics);
   }
 

@@ -3,6 +3,7 @@ import { ClientFactory, DefaultAgentCardResolver } from "@a2a-js/sdk/client";
 import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 import { AgentCardSchema, AgentSkillSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { buildAgentCard } from "../../src/agents/agent-card.js";
+import { Worker } from "node:worker_threads";
 import { AGENT_CARD_PATH, startAgentCardServer, type AgentCardServer } from "../../src/protocol/agent-card-http.js";
 
 const card = buildAgentCard(
@@ -160,6 +161,33 @@ describe("agent card over HTTP", () => {
 });
 
 describe("agent card server lifecycle", () => {
+  test("the listener answers on a thread of its own: a card request completes while the main thread is blocked", async () => {
+    // A client on another thread fetches the card; this thread blocks as soon as the client says it is starting.
+    const client = new Worker(
+      `const { parentPort, workerData } = require("node:worker_threads");
+       parentPort.postMessage({ kind: "starting" });
+       fetch(workerData.url).then((r) => r.text()).then((text) => parentPort.postMessage({ kind: "done", at: Date.now(), bytes: text.length }));`,
+      { eval: true, workerData: { url: cardUrl() } },
+    );
+    let blockEnded = Number.POSITIVE_INFINITY;
+    try {
+      const done = new Promise<{ at: number; bytes: number }>((resolve) => {
+        client.on("message", (message: { kind: string; at: number; bytes: number }) => {
+          if (message.kind === "starting") {
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3_000); // the main thread does nothing for 3 s
+            blockEnded = Date.now();
+          } else resolve(message);
+        });
+      });
+      const answer = await done;
+      expect(answer.bytes).toBeGreaterThan(100);
+      // Served during the block: an HTTP server on this thread could not have answered before it ended.
+      expect(answer.at).toBeLessThan(blockEnded);
+    } finally {
+      await client.terminate();
+    }
+  });
+
   test("listening on a port in use fails with the listen error", async () => {
     await expect(startAgentCardServer({ host: "127.0.0.1", port: server.port, card })).rejects.toThrow(/EADDRINUSE/);
   });

@@ -1,0 +1,77 @@
+// What one HTTP/1 request on a warm server's metrics listener does to V8's compiled gRPC path
+// (issue 16): a metrics-on server (memory store) run with --trace-opt --trace-deopt, warmed up with
+// blocking SendMessage in phases of 250 calls, then one GET of a missing path on its metrics
+// listener, then more phases. Prints CPU per call before and after, and how many optimized
+// functions V8 threw away around the request and after it. Run: node --import tsx bench/http-after.ts
+// (FLAGS= other node flags; LOG= where the trace goes, default /tmp/http-after-trace.log).
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { MessageSchema, Role, SendMessageRequestSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { loadClient, runLoad } from "./lib/load.js";
+import { procCpuMicros, waitUntilServing } from "./lib/measure.js";
+import { freePort, startServerProcess } from "./lib/server-process.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SEND = "/lf.a2a.v1.A2AService/SendMessage";
+const LOG = process.env.LOG ?? "/tmp/http-after-trace.log";
+writeFileSync(LOG, "");
+const request = Buffer.from(
+  toBinary(
+    SendMessageRequestSchema,
+    create(SendMessageRequestSchema, {
+      message: create(MessageSchema, { messageId: "m1", role: Role.USER, parts: [{ content: { case: "text", value: "hi" } }] }),
+    }),
+  ),
+);
+const metricsPort = await freePort();
+const server = await startServerProcess({
+  name: "m",
+  script: join(ROOT, "dist/src/main.js"),
+  cwd: ROOT,
+  nodeFlags: (process.env.FLAGS ?? "--trace-opt --trace-deopt").split(" ").filter(Boolean),
+  captureStdout: true,
+  onStdout: (c) => appendFileSync(LOG, c),
+  env: (port) => ({
+    A2A_LISTEN: `127.0.0.1:${port}`,
+    A2A_LOG_LEVEL: "warn",
+    A2A_STORE: "memory",
+    A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs",
+    A2A_CARD_LISTEN: "off",
+    A2A_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
+    OTEL_TRACES_EXPORTER: "none",
+  }),
+});
+const lc = loadClient(server.address, { "a2a-version": "1.0" });
+await waitUntilServing(server, () => lc.call(SEND, request), 60_000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function phases(label: string, n: number) {
+  const xs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const b = procCpuMicros(server.pid)!;
+    await runLoad(lc, { path: SEND, request, inFlight: 32, calls: 250 });
+    await sleep(150);
+    xs.push((procCpuMicros(server.pid)! - b) / 250);
+  }
+  xs.sort((a, b) => a - b);
+  console.log(label, "median µs/call", xs[n >> 1]!.toFixed(1));
+}
+await phases("warm-up", 60);
+await phases("before", 40);
+appendFileSync(LOG, "=== REQUEST\n");
+await (await fetch(`http://127.0.0.1:${metricsPort}/nothing`)).text();
+await sleep(300);
+appendFileSync(LOG, "=== AFTER\n");
+await phases("after 1", 40);
+await phases("after 2", 40);
+appendFileSync(LOG, "=== STOP\n");
+await sleep(300);
+const trace = readFileSync(LOG, "utf8");
+const between = (from: string, to: string) => trace.slice(trace.indexOf(from), trace.indexOf(to));
+const thrownAway = (text: string) => text.split("\n").filter((l) => l.startsWith("[bailout") || l.startsWith("[marking dependent code")).length;
+console.log(
+  `optimized code thrown away: around the request ${thrownAway(between("=== REQUEST", "=== AFTER"))}, in the phases after it ${thrownAway(between("=== AFTER", "=== STOP"))}`,
+);
+await server.stop();
+process.exit(0);
