@@ -1,10 +1,11 @@
 // What one HTTP/1 request on a warm server's metrics listener does to V8's compiled gRPC path
 // (issue 16): a metrics-on server (memory store) run with --trace-opt --trace-deopt, warmed up with
 // blocking SendMessage in phases of 250 calls, then one GET of a missing path on its metrics
-// listener, then more phases. Prints CPU per call before and after, and how many optimized
+// listener (REQUEST_PATH=/metrics: a scrape; STORE=sqlite: that store), then more phases. Prints CPU per call before and after, and how many optimized
 // functions V8 threw away around the request and after it. Run: node --import tsx bench/http-after.ts
 // (FLAGS= other node flags; LOG= where the trace goes, default /tmp/http-after-trace.log).
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -25,6 +26,8 @@ const request = Buffer.from(
     }),
   ),
 );
+const store = process.env.STORE ?? "memory";
+const path = process.env.REQUEST_PATH ?? "/nothing";
 const metricsPort = await freePort();
 const server = await startServerProcess({
   name: "m",
@@ -36,7 +39,8 @@ const server = await startServerProcess({
   env: (port) => ({
     A2A_LISTEN: `127.0.0.1:${port}`,
     A2A_LOG_LEVEL: "warn",
-    A2A_STORE: "memory",
+    A2A_STORE: store,
+    ...(store === "sqlite" ? { A2A_DATA_DIR: mkdtempSync(join(tmpdir(), "a2a-http-after-")) } : {}),
     A2A_AGENT_MODULE: "bench/agents/trivial-agent.mjs",
     A2A_CARD_LISTEN: "off",
     A2A_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
@@ -60,11 +64,17 @@ async function phases(label: string, n: number) {
 await phases("warm-up", 60);
 await phases("before", 40);
 appendFileSync(LOG, "=== REQUEST\n");
-await (await fetch(`http://127.0.0.1:${metricsPort}/nothing`)).text();
+await (await fetch(`http://127.0.0.1:${metricsPort}${path}`)).text();
 await sleep(300);
 appendFileSync(LOG, "=== AFTER\n");
 await phases("after 1", 40);
 await phases("after 2", 40);
+// A second request, to tell a one-time change from one each request makes.
+appendFileSync(LOG, "=== REQUEST 2\n");
+await (await fetch(`http://127.0.0.1:${metricsPort}${path}`)).text();
+await sleep(300);
+appendFileSync(LOG, "=== AFTER 2\n");
+await phases("after a second request", 40);
 appendFileSync(LOG, "=== STOP\n");
 await sleep(300);
 const trace = readFileSync(LOG, "utf8");

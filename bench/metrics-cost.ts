@@ -385,10 +385,21 @@ async function scrapeIfDue(s: Served): Promise<void> {
   s.scrapeMicros.push((await serverCpu(s)) - before);
 }
 
-/** Warm-up, a forced full collection, then half the warm-up again: as every process starts its measured life. */
+/**
+ * Warm-up, a forced full collection, a scrape of each metrics server, then half the warm-up again:
+ * as every process starts its measured life. The scrape: the first scrape of a warm server throws
+ * away ~16 of its compiled functions once (V8 "code dependencies", `bench/http-after.ts`: none at
+ * the second), which a long-lived server pays once in its life; with fresh processes every few
+ * rounds it would land in every process's first measured minute.
+ */
 async function warmUp(served: readonly Served[], load: Load): Promise<void> {
   for (const s of served) await drive(s.server, s.lc, load, WARMUP);
   for (const s of served) await s.server.usageAfterGc();
+  for (const s of served) {
+    if (s.scrape === undefined || s.variant === "unscraped") continue;
+    await s.scrape();
+    s.lastScrapeAt = performance.now();
+  }
   for (const s of served) await drive(s.server, s.lc, load, WARMUP / 2);
 }
 
