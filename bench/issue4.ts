@@ -142,6 +142,8 @@ function start(kind: ServerKind, cfg: typeof FULL, defaults = false): Promise<Se
     name: defaults ? `${LABEL.ours} (defaults)` : LABEL.ours,
     script: join(ROOT, "dist/src/main.js"),
     cwd: ROOT,
+    // BENCH_OURS_NODE_FLAGS="--flag ...": node/V8 flags for our servers, to try what a figure depends on.
+    nodeFlags: (process.env.BENCH_OURS_NODE_FLAGS ?? "").split(" ").filter(Boolean),
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_LOG_LEVEL: "warn",
