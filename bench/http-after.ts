@@ -61,27 +61,28 @@ async function phases(label: string, n: number) {
   xs.sort((a, b) => a - b);
   console.log(label, "median µs/call", xs[n >> 1]!.toFixed(1));
 }
+/** One request on the metrics listener, between two markers in the trace. */
+async function markedRequest(name: string): Promise<void> {
+  appendFileSync(LOG, `=== ${name}\n`);
+  await (await fetch(`http://127.0.0.1:${metricsPort}${path}`)).text();
+  await sleep(300);
+  appendFileSync(LOG, `=== after ${name}\n`);
+}
 await phases("warm-up", 60);
 await phases("before", 40);
-appendFileSync(LOG, "=== REQUEST\n");
-await (await fetch(`http://127.0.0.1:${metricsPort}${path}`)).text();
-await sleep(300);
-appendFileSync(LOG, "=== AFTER\n");
+await markedRequest("request 1");
 await phases("after 1", 40);
 await phases("after 2", 40);
 // A second request, to tell a one-time change from one each request makes.
-appendFileSync(LOG, "=== REQUEST 2\n");
-await (await fetch(`http://127.0.0.1:${metricsPort}${path}`)).text();
-await sleep(300);
-appendFileSync(LOG, "=== AFTER 2\n");
+await markedRequest("request 2");
 await phases("after a second request", 40);
-appendFileSync(LOG, "=== STOP\n");
+appendFileSync(LOG, "=== stop\n");
 await sleep(300);
 const trace = readFileSync(LOG, "utf8");
-const between = (from: string, to: string) => trace.slice(trace.indexOf(from), trace.indexOf(to));
+const between = (from: string, to: string) => trace.slice(trace.indexOf(`=== ${from}\n`), trace.indexOf(`=== ${to}\n`));
 const thrownAway = (text: string) => text.split("\n").filter((l) => l.startsWith("[bailout") || l.startsWith("[marking dependent code")).length;
 console.log(
-  `optimized code thrown away: around the request ${thrownAway(between("=== REQUEST", "=== AFTER"))}, in the phases after it ${thrownAway(between("=== AFTER", "=== STOP"))}`,
+  `optimized functions thrown away: around request 1 ${thrownAway(between("request 1", "after request 1"))}, after it ${thrownAway(between("after request 1", "request 2"))}; around request 2 ${thrownAway(between("request 2", "after request 2"))}, after it ${thrownAway(between("after request 2", "stop"))}`,
 );
 await server.stop();
 process.exit(0);
