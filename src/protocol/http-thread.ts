@@ -134,7 +134,9 @@ export function startHttpThread(options: HttpThreadOptions): Promise<HttpThread>
 
 function answer(documents: ReadonlyMap<string, DocumentSource>, request: DocumentRequest, port: import("node:worker_threads").MessagePort): void {
   const source = documents.get(request.path);
-  const made = source === undefined ? Promise.resolve<HttpDocument>({ status: 404, contentType: "text/plain", body: "not found\n" }) : source();
+  // Through a promise also when the source throws at once: a failure is a 500, never an uncaught error here.
+  const made =
+    source === undefined ? Promise.resolve<HttpDocument>({ status: 404, contentType: "text/plain", body: "not found\n" }) : Promise.resolve().then(source);
   made.then(
     (document) => port.postMessage({ id: request.id, ...document } satisfies DocumentReply),
     (error: unknown) =>
