@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { MessageChannel, Worker } from "node:worker_threads";
+import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 
 /**
  * The plain-HTTP listener (the agent card, /metrics) runs on a thread of its own, so that its
@@ -64,7 +64,7 @@ export interface HttpThreadData {
   readonly card: CardBytes | undefined;
   readonly documentPaths: readonly string[];
   readonly notFound: string;
-  readonly documents: import("node:worker_threads").MessagePort;
+  readonly documents: MessagePort;
 }
 export type FromHttpThread = { kind: "listening"; port: number } | { kind: "failed"; message: string; code: string | undefined } | { kind: "closed" };
 export type ToHttpThread = { kind: "close" };
@@ -121,18 +121,20 @@ export function startHttpThread(options: HttpThreadOptions): Promise<HttpThread>
       if (listening) options.onError?.(error);
       else reject(error);
     });
+    // Once: a second close() waits for the first.
+    let closing: Promise<void> | undefined;
     const close = () =>
-      new Promise<void>((done) => {
+      (closing ??= new Promise<void>((done) => {
         closed = () => {
           channel.port1.close();
           void worker.terminate().then(() => done());
         };
         worker.postMessage({ kind: "close" } satisfies ToHttpThread);
-      });
+      }));
   });
 }
 
-function answer(documents: ReadonlyMap<string, DocumentSource>, request: DocumentRequest, port: import("node:worker_threads").MessagePort): void {
+function answer(documents: ReadonlyMap<string, DocumentSource>, request: DocumentRequest, port: MessagePort): void {
   const source = documents.get(request.path);
   // Through a promise also when the source throws at once: a failure is a 500, never an uncaught error here.
   const made =

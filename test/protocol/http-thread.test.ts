@@ -80,7 +80,7 @@ describe("HTTP listener thread", () => {
       documents: new Map([["/x", async () => ({ status: 200, contentType: "text/plain", body: "x" })]]),
     });
     expect(await (await fetch(`http://127.0.0.1:${other.port}/x`)).text()).toBe("x");
-    await other.close();
+    await Promise.all([other.close(), other.close()]); // a second close waits for the first
     await expect(fetch(`http://127.0.0.1:${other.port}/x`)).rejects.toThrow();
   });
 });
