@@ -38,7 +38,6 @@
  * CPU is reported apart, per call. Our server runs compiled (dist/).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { get as httpGet } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,16 +46,18 @@ import { MessageSchema, Role, SendMessageRequestSchema } from "../gen/es/lf/a2a/
 import { EVENT_LOOP_QUIET_MS } from "../src/observability/event-loop-lag.js";
 import { profileSummary } from "./lib/cpu-profile.js";
 import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
-import { drive, waitUntilServing } from "./lib/measure.js";
+import { getClosing, getKeptAlive } from "./lib/http-get.js";
+import { drive, procCpuMicros, waitUntilServing } from "./lib/measure.js";
 import { freePort, startServerProcess, type ServerProcess } from "./lib/server-process.js";
 import { median, percentiles } from "./lib/stats.js";
-import { procCpuMicros } from "./lib/measure.js";
 import { formatNumber, formatRatio, markdownTable, targetsTable } from "./lib/table.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 const PIECES_PRELOAD = join(ROOT, "bench", "lib", "metrics-pieces.mjs");
-const PIECES = ["eld", "gc", "gcprofiler", "channels", "defaults", "unscraped", "closed", "404"] as const;
+/** Pieces that are metrics-on servers scraped differently (the others: metrics-off servers with one piece preloaded). */
+const METRICS_ON_PIECES: readonly string[] = ["unscraped", "closed", "404"];
+const PIECES = ["eld", "gc", "gcprofiler", "channels", "defaults", ...METRICS_ON_PIECES] as const;
 const RESULTS = join(ROOT, "bench", "results");
 
 type StoreName = "memory" | "sqlite";
@@ -161,26 +162,8 @@ interface Served {
   idleMicrosPerS: number;
 }
 
-/** A GET over fetch's pool: the connection stays open until the server's keep-alive timeout (5 s). */
-async function getKeptAlive(url: string): Promise<{ ok: boolean; text: string }> {
-  const response = await fetch(url);
-  return { ok: response.ok, text: await response.text() };
-}
-
-/** A GET on a connection of its own, closed after the response (`Connection: close`). */
-function getClosing(url: string): Promise<{ ok: boolean; text: string }> {
-  return new Promise((resolve, reject) => {
-    httpGet(url, { agent: false }, (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (text += chunk));
-      response.on("end", () => resolve({ ok: response.statusCode === 200, text }));
-    }).on("error", reject);
-  });
-}
-
 async function startOne(store: StoreName, variant: Variant, instance: number, baseline: string | undefined, nodeFlags: readonly string[]): Promise<Served> {
-  const metricsPort = ["metrics", "before", "unscraped", "closed", "404"].includes(variant) ? await freePort() : undefined;
+  const metricsPort = variant === "metrics" || variant === "before" || METRICS_ON_PIECES.includes(variant) ? await freePort() : undefined;
   const piece = variant.startsWith("off+") ? variant.slice(4) : undefined;
   const dataDir = store === "sqlite" ? mkdtempSync(join(tmpdir(), "a2a-metrics-bench-")) : undefined;
   const name = `${store}: ${variant} #${instance + 1}`;
@@ -261,7 +244,6 @@ async function serverCpu(s: Served): Promise<number> {
   return usage.cpu.user + usage.cpu.system;
 }
 
-/** Reads each server's CPU both ways (/proc and its own process.cpuUsage()): the report compares what they saw over the rounds. */
 /** /proc ÷ cpuUsage over the (start, end) pairs of reads: one pair per process a slot ran. */
 function cpuReadRatio(check: { proc: readonly number[]; usage: readonly number[] }): number {
   let proc = 0;
@@ -273,6 +255,7 @@ function cpuReadRatio(check: { proc: readonly number[]; usage: readonly number[]
   return usage > 0 ? proc / usage : Number.NaN;
 }
 
+/** Reads each server's CPU both ways (/proc and its own process.cpuUsage()): the report compares what they saw over the rounds. */
 async function checkCpuReads(served: readonly Served[]): Promise<void> {
   for (const s of served) {
     const usage = await s.server.usage();
@@ -425,7 +408,7 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
     "metrics",
     ...(options.baseline !== undefined ? ["before"] : []),
     ...(options.aa ? ["off2"] : []),
-    ...options.pieces.map((p) => (p === "unscraped" || p === "closed" || p === "404" ? p : `off+${p}`)),
+    ...options.pieces.map((p) => (METRICS_ON_PIECES.includes(p) ? p : `off+${p}`)),
   ];
   const served: Served[] = [];
   const load = { path: SEND, request: sendRequest, inFlight: IN_FLIGHT };
@@ -438,8 +421,8 @@ export async function runMetricsCost(options: MetricsCostOptions): Promise<strin
           served.push(await startOne(store, variant, instance, options.baseline, options.nodeFlags));
     log(`${served.length} servers up; warm-up ${WARMUP} calls each`);
     await warmUp(served, load);
+    const fresh = (round: number) => options.freshEvery > 0 && round > 0 && round % options.freshEvery === 0;
     for (let round = 0; round < options.rounds; round++) {
-      const fresh = (r: number) => options.freshEvery > 0 && r > 0 && r % options.freshEvery === 0;
       if (fresh(round)) {
         log(`fresh processes for round ${round + 1}`);
         for (const s of served) await replaceProcess(s, options);

@@ -1,12 +1,12 @@
 // Diagnosis (metrics5): server CPU per call in the chunks after a scrape, after a 404 on the metrics
 // listener, and after nothing, on one metrics-on server. Run: node --import tsx bench/scrape-after.ts [store]
 import { mkdtempSync } from "node:fs";
-import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { MessageSchema, Role, SendMessageRequestSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
+import { getClosing, getKeptAlive } from "./lib/http-get.js";
 import { loadClient, runLoad } from "./lib/load.js";
 import { procCpuMicros, waitUntilServing } from "./lib/measure.js";
 import { freePort, startServerProcess } from "./lib/server-process.js";
@@ -51,17 +51,8 @@ const CHUNKS = Number(process.env.CHUNKS ?? 10),
   CYCLES = Number(process.env.CYCLES ?? 8);
 /** One request to the metrics listener: "scrape" or "404" over a kept-alive connection (fetch), "…-close" on a connection closed after it. */
 async function request1(action: string): Promise<void> {
-  const path = action.startsWith("scrape") ? "/metrics" : "/nothing";
-  if (!action.endsWith("-close")) {
-    await (await fetch(`http://127.0.0.1:${metricsPort}${path}`)).text();
-    return;
-  }
-  await new Promise<void>((resolve, reject) => {
-    get({ host: "127.0.0.1", port: metricsPort, path, agent: false }, (res) => {
-      res.resume();
-      res.on("end", resolve);
-    }).on("error", reject);
-  });
+  const url = `http://127.0.0.1:${metricsPort}${action.startsWith("scrape") ? "/metrics" : "/nothing"}`;
+  await (action.endsWith("-close") ? getClosing(url) : getKeptAlive(url));
 }
 const actions = (process.env.ACTIONS ?? "none,scrape,404").split(",");
 const per: Record<string, number[][]> = Object.fromEntries(actions.map((a) => [a, Array.from({ length: CHUNKS }, () => [])]));

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
-import type { CardBytes, DocumentReply, DocumentRequest, FromHttpThread, HttpThreadData, ToHttpThread } from "./http-thread.js";
+import type { DocumentReply, DocumentRequest, FromHttpThread, HttpThreadData, ToHttpThread } from "./http-thread.js";
 
 const data = workerData as HttpThreadData;
 const CARD_ALLOW = "GET, HEAD, OPTIONS";
@@ -27,10 +27,20 @@ documents.on("message", (reply: DocumentReply) => {
 });
 
 const paths = new Set(data.documentPaths);
+// The card's bytes as a Buffer view (no copy) and its Last-Modified text, once for the thread's life.
+const card =
+  data.card === undefined
+    ? undefined
+    : {
+        ...data.card,
+        bytes: Buffer.from(data.card.body.buffer, data.card.body.byteOffset, data.card.body.byteLength),
+        lastModified: new Date(data.card.lastModifiedMs).toUTCString(),
+      };
+type ServedCard = NonNullable<typeof card>;
 const server = createServer((req, res) => {
   const path = (req.url ?? "/").split("?", 1)[0]!;
   if (paths.has(path)) return askForDocument(path, req, res);
-  if (data.card !== undefined) return serveCard(data.card, path, req, res);
+  if (card !== undefined) return serveCard(card, path, req, res);
   res.writeHead(404, { "Content-Type": "text/plain" });
   res.end(data.notFound);
 });
@@ -49,7 +59,7 @@ function askForDocument(path: string, req: IncomingMessage, res: ServerResponse)
 }
 
 /** The public Agent Card (R-CARD-1), with CORS, conditional GET and HEAD (R-CARD-5). */
-function serveCard(card: CardBytes, path: string, req: IncomingMessage, res: ServerResponse): void {
+function serveCard(card: ServedCard, path: string, req: IncomingMessage, res: ServerResponse): void {
   // A public, unauthenticated document: any origin may read it.
   res.setHeader("Access-Control-Allow-Origin", "*");
   if (path !== card.path) return sendJson(res, 404, { error: `not found; the agent card is at ${card.path}` });
@@ -72,7 +82,7 @@ function serveCard(card: CardBytes, path: string, req: IncomingMessage, res: Ser
     "Content-Type": "application/json",
     "Cache-Control": "public, max-age=300",
     ETag: card.etag,
-    "Last-Modified": new Date(card.lastModifiedMs).toUTCString(),
+    "Last-Modified": card.lastModified,
     "X-Content-Type-Options": "nosniff",
   };
   if (notModified(req, card.etag, card.lastModifiedMs)) {
@@ -80,8 +90,8 @@ function serveCard(card: CardBytes, path: string, req: IncomingMessage, res: Ser
     res.end();
     return;
   }
-  res.writeHead(200, { ...headers, "Content-Length": card.body.byteLength });
-  res.end(req.method === "HEAD" ? undefined : Buffer.from(card.body));
+  res.writeHead(200, { ...headers, "Content-Length": card.bytes.length });
+  res.end(req.method === "HEAD" ? undefined : card.bytes);
 }
 
 /**

@@ -134,19 +134,19 @@ export function startHttpThread(options: HttpThreadOptions): Promise<HttpThread>
   });
 }
 
+/** Makes the document the thread asked for (its paths are this map's keys) and posts it back, or a 500. */
 function answer(documents: ReadonlyMap<string, DocumentSource>, request: DocumentRequest, port: MessagePort): void {
-  const source = documents.get(request.path);
   // Through a promise also when the source throws at once: a failure is a 500, never an uncaught error here.
-  const made =
-    source === undefined ? Promise.resolve<HttpDocument>({ status: 404, contentType: "text/plain", body: "not found\n" }) : Promise.resolve().then(source);
-  made.then(
-    (document) => port.postMessage({ id: request.id, ...document } satisfies DocumentReply),
-    (error: unknown) =>
-      port.postMessage({
-        id: request.id,
-        status: 500,
-        contentType: "text/plain",
-        body: `could not make ${request.path}: ${error instanceof Error ? error.message : String(error)}\n`,
-      } satisfies DocumentReply),
-  );
+  Promise.resolve()
+    .then(documents.get(request.path)!)
+    .then(
+      (document) => port.postMessage({ id: request.id, ...document } satisfies DocumentReply),
+      (error: unknown) =>
+        port.postMessage({
+          id: request.id,
+          status: 500,
+          contentType: "text/plain",
+          body: `could not make ${request.path}: ${error instanceof Error ? error.message : String(error)}\n`,
+        } satisfies DocumentReply),
+    );
 }
