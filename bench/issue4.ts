@@ -403,12 +403,18 @@ async function singleStreamPhase(
   try {
     for (const kind of ["bare", "ours", "sdk"] as const) {
       await waitUntilServing(servers[kind], () => singleStream(servers[kind], kind, 10, "burst", clients[kind]));
-      // Warm-up at the first measured size (the SDK: a short one): the first stream of a size read up to 3× the next ones.
-      const warm = kind === "sdk" ? Math.min(500, cfg.sdkSize) : cfg.single[0]!.n;
-      for (const pace of ["burst", "per-turn"] as const) await singleStream(servers[kind], kind, warm, pace, clients[kind]);
     }
     for (const { n, rounds } of cfg.single) {
       for (const pace of ["burst", "per-turn"] as const) {
+        // Each server is warmed up with one unmeasured stream of this pace right before its rounds, at the first
+        // measured size (the SDK: a short one). A warm-up at the start of the phase did not last: after the
+        // burst rounds and the minutes of idle that the SDK's streams give the others, ours's first per-turn
+        // stream recompiled ~40 functions of Node's write and timer path (`npm run bench -- stream-jit
+        // --sequence=b,t,t,b,b,b,b,b,t,t --gap-ms=15000`: 43 compilations, against 1 with no idle gaps).
+        for (const kind of n === cfg.sdkWith ? (["bare", "ours", "sdk"] as const) : (["bare", "ours"] as const)) {
+          const warm = kind === "sdk" ? Math.min(500, cfg.sdkSize) : cfg.single[0]!.n;
+          await singleStream(servers[kind], kind, warm, pace, clients[kind]);
+        }
         for (let round = 0; round < rounds; round++) {
           // Bare and ours back to back, their order alternating; the SDK after them (its long stream, and the
           // collection of its garbage after it, disturbed whichever server came next: both read up to 3× higher).
