@@ -133,10 +133,18 @@ export class PostgresEventRelay implements TaskEventHub, NoticeListener {
     this.stopListening();
   }
 
-  /** Deletes events older than `keepMs` (every replica does; the deletes do not conflict). */
+  /**
+   * Deletes events older than `keepMs` (every replica does). Rows another statement holds are left
+   * for the next prune, never waited for: a retention sweep deletes a task's events with it, in
+   * its own order, and two deletes waiting for each other's rows would deadlock.
+   */
   async prune(keepMs = Math.max(RELAY_KEEP_MS, this.options.keepMs ?? 0)): Promise<number> {
     try {
-      const { rowCount } = await this.options.pool.query("DELETE FROM a2a_task_events WHERE written_at < now() - $1 * interval '1 millisecond'", [keepMs]);
+      const { rowCount } = await this.options.pool.query(
+        `DELETE FROM a2a_task_events WHERE (task_id, version) IN (
+           SELECT task_id, version FROM a2a_task_events WHERE written_at < now() - $1 * interval '1 millisecond' FOR UPDATE SKIP LOCKED)`,
+        [keepMs],
+      );
       return rowCount ?? 0;
     } catch (error) {
       if (!this.closed) this.options.logger.warn({ err: error }, "could not prune old task events");

@@ -338,14 +338,24 @@ export class PostgresTaskRepository implements TaskRepository {
     return rows.map((row) => ({ scope: { tenant: row.tenant, principal: row.principal }, task: { task: assemble(row, true), version: row.version } }));
   }
 
-  /** Deletes in batches (history and events go with their task), letting other work in between. */
+  /**
+   * Deletes in batches (history, events, configs, outbox rows and lanes go with their task),
+   * letting other work in between. Never waits for a task row (a write or a delivery's claim
+   * holds it: left for the next sweep), and skips a task whose webhooks a replica is delivering
+   * right now (a lane is claimed): the sweep would delete that lane under its holder's renewal,
+   * which locks its lanes in lane order while the sweep's deletes go in the order its plan
+   * meets the tasks (a deadlock). The task goes in a sweep after the lane is released.
+   */
   async purgeTerminalBefore(statusMicros: number): Promise<number> {
     this.finals.clear();
     let total = 0;
     for (;;) {
       const { rowCount } = await this.pool.query({
         name: "a2a_purge",
-        text: `DELETE FROM a2a_tasks WHERE id IN (SELECT id FROM a2a_tasks WHERE state IN ${TERMINAL} AND status_micros < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        text: `DELETE FROM a2a_tasks WHERE id IN (
+                 SELECT id FROM a2a_tasks t WHERE state IN ${TERMINAL} AND status_micros < $1
+                   AND NOT EXISTS (SELECT 1 FROM a2a_push_lanes l WHERE l.task_id = t.id)
+                 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
         values: [statusMicros, this.purgeBatchSize],
       });
       const deleted = rowCount ?? 0;

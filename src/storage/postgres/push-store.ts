@@ -37,6 +37,13 @@ const ENTRY_COLUMNS = "o.seq, o.task_id, o.config_id, o.created_ms, o.kind, o.bo
 const DEFAULT_POLL_MS = 1000;
 
 /**
+ * A replica's lane claims, locked in lane order: the order claimLanes takes lanes in, so a
+ * renewal (or a close) and another replica's claim of expired lanes never lock them in opposite
+ * orders (a deadlock; see row-lock-order.ts for the task rows).
+ */
+const LANES_IN_ORDER = "SELECT task_id, config_id FROM a2a_push_lanes WHERE owner = $1 ORDER BY task_id, config_id FOR NO KEY UPDATE";
+
+/**
  * Push configs and the delivery outbox of the PostgreSQL store, shared by every replica
  * (tables of migration 3).
  *
@@ -101,7 +108,7 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
     for (const timer of this.timers) clearInterval(timer);
     this.stopListening?.();
     this.held.clear();
-    await this.pool.query("DELETE FROM a2a_push_lanes WHERE owner = $1", [this.replicaId]).catch(() => {});
+    await this.pool.query(`DELETE FROM a2a_push_lanes WHERE (task_id, config_id) IN (${LANES_IN_ORDER})`, [this.replicaId]).catch(() => {});
   }
 
   /** Entries written from now on keep what `source` returns (the write's traceparent). */
@@ -262,6 +269,10 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
    *   released meanwhile, by another replica) is skipped instead of being sent a second time.
    * - A lane whose claim another replica committed after the snapshot meets it on the primary key:
    *   the insert then finds a live claim and takes nothing.
+   * - No deadlock: the only waits are on lane rows, taken in lane order as renewals take them;
+   *   and the heads' tasks are key-shared here (skipped if locked), so the lanes' foreign-key
+   *   check never waits for a config delete or a retention sweep that holds the task and waits
+   *   for one of these heads (it goes with the config) in turn.
    */
   async claimLanes(limit: number): Promise<OutboxEntry[]> {
     const { rows } = await this.pool.query<OutboxRow>({
@@ -273,11 +284,12 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
                  ORDER BY o.task_id, o.config_id, o.seq) AS firsts
                ORDER BY seq LIMIT $2),
              heads AS (
-               SELECT o.seq, o.task_id, o.config_id FROM a2a_push_outbox o WHERE o.seq IN (SELECT seq FROM candidates)
-               ORDER BY o.seq FOR UPDATE OF o SKIP LOCKED),
+               SELECT o.seq, o.task_id, o.config_id FROM a2a_push_outbox o JOIN a2a_tasks t ON t.id = o.task_id
+               WHERE o.seq IN (SELECT seq FROM candidates)
+               ORDER BY o.seq FOR KEY SHARE OF t SKIP LOCKED FOR UPDATE OF o SKIP LOCKED),
              claimed AS (
                INSERT INTO a2a_push_lanes (task_id, config_id, owner, lease_until)
-               SELECT task_id, config_id, $1, now() + $3 * interval '1 millisecond' FROM heads ORDER BY seq
+               SELECT task_id, config_id, $1, now() + $3 * interval '1 millisecond' FROM heads ORDER BY task_id, config_id
                ON CONFLICT (task_id, config_id) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
                  WHERE a2a_push_lanes.lease_until < now()
                RETURNING task_id, config_id)
@@ -298,7 +310,7 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
     try {
       await this.pool.query({
         name: "a2a_push_renew",
-        text: "UPDATE a2a_push_lanes SET lease_until = now() + $2 * interval '1 millisecond' WHERE owner = $1",
+        text: `UPDATE a2a_push_lanes SET lease_until = now() + $2 * interval '1 millisecond' WHERE (task_id, config_id) IN (${LANES_IN_ORDER})`,
         values: [this.replicaId, this.leaseMs],
       });
     } catch (error) {

@@ -5,6 +5,7 @@ import type { RunLeases, RunLost } from "../../lifecycle/run-leases.js";
 import type { StoredTask, TaskScope } from "../../lifecycle/task-repository.js";
 import { isSettled, isTerminal } from "../../lifecycle/task-state.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
+import { lockedInIdOrder } from "./row-lock-order.js";
 import type { PostgresTaskRepository } from "./postgres-task-repository.js";
 import type { HeardNotice } from "./task-notice.js";
 
@@ -121,7 +122,7 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
         name: "a2a_lease_renew",
         text: `WITH renewed AS (
                  UPDATE a2a_tasks SET lease_until = now() + $3 * interval '1 millisecond'
-                 WHERE id = ANY($1) AND owner = $2 RETURNING id)
+                 WHERE id IN (${lockedInIdOrder("id = ANY($1) AND owner = $2")}) RETURNING id)
                SELECT t.id, t.state, t.owner FROM a2a_tasks t WHERE t.id = ANY($1) AND t.id NOT IN (SELECT id FROM renewed)`,
         values: [ids, this.options.replicaId, this.options.leaseMs],
       });
@@ -145,7 +146,9 @@ export class PostgresRunLeases implements RunLeases, NoticeListener {
     this.closed = true;
     clearInterval(this.renewer);
     this.stopListening();
-    await this.options.pool.query("UPDATE a2a_tasks SET lease_until = now() WHERE owner = $1 AND state IN (1, 2)", [this.options.replicaId]).catch(() => {});
+    await this.options.pool
+      .query(`UPDATE a2a_tasks SET lease_until = now() WHERE id IN (${lockedInIdOrder("owner = $1 AND state IN (1, 2)")})`, [this.options.replicaId])
+      .catch(() => {});
     this.held.clear();
   }
 }

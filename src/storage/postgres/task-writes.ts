@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { lockedInIdOrder } from "./row-lock-order.js";
 import { StatementBatches } from "./statement-batches.js";
 import { TASK_CHANNEL } from "./task-notice.js";
 
@@ -57,8 +58,9 @@ const DEFAULT_BATCH_LIMIT = 64;
  * written, and the others are unaffected. They commit together: if the statement fails (an
  * error of one of them, or a deadlock with another replica's statement), each is sent again
  * alone, so an error reaches only the write that caused it. A statement never holds two writes
- * of one task (a task's writes are made one after the other anyway), and its rows are ordered by
- * task id, the order in which other multi-row statements (lease renewal) lock them too.
+ * of one task (a task's writes are made one after the other anyway). It locks its rows in id
+ * order before updating them, as lease renewal does (row-lock-order.ts): ordering the rows it
+ * sends was not enough, since the UPDATE's join may reach them in the heap's order instead.
  */
 export class TaskWrites {
   private readonly batches: StatementBatches<TaskWrite, WriteResult>;
@@ -148,7 +150,7 @@ export class TaskWrites {
                UPDATE a2a_tasks t SET version = i.expected + 1, state = i.state, status_micros = i.status_micros, history_len = i.history_len,
                  task = coalesce(i.task, t.task), artifacts = CASE WHEN i.set_artifacts THEN i.artifacts ELSE t.artifacts END,
                  owner = CASE WHEN i.settled THEN NULL ELSE t.owner END, lease_until = CASE WHEN i.settled THEN NULL ELSE t.lease_until END
-               FROM i WHERE t.id = i.id AND t.version = i.expected
+               FROM i WHERE t.id = i.id AND t.version = i.expected AND t.id IN (${lockedInIdOrder("id = ANY($1::text[])")})
                RETURNING t.id, t.push_configs),
              h AS (INSERT INTO a2a_history (task_id, seq, message)
                SELECT m.task_id, m.seq, m.message FROM unnest($15::text[], $16::int[], $17::bytea[]) AS m (task_id, seq, message) JOIN u ON u.id = m.task_id),
