@@ -110,6 +110,7 @@ export class JwtAuthenticator implements Authenticator {
 
   #identity(payload: JWTPayload): Identity {
     const sub = payload.sub!;
+    if (typeof sub !== "string" || sub.trim() === "") throw invalidCredential("jwt", "the sub claim is empty; it must name the principal", EXPECTED);
     if (sub.length > 256 || /[\u0000-\u001f\u007f]/.test(sub))
       throw invalidCredential("jwt", "the sub claim is longer than 256 characters or holds control characters", EXPECTED);
     const tenantsClaim = this.settings.tenantsClaim;

@@ -6,6 +6,8 @@ import type { Authenticator, CredentialSource, Identity } from "./identity.js";
 export type MtlsPrincipalSource = "subject" | "san";
 
 const NO_CLAIMS = Object.freeze({});
+// C0, DEL and C1: no name holds them, and they would forge log lines and headers.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * mTLS identity: the TLS layer has already checked the client certificate against
@@ -27,6 +29,14 @@ export class MtlsAuthenticator implements Authenticator {
         "mtls",
         `the client certificate has no usable ${this.source === "subject" ? "subject CN" : "URI, DNS or email SAN"}`,
         `a client certificate whose ${this.source === "subject" ? "subject CN" : "SAN"} names the principal`,
+      );
+    }
+    // A name the certificate's issuer let through may still be no principal: refused, never logged or stored as one.
+    if (principal.trim() === "" || CONTROL_CHARS.test(principal)) {
+      throw invalidCredential(
+        "mtls",
+        `the client certificate's ${this.source === "subject" ? "subject CN" : "SAN"} is blank or holds control characters`,
+        `a client certificate whose ${this.source === "subject" ? "subject CN" : "SAN"} names the principal in printable characters`,
       );
     }
     let identity = this.#identities.get(principal);
