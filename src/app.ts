@@ -4,7 +4,7 @@ import type { AgentCard } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { buildAgentCard, buildExtendedAgentCard } from "./agents/agent-card.js";
 import { loadAgent } from "./agents/agent-loader.js";
 import { cardSecurity, createAuth } from "./auth/index.js";
-import { ConcurrencyLimiter, RateLimiter, RunLimiter } from "./limits/index.js";
+import { AUTH_FAILURE_BURST_SECONDS, ConcurrencyLimiter, RateLimiter, RunLimiter, TaskQuota } from "./limits/index.js";
 import type { Config } from "./config/config.js";
 import { EventHub, type TaskEventHub } from "./events/event-hub.js";
 import type { TaskEvent } from "./events/task-event.js";
@@ -20,6 +20,7 @@ import type { TaskSizeLimits } from "./lifecycle/task-size.js";
 import { measureTask } from "./codec/list-response-encoder.js";
 import { encodedArtifactSize, encodedTaskSize } from "./codec/task-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
+import { DEFAULT_VALIDATION_LIMITS } from "./protocol/request-validation.js";
 import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import type { ServiceGuard } from "./protocol/service-guard.js";
@@ -185,6 +186,10 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     checkPushUrl: push && ((url) => push.guard.checkUrl(url)),
     auth: auth.callers,
     rate: limits.ratePerSecond > 0 ? new RateLimiter(limits.ratePerSecond, limits.burst) : undefined,
+    authFailures:
+      limits.authFailuresPerSecond > 0 ? new RateLimiter(limits.authFailuresPerSecond, limits.authFailuresPerSecond * AUTH_FAILURE_BURST_SECONDS) : undefined,
+    taskQuota: limits.tasksPerPrincipal > 0 ? new TaskQuota(repository, limits.tasksPerPrincipal) : undefined,
+    limits: { ...DEFAULT_VALIDATION_LIMITS, maxStructEntries: limits.structEntries, maxStructDepth: limits.structDepth },
     streams: limits.streamsPerPrincipal > 0 ? new ConcurrencyLimiter(limits.streamsPerPrincipal) : undefined,
     // Only with a store that keeps the events: a repository given by the caller may not.
     streamResume: resume !== undefined && repository.eventLog !== undefined ? { heartbeatMs: config.streamHeartbeatMs } : undefined,

@@ -49,18 +49,27 @@ export class CallerAuthenticator {
     return this.#authenticate(source, service, undefined);
   }
 
-  #authenticate(source: CredentialSource, method: string, tenant: string | undefined): Caller | Promise<Caller> {
+  /**
+   * Who calls, from the call's credentials alone (metadata and TLS peer; no request needed): the
+   * edge runs it before the request is decoded. authorize() then checks tenant and scopes.
+   */
+  identify(source: CredentialSource): Identity | Promise<Identity> {
     for (const authenticator of this.#authenticators) {
       const identity = authenticator.authenticate(source);
-      if (identity === undefined) continue;
-      return identity instanceof Promise ? identity.then((id) => this.#authorize(id, method, tenant)) : this.#authorize(identity, method, tenant);
+      if (identity !== undefined) return identity;
     }
     throw new AuthError("unauthenticated", "CREDENTIALS_MISSING", `this server requires authentication: send ${this.#expected}`, {
       schemes: this.#authenticators.map((a) => a.scheme).join(","),
     });
   }
 
-  #authorize(identity: Identity, method: string, tenant: string | undefined): Caller {
+  #authenticate(source: CredentialSource, method: string, tenant: string | undefined): Caller | Promise<Caller> {
+    const identity = this.identify(source);
+    return identity instanceof Promise ? identity.then((id) => this.authorize(id, method, tenant)) : this.authorize(identity, method, tenant);
+  }
+
+  /** The caller `identity` is when calling `method` in `tenant` (undefined: a service beside A2A); throws PERMISSION_DENIED. */
+  authorize(identity: Identity, method: string, tenant: string | undefined): Caller {
     const granted = identity.tenants;
     let scopeTenant = tenant ?? "";
     if (granted !== undefined && tenant !== undefined) {

@@ -11,32 +11,66 @@ export interface LimitsConfig {
   readonly runsPerPrincipal: number;
   readonly runsTotal: number;
   readonly streamsPerPrincipal: number;
+  /** Refused credentials per second per client address (token bucket of AUTH_FAILURE_BURST_SECONDS × this); 0 = no limit. */
+  readonly authFailuresPerSecond: number;
+  /** Tasks one principal may have stored; 0 = no quota. */
+  readonly tasksPerPrincipal: number;
+  /** Most entries in one Struct or list of a request. */
+  readonly structEntries: number;
+  /** Deepest nesting of Structs and lists in a request value. */
+  readonly structDepth: number;
 }
 
+/** Local anonymous use (no A2A_AUTH: loopback only): practically unthrottled, as before issue 33. */
 export const DEFAULT_LIMITS: LimitsConfig = Object.freeze({
   ratePerSecond: 50_000,
   burst: 100_000,
   runsPerPrincipal: 10_000,
   runsTotal: 50_000,
   streamsPerPrincipal: 10_000,
+  authFailuresPerSecond: 10,
+  tasksPerPrincipal: 0,
+  structEntries: 10_000,
+  structDepth: 32,
 });
 
+/**
+ * With authentication on (a public service), per-principal limits one server sustains while one
+ * principal spends all of them (issue 33, finding 12; README "Limits" says how they were chosen).
+ */
+export const AUTHENTICATED_DEFAULT_LIMITS: LimitsConfig = Object.freeze({
+  ...DEFAULT_LIMITS,
+  ratePerSecond: 500,
+  burst: 1_000,
+  runsPerPrincipal: 200,
+  streamsPerPrincipal: 200,
+});
+
+/** A client address may spend this many seconds' worth of refused credentials at once. */
+export const AUTH_FAILURE_BURST_SECONDS = 5;
+
 export function loadLimitsConfig(raw: (key: SettingKey) => string | undefined): LimitsConfig {
-  const int = (key: SettingKey, fallback: number): number => {
+  const int = (key: SettingKey, fallback: number, min = 0): number => {
     const v = raw(key);
     if (v === undefined) return fallback;
     try {
-      return parseInteger(v, { max: 1_000_000_000 });
+      return parseInteger(v, { min, max: 1_000_000_000 });
     } catch (e) {
       throw new ConfigError(`invalid configuration: ${settingName(SETTINGS[key])} = ${JSON.stringify(v)}: ${(e as Error).message}`);
     }
   };
-  const ratePerSecond = int("limitRate", DEFAULT_LIMITS.ratePerSecond);
+  const authText = raw("auth")?.trim().toLowerCase();
+  const defaults = authText === undefined || authText === "" || authText === "none" ? DEFAULT_LIMITS : AUTHENTICATED_DEFAULT_LIMITS;
+  const ratePerSecond = int("limitRate", defaults.ratePerSecond);
   return {
     ratePerSecond,
-    burst: int("limitBurst", Math.max(1, ratePerSecond * 2)),
-    runsPerPrincipal: int("limitRunsPerPrincipal", DEFAULT_LIMITS.runsPerPrincipal),
-    runsTotal: int("limitRuns", DEFAULT_LIMITS.runsTotal),
-    streamsPerPrincipal: int("limitStreamsPerPrincipal", DEFAULT_LIMITS.streamsPerPrincipal),
+    burst: int("limitBurst", raw("limitRate") === undefined ? defaults.burst : Math.max(1, ratePerSecond * 2)),
+    runsPerPrincipal: int("limitRunsPerPrincipal", defaults.runsPerPrincipal),
+    runsTotal: int("limitRuns", defaults.runsTotal),
+    streamsPerPrincipal: int("limitStreamsPerPrincipal", defaults.streamsPerPrincipal),
+    authFailuresPerSecond: int("authFailureRate", defaults.authFailuresPerSecond),
+    tasksPerPrincipal: int("limitTasksPerPrincipal", defaults.tasksPerPrincipal),
+    structEntries: int("maxStructEntries", defaults.structEntries, 1),
+    structDepth: int("maxStructDepth", defaults.structDepth, 1),
   };
 }

@@ -36,6 +36,14 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - bucket.tokens) / this.#perMs));
   }
 
+  /** The ms until `key` has a token (0: it has one now), without taking it. */
+  peek(key: string): number {
+    const bucket = this.#buckets.get(key);
+    if (bucket === undefined) return 0;
+    const tokens = Math.min(this.burst, bucket.tokens + (this.now() - bucket.at) * this.#perMs);
+    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.#perMs));
+  }
+
   get principals(): number {
     return this.#buckets.size;
   }

@@ -22,6 +22,8 @@ import { InvalidRequestError, LimitExceededError, PushNotificationNotSupportedEr
 import type { PushConfigService } from "../lifecycle/push-configs.js";
 import type { ConcurrencyLimiter } from "../limits/concurrency-limiter.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
+import type { TaskQuota } from "../limits/task-quota.js";
+import { AuthError } from "../auth/auth-error.js";
 import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
 import type { A2AServiceHandlers, CallContext, StreamWriter } from "./grpc-adapter.js";
 import {
@@ -40,6 +42,7 @@ import {
 } from "./request-validation.js";
 import { checkRequiredExtensions, formatActivatedExtensions, readRequestedExtensions, readVersion } from "./service-parameters.js";
 import { pipeStream } from "./stream-pipe.js";
+import { CALL_ADMISSION, CredentialAdmission, type CallAdmission } from "./call-admission.js";
 import { readResumeCursor } from "./resume-cursor-header.js";
 import { STREAM_RESUME_EXTENSION } from "../streams/index.js";
 import type { BacklogLimits } from "../streams/index.js";
@@ -59,6 +62,10 @@ export interface A2AHandlerOptions {
   readonly checkPushUrl?: (url: string) => string | undefined;
   /** Verifies every call's credentials (README "Authentication"); undefined = every caller is "anonymous". */
   readonly auth?: CallerAuthenticator;
+  /** Failed authentications per second per client address (charged on each refused credential); undefined = no limit. */
+  readonly authFailures?: RateLimiter;
+  /** The quota of stored tasks per principal; undefined = none. */
+  readonly taskQuota?: TaskQuota;
   /** Requests per second per principal; undefined = no limit. */
   readonly rate?: RateLimiter;
   /** Open streams per principal; undefined = no limit. */
@@ -75,7 +82,7 @@ type Begun = EdgeRequestContext | Promise<EdgeRequestContext>;
  * caller's request rate, request validation, capability, then access and existence in the
  * lifecycle core, which sees only the caller's own tasks (A-31).
  */
-export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServiceHandlers> {
+export function createA2AHandlers(options: A2AHandlerOptions): A2AHandlerSet {
   const { service, card } = options;
   const limits = options.limits ?? DEFAULT_VALIDATION_LIMITS;
   const declaredExtensions: readonly AgentExtension[] = card.capabilities?.extensions ?? [];
@@ -85,6 +92,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
   /** Version and identity: what every RPC checks before looking at its request. */
   const versionOptions = { allowMissing: options.allowMissingVersion };
   const { auth, rate } = options;
+  const admission = auth && new CredentialAdmission(auth, versionOptions, options.authFailures);
   const admitted = (call: CallContext, caller: Caller): EdgeRequestContext => {
     call.setPrincipal(caller.principal);
     if (rate !== undefined) {
@@ -104,6 +112,10 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       const caller = { tenant, principal: ANONYMOUS };
       return rate === undefined ? new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata)) : admitted(call, caller);
     }
+    // Proven by the admission interceptor before the request was decoded: only tenant and scopes are left.
+    const identity = admission?.admitted(call.metadata);
+    if (identity !== undefined) return admitted(call, auth.authorize(identity, call.method, tenant));
+    // A server that runs these handlers without their admission (not startServer's): the whole check here.
     const caller = auth.authenticate(call, call.method, tenant);
     return caller instanceof Promise ? caller.then((c) => admitted(call, c)) : admitted(call, caller);
   };
@@ -164,8 +176,11 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
     if (why !== undefined) throw InvalidRequestError.field(field, why);
   };
   const INLINE_URL = "configuration.task_push_notification_config.url";
+  /** A message that names no task starts one: it must fit the principal's quota, if any (undefined = no check to wait for). */
+  const checkTaskQuota = (rc: RequestContext, request: SendMessageRequest): Promise<void> | undefined =>
+    options.taskQuota === undefined || request.message?.taskId !== "" ? undefined : options.taskQuota.checkRoomFor(rc.caller);
 
-  return {
+  const handlers: Partial<A2AServiceHandlers> = {
     // Not async: while async hooks run (tracing on) every await makes a promise of its own, and each
     // promise costs the hooks' work; one then is one promise (its throws become rejections: unary).
     SendMessage: unary((rc, request: SendMessageRequest, call) => {
@@ -176,11 +191,14 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
         requirePush(); // A-11
         checkDestination(INLINE_URL, inline.url);
       }
-      return service.sendMessage(rc, request).then((response) => {
-        if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
-        echoExtensions(rc, call);
-        return response;
-      });
+      const send = () =>
+        service.sendMessage(rc, request).then((response) => {
+          if (response.payload.case === "task") call.setTaskId(response.payload.value.id);
+          echoExtensions(rc, call);
+          return response;
+        });
+      const quotaChecked = checkTaskQuota(rc, request);
+      return quotaChecked === undefined ? send() : quotaChecked.then(send);
     }),
 
     SendStreamingMessage: streamingCall(async (rc, request: SendMessageRequest, call, out) => {
@@ -192,6 +210,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
         requirePush();
         checkDestination(INLINE_URL, inline.url);
       }
+      await checkTaskQuota(rc, request);
       const resume = resumeFor(rc);
       await pipeStream({ call, out, limits: options.streamLimits, rc, resume, open: (sink) => service.sendStreamingMessage(rc, request, sink) });
     }),
@@ -228,7 +247,10 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
 
     GetExtendedAgentCard: unary(async (_rc, request: GetExtendedAgentCardRequest) => {
       validateGetExtendedAgentCardRequest(request, limits);
-      return getExtendedAgentCard(card, options.extendedCard);
+      const extended = getExtendedAgentCard(card, options.extendedCard);
+      // R-XCARD-2: only an authenticated caller gets it; with authentication off there is none.
+      if (auth === undefined) throw EXTENDED_CARD_NEEDS_AUTHENTICATION();
+      return extended;
     }),
 
     // Push notification configs (R-PUSH): refused with PUSH_NOTIFICATION_NOT_SUPPORTED when the
@@ -267,7 +289,18 @@ export function createA2AHandlers(options: A2AHandlerOptions): Partial<A2AServic
       return create(EmptySchema);
     }),
   };
+  return admission === undefined ? handlers : { ...handlers, [CALL_ADMISSION]: admission };
 }
+
+/** The A2A handlers, and (with authentication on) the admission that proves callers before decoding (call-admission.ts). */
+export type A2AHandlerSet = Partial<A2AServiceHandlers> & { readonly [CALL_ADMISSION]?: CallAdmission };
+
+const EXTENDED_CARD_NEEDS_AUTHENTICATION = () =>
+  new AuthError(
+    "unauthenticated",
+    "AUTHENTICATION_REQUIRED",
+    "the extended agent card is served only to authenticated callers (R-XCARD-2), and this server runs without authentication; its operator must set A2A_AUTH",
+  );
 
 /** The principal of every call when no authentication is configured. */
 export const ANONYMOUS = "anonymous";

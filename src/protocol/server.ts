@@ -20,6 +20,8 @@ import { file_google_rpc_error_details } from "../../gen/es/google/rpc/error_det
 import { file_google_rpc_status } from "../../gen/es/google/rpc/status_pb.js";
 import { StreamRegistry, trackingServer } from "./stream-registry.js";
 import { createGuardInterceptor, type GuardedService, type ServiceGuard } from "./service-guard.js";
+import { createAdmissionInterceptor } from "./admission-interceptor.js";
+import { admissionOf, type CallAdmission } from "./call-admission.js";
 
 export const HEALTH_SERVICE_NAME = "grpc.health.v1.Health";
 
@@ -100,6 +102,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     guard: () => serviceGuard,
     onError: (correlationId, err) => logger.error({ err, correlation_id: correlationId }, "checking the credentials of a health or reflection call failed"),
   });
+  // The A2A handlers' admission (authentication before decoding), installed with them (useHandlers).
+  let admission: CallAdmission | undefined = options.handlers && admissionOf(options.handlers);
+  const admissionInterceptor = createAdmissionInterceptor({ paths: servicePaths(A2AService), admission: () => admission, observers });
   const server = new grpc.Server({
     "grpc.max_receive_message_length": maxMessageBytes,
     "grpc.max_send_message_length": maxMessageBytes,
@@ -107,7 +112,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(options.keepaliveTimeoutMs !== undefined ? { "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs } : {}),
     // The A2A adapter reports its own calls to the observers; health and reflection calls come through here.
     // The guard comes second, so it runs outside the observer, which records its refusals too.
-    interceptors: [createObservingInterceptor(observers, servicePaths(A2AService)), ...((options.guardedServices ?? []).length > 0 ? [guardInterceptor] : [])],
+    interceptors: [
+      createObservingInterceptor(observers, servicePaths(A2AService)),
+      ...((options.guardedServices ?? []).length > 0 ? [guardInterceptor] : []),
+      admissionInterceptor,
+    ],
     // Channelz stays on although no channelz service is served: with it off, grpc-js 1.14 does
     // not track sessions, and forceShutdown() leaves the connections of stuck calls open.
   });
@@ -167,6 +176,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     address: formatHostPort({ host, port }),
     useHandlers(handlers, toStatus) {
       runtime.handlers = handlers;
+      admission = admissionOf(handlers);
       if (toStatus) runtime.toStatus = toStatus;
       if (!runtime.closing) health.setServing(true);
     },

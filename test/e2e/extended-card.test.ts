@@ -9,6 +9,10 @@ import { AgentCardSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentCard } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { createA2AHandlers } from "../../src/protocol/a2a-handlers.js";
 import { a2aStatusMapper } from "../../src/protocol/status-mapper.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { apiKeyLine, newApiKey } from "../../src/auth/index.js";
 import { unary } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { bareMetadata, expectA2AError, scriptedAgent } from "./e2e-helpers.js";
@@ -22,6 +26,7 @@ async function start(options: Parameters<typeof startA2AServer>[0]) {
   return s;
 }
 
+const PARTNER_KEY = newApiKey();
 const getCard = (s: A2ATestServer, md = s.metadata()) => unary(s.client, s.client.getExtendedAgentCard, { tenant: "" }, md);
 const reply = async (ctx: { reply(text: string): Promise<void> }) => ctx.reply("hi");
 
@@ -53,7 +58,11 @@ test("R-CAP-3: declared but not configured is FAILED_PRECONDITION / EXTENDED_AGE
 });
 
 test("R-XCARD-1: an agent with card.extendedCard serves it: its own skills and description, the server's interfaces and capabilities", async () => {
+  // R-XCARD-2: only to authenticated callers (test/auth/extended-card-auth.test.ts covers the refusals).
+  const dir = mkdtempSync(join(tmpdir(), "a2a-xcard-"));
+  writeFileSync(join(dir, "keys"), `${apiKeyLine(PARTNER_KEY, { principal: "partner", tenants: undefined, scopes: [] })}\n`);
   const s = await start({
+    env: { A2A_AUTH: "api-key", A2A_API_KEYS_FILE: join(dir, "keys") },
     agent: scriptedAgent(reply, {
       description: "public description",
       extendedCard: {
@@ -62,8 +71,9 @@ test("R-XCARD-1: an agent with card.extendedCard serves it: its own skills and d
       } as never,
     }),
   });
+  rmSync(dir, { recursive: true, force: true }); // read at start; reloaded only on SIGHUP
   expect(s.app.card.capabilities?.extendedAgentCard).toBe(true);
-  const { response, error } = await getCard(s);
+  const { response, error } = await getCard(s, s.metadata({ "x-api-key": PARTNER_KEY }));
   expect(error).toBeUndefined();
   const card = response as AgentCard;
   expect(card.description).toBe("for signed-in partners");

@@ -112,15 +112,30 @@ function childPath(path: string, key: string | number): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 }
 
+/** Struct and list bounds (R-SEC-5): the violation names the path of the Struct or list over them. */
+export type StructBounds = Pick<ValidationLimits, "maxStructEntries" | "maxStructDepth">;
+
+function checkStructShape(v: Violations, path: string, entries: number, depth: number, bounds: StructBounds): boolean {
+  if (entries > bounds.maxStructEntries) {
+    v.add(path, `must have at most ${bounds.maxStructEntries} entries (got ${entries})`);
+    return false;
+  }
+  if (entries > 0 && depth > bounds.maxStructDepth) {
+    v.add(path, `must nest at most ${bounds.maxStructDepth} levels of objects and lists`);
+    return false;
+  }
+  return true;
+}
+
 /**
  * A google.protobuf.Value must hold a JSON value all the way down: the binary wire allows a
  * Value with no kind, or NaN/Infinity, which ProtoJSON (push bodies, storage) cannot express.
  * Reports the first bad spot only. Iterative, so hostile nesting cannot overflow the stack.
  */
-export function checkJsonValue(v: Violations, field: string, value: Value): void {
-  const stack: Array<[string, Value]> = [[field, value]];
+export function checkJsonValue(v: Violations, field: string, value: Value, bounds: StructBounds): void {
+  const stack: Array<[string, Value, number]> = [[field, value, 1]];
   while (stack.length > 0) {
-    const [path, item] = stack.pop()!;
+    const [path, item, depth] = stack.pop()!;
     const kind = item.kind;
     let problem: string | undefined;
     switch (kind.case) {
@@ -130,11 +145,15 @@ export function checkJsonValue(v: Violations, field: string, value: Value): void
       case "numberValue":
         if (!Number.isFinite(kind.value)) problem = "must be a finite number (JSON has no NaN or Infinity)";
         break;
-      case "structValue":
-        for (const [key, child] of Object.entries(kind.value.fields)) stack.push([childPath(path, key), child]);
+      case "structValue": {
+        const entries = Object.entries(kind.value.fields);
+        if (!checkStructShape(v, path, entries.length, depth, bounds)) return;
+        for (const [key, child] of entries) stack.push([childPath(path, key), child, depth + 1]);
         break;
+      }
       case "listValue":
-        kind.value.values.forEach((child, i) => stack.push([childPath(path, i), child]));
+        if (!checkStructShape(v, path, kind.value.values.length, depth, bounds)) return;
+        kind.value.values.forEach((child, i) => stack.push([childPath(path, i), child, depth + 1]));
         break;
       default:
         break;
@@ -148,21 +167,25 @@ export function checkJsonValue(v: Violations, field: string, value: Value): void
 }
 
 /**
- * Struct fields arrive as plain JSON objects; only non-finite numbers can be wrong there.
- * Size is bounded by the gRPC max message size, nothing else.
+ * Struct fields arrive as plain JSON objects: non-finite numbers, and objects or lists over the
+ * bounds, can be wrong there. Reports the first bad spot only.
  */
-export function checkJsonObject(v: Violations, field: string, value: JsonValue | undefined): void {
+export function checkJsonObject(v: Violations, field: string, value: JsonValue | undefined, bounds: StructBounds): void {
   if (value === undefined) return;
-  const stack: Array<[string, JsonValue]> = [[field, value]];
+  const stack: Array<[string, JsonValue, number]> = [[field, value, 1]];
   while (stack.length > 0) {
-    const [path, item] = stack.pop()!;
+    const [path, item, depth] = stack.pop()!;
     if (typeof item === "number" && !Number.isFinite(item)) {
       v.add(field, `must be JSON: ${path} must be a finite number (JSON has no NaN or Infinity)`);
       return;
     }
-    if (Array.isArray(item)) item.forEach((child, i) => stack.push([childPath(path, i), child]));
-    else if (item !== null && typeof item === "object") {
-      for (const [key, child] of Object.entries(item)) stack.push([childPath(path, key), child]);
+    if (Array.isArray(item)) {
+      if (!checkStructShape(v, path, item.length, depth, bounds)) return;
+      item.forEach((child, i) => stack.push([childPath(path, i), child, depth + 1]));
+    } else if (item !== null && typeof item === "object") {
+      const entries = Object.entries(item);
+      if (!checkStructShape(v, path, entries.length, depth, bounds)) return;
+      for (const [key, child] of entries) stack.push([childPath(path, key), child, depth + 1]);
     }
   }
 }

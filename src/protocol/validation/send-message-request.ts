@@ -35,7 +35,7 @@ export function validateSendMessageRequest(req: SendMessageRequest, limits: Vali
       checkId(v, "configuration.task_push_notification_config.task_id", config.taskPushNotificationConfig.taskId, limits);
     }
   }
-  checkJsonObject(v, "metadata", req.metadata);
+  checkJsonObject(v, "metadata", req.metadata, limits);
   v.throwIfAny();
 }
 
@@ -51,7 +51,7 @@ function checkMessage(v: Violations, message: Message, limits: ValidationLimits)
     v.add("message.parts", "must contain at least one part (text, raw, url or data)");
   }
   for (let i = 0; i < message.parts.length; i++) checkPart(v, i, message.parts[i]!, limits);
-  checkJsonObject(v, "message.metadata", message.metadata);
+  checkJsonObject(v, "message.metadata", message.metadata, limits);
   message.extensions.forEach((uri, i) => {
     const field = `message.extensions[${i}]`;
     if (uri === "") v.add(field, "must not be empty: list the URI of each extension that contributed to this message");
@@ -76,7 +76,7 @@ function checkPart(v: Violations, index: number, part: Part, limits: ValidationL
       checkAbsoluteUrl(v, `${field}.url`, content.value);
       break;
     case "data":
-      checkJsonValue(v, `${field}.data`, content.value);
+      checkJsonValue(v, `${field}.data`, content.value, limits);
       break;
     case "text":
     case "raw":
@@ -87,7 +87,7 @@ function checkPart(v: Violations, index: number, part: Part, limits: ValidationL
   if (part.filename.length > limits.maxFilenameLength) {
     v.add(`${field}.filename`, `must be at most ${limits.maxFilenameLength} characters long (got ${part.filename.length})`);
   }
-  checkJsonObject(v, `${field}.metadata`, part.metadata);
+  checkJsonObject(v, `${field}.metadata`, part.metadata, limits);
 }
 
 function roleName(role: number): string {

@@ -49,7 +49,7 @@ export function validateCancelTaskRequest(req: CancelTaskRequest, limits: Valida
   const v = new Violations();
   checkId(v, "tenant", req.tenant, limits);
   checkId(v, "id", req.id, limits, TASK_ID);
-  checkJsonObject(v, "metadata", req.metadata);
+  checkJsonObject(v, "metadata", req.metadata, limits);
   v.throwIfAny();
 }
 
