@@ -56,6 +56,10 @@ export async function runAuthBench(options: { quick: boolean }): Promise<string>
     A2A_JWT_PUBLIC_KEY_FILE: join(dir, "issuer.pem"),
     A2A_JWT_ISSUER: "https://issuer.bench",
     A2A_JWT_AUDIENCE: "a2a-bench",
+    // What authentication costs, not the public per-principal limits it brings (issue 33): as with auth off.
+    A2A_LIMIT_RATE: "50000",
+    A2A_LIMIT_RUNS_PER_PRINCIPAL: "10000",
+    A2A_LIMIT_STREAMS_PER_PRINCIPAL: "10000",
   });
   const request = Buffer.from(
     SendMessageRequest.encode(

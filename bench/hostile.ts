@@ -18,6 +18,7 @@ import vm from "node:vm";
 import { pino } from "pino";
 import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from "jose";
 import { createApp } from "../src/app.js";
+import { apiKeyLine, newApiKey } from "../src/auth/index.js";
 import { loadConfig } from "../src/config/index.js";
 import type { Agent } from "../src/lifecycle/agent.js";
 import { startServer } from "../src/protocol/server.js";
@@ -36,6 +37,8 @@ export interface HostileRunOptions {
   readonly cases: number;
   readonly seed: number;
   readonly auth: boolean;
+  /** With auth: API keys instead of JWT, and a valid key on every case (issue 33), so every case's input is read. */
+  readonly apiKeyOnEveryCase?: boolean;
   readonly inFlight?: number;
   /** Print figures to stderr every 5,000 cases. */
   readonly progress?: boolean;
@@ -139,19 +142,30 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
       .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 3600)
       .sign(opts.key ?? privateKey);
   const env: Record<string, string> = { A2A_STORE: "memory", A2A_CARD_LISTEN: "off", A2A_PUBLIC_GRPC_ADDRESS: "127.0.0.1:50051" };
-  if (options.auth)
+  const apiKeys = options.auth && options.apiKeyOnEveryCase === true ? { alice: newApiKey(), bob: newApiKey() } : undefined;
+  if (apiKeys !== undefined) {
+    const line = (key: string, principal: string) => apiKeyLine(key, { principal, tenants: undefined, scopes: [] });
+    writeFileSync(join(dir, "keys"), `${line(apiKeys.alice, "alice")}\n${line(apiKeys.bob, "bob")}\n`);
+    Object.assign(env, { A2A_AUTH: "api-key", A2A_API_KEYS_FILE: join(dir, "keys") });
+  } else if (options.auth)
     Object.assign(env, { A2A_AUTH: "jwt", A2A_JWT_PUBLIC_KEY_FILE: join(dir, "issuer.pem"), A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE });
+  // The public per-principal limits and the failed-authentication limit (issue 33) would answer most
+  // cases RESOURCE_EXHAUSTED before their input is read: the suite is about input.
+  if (options.auth) Object.assign(env, { A2A_LIMIT_RATE: "0", A2A_AUTH_FAILURE_RATE: "0" });
   const target = options.serverProcess ? await processTarget(env, options.serverEnv ?? {}) : await inProcessTarget(env);
   try {
-    const valid: Record<string, string> = options.auth ? { authorization: `Bearer ${await sign("alice")}` } : {};
-    const bob: Record<string, string> = options.auth ? { authorization: `Bearer ${await sign("bob")}` } : {};
-    const refused = options.auth
-      ? [
-          { authorization: `Bearer ${await sign("alice", { exp: Math.floor(Date.now() / 1000) - 3600 })}` },
-          { authorization: `Bearer ${await sign("alice", { aud: "someone-else" })}` },
-          { authorization: `Bearer ${await sign("mallory", { key: other.privateKey })}` },
-        ]
-      : [];
+    const credential = async (who: "alice" | "bob"): Promise<Record<string, string>> =>
+      apiKeys !== undefined ? { "x-api-key": apiKeys[who] } : options.auth ? { authorization: `Bearer ${await sign(who)}` } : {};
+    const valid = await credential("alice");
+    const bob = await credential("bob");
+    const refused =
+      options.auth && apiKeys === undefined
+        ? [
+            { authorization: `Bearer ${await sign("alice", { exp: Math.floor(Date.now() / 1000) - 3600 })}` },
+            { authorization: `Bearer ${await sign("alice", { aud: "someone-else" })}` },
+            { authorization: `Bearer ${await sign("mallory", { key: other.privateKey })}` },
+          ]
+        : [];
     let aliceTasks: string[] = [];
     await waitUntil(async () => {
       aliceTasks = await seedTasks(target.address, valid, 4);
@@ -172,7 +186,7 @@ export async function hostileRun(options: HostileRunOptions): Promise<HostileRun
           target: target.address,
           seed: options.seed,
           cases: options.cases,
-          credentials: { valid, refused },
+          credentials: { valid, refused, onEveryCase: apiKeys !== undefined },
           taskIds,
           inFlight: options.inFlight,
           onProgress,

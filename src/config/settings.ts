@@ -227,26 +227,26 @@ export const SETTINGS = {
   limitRate: setting(
     "A2A_LIMIT_RATE",
     "limit-rate",
-    "500 with A2A_AUTH set, else 50000",
+    "100 with A2A_AUTH set, else 50000",
     "Requests per second each principal may make (token bucket; 0 = no limit).",
   ),
   limitBurst: setting(
     "A2A_LIMIT_BURST",
     "limit-burst",
-    "1000 with A2A_AUTH set, else 100000 (2 × A2A_LIMIT_RATE when that is set)",
+    "200 with A2A_AUTH set, else 100000 (2 × A2A_LIMIT_RATE when that is set)",
     "Requests a principal may make at once before the rate applies.",
   ),
   limitRunsPerPrincipal: setting(
     "A2A_LIMIT_RUNS_PER_PRINCIPAL",
     "limit-runs-per-principal",
-    "200 with A2A_AUTH set, else 10000",
+    "32 with A2A_AUTH set, else 10000",
     "Agent runs one principal may have going at once (0 = no limit).",
   ),
   limitRuns: setting("A2A_LIMIT_RUNS", "limit-runs", "50000", "Agent runs the whole server may have going at once (0 = no limit)."),
   limitStreamsPerPrincipal: setting(
     "A2A_LIMIT_STREAMS_PER_PRINCIPAL",
     "limit-streams-per-principal",
-    "200 with A2A_AUTH set, else 10000",
+    "32 with A2A_AUTH set, else 10000",
     "Open SendStreamingMessage and SubscribeToTask streams per principal (0 = no limit).",
   ),
   limitTasksPerPrincipal: setting(

@@ -40,10 +40,10 @@ export const DEFAULT_LIMITS: LimitsConfig = Object.freeze({
  */
 export const AUTHENTICATED_DEFAULT_LIMITS: LimitsConfig = Object.freeze({
   ...DEFAULT_LIMITS,
-  ratePerSecond: 500,
-  burst: 1_000,
-  runsPerPrincipal: 200,
-  streamsPerPrincipal: 200,
+  ratePerSecond: 100,
+  burst: 200,
+  runsPerPrincipal: 32,
+  streamsPerPrincipal: 32,
 });
 
 /** A client address may spend this many seconds' worth of refused credentials at once. */
