@@ -172,9 +172,15 @@ function parseHostList(value: string): string[] {
   return entries;
 }
 
+/** Settings whose value is a secret or may hold one (a password in a database URL): an error never repeats them, not even in part. */
+const SECRET_SETTINGS: ReadonlySet<Setting> = new Set<Setting>([SETTINGS.databaseUrl, SETTINGS.pushSigningSecret]);
+/** Longest value an error repeats: enough to recognise it, never a pasted file. */
+const SHOWN_VALUE_CHARS = 120;
+
 function invalid(s: Setting, value: string, why: string): ConfigError {
-  // A database URL may carry a password: it is never repeated.
-  const shown = s === SETTINGS.databaseUrl ? "(not repeated)" : JSON.stringify(value);
+  const shown = SECRET_SETTINGS.has(s)
+    ? "(not repeated: it is secret)"
+    : JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
   return new ConfigError(`invalid configuration: ${settingName(s)} = ${shown}: ${why}`);
 }
 
@@ -196,7 +202,9 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
       case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
         throw new ConfigError(`invalid configuration: unknown flag ${arg} (run with --help for the list)`);
       case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
-        throw new ConfigError(`invalid configuration: unexpected argument ${JSON.stringify(arg)} (flags look like --listen=127.0.0.1:50051)`);
+        throw new ConfigError(
+          `invalid configuration: unexpected argument ${JSON.stringify(arg.length > SHOWN_VALUE_CHARS ? `${arg.slice(0, SHOWN_VALUE_CHARS)}…` : arg)} (flags look like --listen=127.0.0.1:50051)`,
+        );
       case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
         throw new ConfigError(`invalid configuration: flag ${arg.split(" ")[0]} needs a value`);
       default:

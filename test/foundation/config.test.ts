@@ -190,6 +190,22 @@ describe("configuration", () => {
   });
 
   test.each([
+    ["A2A_PUSH_SIGNING_SECRET", "whsec_dG9vLXNob3J0LXRvLXNpZ24="],
+    ["A2A_PUSH_SIGNING_SECRET", "hunter2-is-my-password"],
+    ["A2A_DATABASE_URL", "mysql://a2a:pa55word@db:3306/a2a"],
+  ])("ISSUE33-10: a malformed secret setting (%s) is named in the error, its value never repeated", (env, value) => {
+    const message = errorOf({ env: { A2A_STORE: "postgres", A2A_DATABASE_URL: "postgres://u:p@h/d", [env]: value } });
+    expect(message).toContain(env);
+    expect(message).not.toContain(value);
+    expect(message).not.toContain(value.slice(6, 14));
+  });
+
+  test("ISSUE33-10: a long bad value is shown cut short, not whole", () => {
+    const message = errorOf({ env: { A2A_LISTEN: `x${"y".repeat(5000)}` } });
+    expect(message.length).toBeLessThan(400);
+  });
+
+  test.each([
     [{ env: { A2A_LISTEN: "localhost" } }, "A2A_LISTEN (--listen)"],
     [{ env: { A2A_METRICS_LISTEN: "metrics" } }, "A2A_METRICS_LISTEN (--metrics-listen)"],
     [{ argv: ["--listen=1.2.3.4:70000"] }, "A2A_LISTEN (--listen)"],
