@@ -3,7 +3,7 @@ import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Config, PushSettings, TlsConfig } from "./config.js";
-import { loadAuthConfig } from "../auth/auth-config.js";
+import { isLoopbackOnly, loadAuthConfig } from "../auth/auth-config.js";
 import { loadLimitsConfig } from "../limits/limits-config.js";
 import { ConfigError } from "./config-error.js";
 import { formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "./parse-values.js";
@@ -84,7 +84,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), "10000"),
     agentModule: agentModule ?? null,
     cardListen,
-    metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), "card"),
+    metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), defaultMetricsListen(listen, cardListen)),
     publicGrpcAddress: get("publicGrpcAddress", hostPort) ?? listen,
     store,
     databaseUrl: get("databaseUrl", parseDatabaseUrl) ?? null,
@@ -110,6 +110,18 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     auth: loadAuthConfig(raw, cwd, sources.probe ? "127.0.0.1:0" : listen, tls?.clientCa != null),
     limits: loadLimitsConfig(raw),
   };
+}
+
+/** Where metrics go unless A2A_METRICS_LISTEN says: beside the card while everything is loopback, else on their own loopback listener. */
+export const PRIVATE_METRICS_LISTEN = "127.0.0.1:9464";
+
+/**
+ * Issue 33 finding 13: the card is public by design, metrics are not. A server reachable beyond
+ * loopback (its gRPC or its card listener) serves them on a listener of their own, on loopback,
+ * not on the public card port: an operator opens them up on purpose (A2A_METRICS_LISTEN).
+ */
+function defaultMetricsListen(listen: string, cardListen: string | null): string {
+  return isLoopbackOnly(listen) && (cardListen === null || isLoopbackOnly(cardListen)) ? "card" : PRIVATE_METRICS_LISTEN;
 }
 
 /** `0` or a duration up to a second: `1ms`, `5ms`. */
@@ -179,7 +191,7 @@ const SHOWN_VALUE_CHARS = 120;
 
 function invalid(s: Setting, value: string, why: string): ConfigError {
   const shown = SECRET_SETTINGS.has(s)
-    ? "(not repeated: it is secret)"
+    ? "(not repeated)"
     : JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
   return new ConfigError(`invalid configuration: ${settingName(s)} = ${shown}: ${why}`);
 }

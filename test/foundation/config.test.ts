@@ -200,6 +200,18 @@ describe("configuration", () => {
     expect(message).not.toContain(value.slice(6, 14));
   });
 
+  test.each([
+    [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none" }, "127.0.0.1:9464"],
+    [{ A2A_LISTEN: "[::]:50051", A2A_AUTH: "none", A2A_CARD_LISTEN: "off" }, "127.0.0.1:9464"],
+    [{ A2A_CARD_LISTEN: "0.0.0.0:8080" }, "127.0.0.1:9464"],
+    [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none", A2A_METRICS_LISTEN: "card" }, "card"],
+    [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none", A2A_METRICS_LISTEN: "0.0.0.0:9464" }, "0.0.0.0:9464"],
+    [{}, "card"],
+    [{ A2A_LISTEN: "[::1]:50051", A2A_CARD_LISTEN: "localhost:8080" }, "card"],
+  ])("ISSUE33-13: metrics leave the public card listener: %j serves them on %s", (env, metricsListen) => {
+    expect(load({ env }).metricsListen).toBe(metricsListen);
+  });
+
   test("ISSUE33-10: a long bad value is shown cut short, not whole", () => {
     const message = errorOf({ env: { A2A_LISTEN: `x${"y".repeat(5000)}` } });
     expect(message.length).toBeLessThan(400);
