@@ -81,7 +81,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     keepaliveTimeoutMs: get("keepaliveTimeoutMs", (v) => parseInteger(v, { min: 1, max: 2 ** 31 - 1 }), "20000"),
     logLevel: get("logLevel", (v) => parseChoice(v, LOG_LEVELS), "info"),
     logFormat: get("logFormat", (v) => parseChoice(v, ["json", "pretty"] as const), sources.stdoutIsTTY ? "pretty" : "json"),
-    shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), "10000"),
+    shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), String(DEFAULT_SHUTDOWN_GRACE_MS)),
     agentModule: agentModule ?? null,
     cardListen,
     metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), defaultMetricsListen(listen, cardListen)),
@@ -111,6 +111,13 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     limits: loadLimitsConfig(raw),
   };
 }
+
+/**
+ * 7 s, not 10: the agents' grace, then up to 1 s of last replies and the shutdown hooks (push,
+ * store) must end within the 10 s docker and podman wait after SIGTERM before they SIGKILL
+ * (exit 137). Deployment files give more room (stop_grace_period, terminationGracePeriodSeconds).
+ */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 7000;
 
 /** Where metrics go unless A2A_METRICS_LISTEN says: beside the card while everything is loopback, else on their own loopback listener. */
 export const PRIVATE_METRICS_LISTEN = "127.0.0.1:9464";
@@ -190,9 +197,7 @@ const SECRET_SETTINGS: ReadonlySet<Setting> = new Set<Setting>([SETTINGS.databas
 const SHOWN_VALUE_CHARS = 120;
 
 function invalid(s: Setting, value: string, why: string): ConfigError {
-  const shown = SECRET_SETTINGS.has(s)
-    ? "(not repeated)"
-    : JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
+  const shown = SECRET_SETTINGS.has(s) ? "(not repeated)" : JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
   return new ConfigError(`invalid configuration: ${settingName(s)} = ${shown}: ${why}`);
 }
 

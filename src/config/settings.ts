@@ -56,8 +56,8 @@ export const SETTINGS = {
   shutdownGraceMs: setting(
     "A2A_SHUTDOWN_GRACE_MS",
     "shutdown-grace-ms",
-    "10000",
-    "On SIGTERM/SIGINT: how long in-flight calls may finish before the server closes them, ms.",
+    "7000",
+    "On SIGTERM/SIGINT: new calls are refused and running agents get this long to finish, ms; then the tasks still running are FAILED (\"the server shut down\"; an agent that resumes hands them over instead), their streams get that status and end, and the server closes what is left within 1 s. Below docker's and podman's 10 s stop timeout.",
   ),
   agentModule: setting("A2A_AGENT_MODULE", "agent-module", "(unset: built-in demo agent)", "Path to a JavaScript module whose default export is the agent."),
   cardListen: setting("A2A_CARD_LISTEN", "card-listen", "127.0.0.1:8080", "HTTP listen address for the agent card (/.well-known/agent-card.json), or off."),

@@ -34,7 +34,7 @@ describe("configuration", () => {
       keepaliveTimeoutMs: 20_000,
       logLevel: "info",
       logFormat: "json",
-      shutdownGraceMs: 10_000,
+      shutdownGraceMs: 7_000,
       agentModule: null,
       cardListen: "127.0.0.1:8080",
       metricsListen: "card",
@@ -137,7 +137,7 @@ describe("configuration", () => {
       allowMissingVersion: false,
       streamBufferEvents: 10,
       agentName: "Echo",
-      shutdownGraceMs: 10_000,
+      shutdownGraceMs: 7_000,
       publicGrpcAddress: "agent.example.com:443",
       metricsListen: "127.0.0.1:9464",
     });
