@@ -123,12 +123,14 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 7000;
 export const PRIVATE_METRICS_LISTEN = "127.0.0.1:9464";
 
 /**
- * Issue 33 finding 13: the card is public by design, metrics are not. A server reachable beyond
- * loopback (its gRPC or its card listener) serves them on a listener of their own, on loopback,
- * not on the public card port: an operator opens them up on purpose (A2A_METRICS_LISTEN).
+ * Issue 33 finding 13: the card is public by design, metrics are not. A card listener beside a
+ * server reachable beyond loopback (its gRPC or its card listener) does not serve them: they get a
+ * listener of their own, on loopback; an operator opens them up on purpose (A2A_METRICS_LISTEN).
+ * With the card listener off they stay off, as before: no port is bound that nobody asked for.
  */
 function defaultMetricsListen(listen: string, cardListen: string | null): string {
-  return isLoopbackOnly(listen) && (cardListen === null || isLoopbackOnly(cardListen)) ? "card" : PRIVATE_METRICS_LISTEN;
+  if (cardListen === null || (isLoopbackOnly(listen) && isLoopbackOnly(cardListen))) return "card";
+  return PRIVATE_METRICS_LISTEN;
 }
 
 /** `0` or a duration up to a second: `1ms`, `5ms`. */

@@ -65,7 +65,7 @@ export const SETTINGS = {
     "A2A_METRICS_LISTEN",
     "metrics-listen",
     "(the card listener; 127.0.0.1:9464 beyond loopback)",
-    "HTTP listen address for Prometheus metrics (/metrics), card (on A2A_CARD_LISTEN), or off. Default: on the card listener while A2A_LISTEN and A2A_CARD_LISTEN are loopback; when either is reachable beyond loopback, on a listener of their own at 127.0.0.1:9464, so that the public card port never serves them (set e.g. 0.0.0.0:9464 for a scraper on another host, and keep that port private).",
+    "HTTP listen address for Prometheus metrics (/metrics), card (on A2A_CARD_LISTEN), or off. Default: on the card listener while A2A_LISTEN and A2A_CARD_LISTEN are loopback (off with the card listener off); when either is reachable beyond loopback, on a listener of their own at 127.0.0.1:9464, so that the public card port never serves them (set e.g. 0.0.0.0:9464 for a scraper on another host, and keep that port private).",
   ),
   publicGrpcAddress: setting("A2A_PUBLIC_GRPC_ADDRESS", "public-grpc-address", "(the listen address)", "host:port that the agent card advertises to clients."),
   store: setting("A2A_STORE", "store", "sqlite", "Task store: sqlite (durable), postgres (durable, any number of replicas on one database) or memory."),

@@ -202,7 +202,8 @@ describe("configuration", () => {
 
   test.each([
     [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none" }, "127.0.0.1:9464"],
-    [{ A2A_LISTEN: "[::]:50051", A2A_AUTH: "none", A2A_CARD_LISTEN: "off" }, "127.0.0.1:9464"],
+    [{ A2A_LISTEN: "[::]:50051", A2A_AUTH: "none", A2A_CARD_LISTEN: "127.0.0.1:8080" }, "127.0.0.1:9464"],
+    [{ A2A_LISTEN: "[::]:50051", A2A_AUTH: "none", A2A_CARD_LISTEN: "off" }, "card"], // no card listener: metrics stay off, no new port
     [{ A2A_CARD_LISTEN: "0.0.0.0:8080" }, "127.0.0.1:9464"],
     [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none", A2A_METRICS_LISTEN: "card" }, "card"],
     [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none", A2A_METRICS_LISTEN: "0.0.0.0:9464" }, "0.0.0.0:9464"],
