@@ -17,6 +17,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dir = process.argv[2] ?? join(root, "deploy/kubernetes");
 /** The server's own margin for its shutdown hooks after the grace period (src/main.ts HOOK_MARGIN_MS). */
 const HOOK_MARGIN_MS = 5000;
+/** The time the server gives the calls still open after the grace, to send their last replies (src/main.ts FINAL_REPLIES_MS). */
+const FINAL_REPLIES_MS = 1000;
+/** A2A_SHUTDOWN_GRACE_MS when unset (src/config/load-config.ts DEFAULT_SHUTDOWN_GRACE_MS). */
+const DEFAULT_SHUTDOWN_GRACE_MS = 7000;
 const errors = [];
 const fail = (where, message) => errors.push(`${where}: ${message}`);
 
@@ -78,10 +82,19 @@ function checkDeployment(where, d, siblings) {
     const open = (env.get("A2A_AUTH_OPEN_SERVICES") ?? "health,reflection").split(",").map((w) => w.trim().toLowerCase());
     if (env.get("A2A_AUTH") !== "none" && !open.includes("health"))
       fail(at, "A2A_AUTH_OPEN_SERVICES must keep health open: the gRPC probes send no credentials");
-    const graceMs = Number(env.get("A2A_SHUTDOWN_GRACE_MS") ?? 10000);
-    const needed = Math.ceil((graceMs + HOOK_MARGIN_MS) / 1000);
+    const graceMs = Number(env.get("A2A_SHUTDOWN_GRACE_MS") ?? DEFAULT_SHUTDOWN_GRACE_MS);
+    const needed = Math.ceil((graceMs + FINAL_REPLIES_MS + HOOK_MARGIN_MS) / 1000);
     if ((pod.terminationGracePeriodSeconds ?? 30) < needed)
-      fail(where, `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} < A2A_SHUTDOWN_GRACE_MS + ${HOOK_MARGIN_MS} ms = ${needed} s`);
+      fail(
+        where,
+        `terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} < A2A_SHUTDOWN_GRACE_MS + ${FINAL_REPLIES_MS + HOOK_MARGIN_MS} ms = ${needed} s`,
+      );
+    if (env.get("A2A_AUTH") === "none") fail(at, "A2A_AUTH=none: every caller would be the same principal; configure authentication");
+    const keysFile = env.get("A2A_API_KEYS_FILE");
+    if (keysFile !== undefined) {
+      const mount = (c.volumeMounts ?? []).find((m) => keysFile.startsWith(`${m.mountPath}/`));
+      if (!mount || !volumes.get(mount.name)?.secret) fail(at, `A2A_API_KEYS_FILE ${keysFile} is not in a mounted Secret`);
+    }
     for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) fail(at, `volumeMount ${m.name} has no volume`);
     if (!(c.volumeMounts ?? []).some((m) => m.mountPath === "/tmp")) fail(at, "a writable /tmp (emptyDir) is needed with a read-only root filesystem");
     if (env.get("A2A_STORE") === "sqlite") {

@@ -6,9 +6,11 @@
 # free loopback ports, a throwaway volume) and talks to it through the published ports
 # with the a2a CLI.
 #
-# Usage (from anywhere; needs podman, and the project's devDependencies for `npx buf`):
-#   podman build --format docker -t a2a-grpc-server .      # or: buildah bud --format docker ...
-#   scripts/container-smoke.sh a2a-grpc-server
+# Usage (from anywhere; needs podman, and the project's devDependencies on the host for `npx buf`
+# and the a2a CLI: run `npm ci` in the checkout first):
+#   podman build --format docker -t a2a-grpc-server:0.1.0 .      # or: buildah bud --format docker ...
+#   npm ci
+#   scripts/container-smoke.sh a2a-grpc-server:0.1.0
 # `--format docker` matters: the OCI image format drops HEALTHCHECK, and this script fails then.
 #
 # Environment:

@@ -57,7 +57,13 @@ export interface A2AApp {
   readonly metricsPort: number | undefined;
   /** Proves who calls health or reflection when A2A_AUTH_OPEN_SERVICES closes them (RunningServer.guardServices); undefined with no authentication. */
   readonly serviceGuard: ServiceGuard | undefined;
-  /** Stops agents (failing or keeping their tasks by the restart rule), the card listener and the store. */
+  /**
+   * The first step of a shutdown (issue 33 finding 15): no new runs, the runs in flight get up to
+   * `graceMs` to finish, then those still going are stopped and their tasks FAILED (or, for an
+   * agent that resumes, left to another replica or the next start). See TaskService.shutdown.
+   */
+  stopRuns(graceMs: number): Promise<void>;
+  /** Stops agents (as stopRuns, if it has not run), the card listener and the store. */
   close(graceMs: number): Promise<void>;
 }
 
@@ -205,6 +211,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     metrics,
     metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
     serviceGuard: auth.callers && ((call, service) => auth.callers!.authenticateService(call, service)),
+    stopRuns: (graceMs) => service.shutdown(graceMs),
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
       auth.close();

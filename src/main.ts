@@ -15,6 +15,12 @@ import { packageVersion } from "./version.js";
 
 /** Time the shutdown hooks get beyond the grace period before the process gives up on them. */
 const HOOK_MARGIN_MS = 5000;
+/**
+ * After the agents' grace: how long the calls still open may take to send their last replies
+ * (a blocking SendMessage answering the FAILED task) before the server closes them.
+ * scripts/check-manifests.mjs counts it (FINAL_REPLIES_MS) in the termination grace.
+ */
+const FINAL_REPLIES_MS = 1000;
 
 async function main(argv: readonly string[]): Promise<void> {
   if (argv.includes("--version") || argv.includes("-V")) {
@@ -105,17 +111,26 @@ async function main(argv: readonly string[]): Promise<void> {
     }
     logger.info({ signal, grace_ms: config.shutdownGraceMs }, "shutting down");
     shutdownDeadline = Date.now() + config.shutdownGraceMs;
-    setTimeout(() => {
-      logger.error("shutdown did not finish in time; exiting");
-      process.exit(1);
-    }, config.shutdownGraceMs + HOOK_MARGIN_MS).unref();
-    server.shutdown(config.shutdownGraceMs).then(
+    setTimeout(
       () => {
-        logger.info("stopped");
-        process.exit(0);
+        logger.error("shutdown did not finish in time; exiting");
+        process.exit(1);
       },
-      (err: unknown) => fatal(logger, err, "shutdown failed"),
-    );
+      config.shutdownGraceMs + FINAL_REPLIES_MS + HOOK_MARGIN_MS,
+    ).unref();
+    // No new calls; the runs in flight get the grace, and the streams watching them hear how their tasks end
+    // (FAILED if still running, issue 33 finding 15) before the server closes what is left.
+    server.stopAccepting();
+    started
+      .stopRuns(config.shutdownGraceMs)
+      .then(() => server.shutdown(FINAL_REPLIES_MS))
+      .then(
+        () => {
+          logger.info("stopped");
+          process.exit(0);
+        },
+        (err: unknown) => fatal(logger, err, "shutdown failed"),
+      );
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);

@@ -3,7 +3,7 @@ import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Config, PushSettings, TlsConfig } from "./config.js";
-import { loadAuthConfig } from "../auth/auth-config.js";
+import { isLoopbackOnly, loadAuthConfig } from "../auth/auth-config.js";
 import { loadLimitsConfig } from "../limits/limits-config.js";
 import { ConfigError } from "./config-error.js";
 import { formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "./parse-values.js";
@@ -81,10 +81,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     keepaliveTimeoutMs: get("keepaliveTimeoutMs", (v) => parseInteger(v, { min: 1, max: 2 ** 31 - 1 }), "20000"),
     logLevel: get("logLevel", (v) => parseChoice(v, LOG_LEVELS), "info"),
     logFormat: get("logFormat", (v) => parseChoice(v, ["json", "pretty"] as const), sources.stdoutIsTTY ? "pretty" : "json"),
-    shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), "10000"),
+    shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), String(DEFAULT_SHUTDOWN_GRACE_MS)),
     agentModule: agentModule ?? null,
     cardListen,
-    metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), "card"),
+    metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), defaultMetricsListen(listen, cardListen)),
     publicGrpcAddress: get("publicGrpcAddress", hostPort) ?? listen,
     store,
     databaseUrl: get("databaseUrl", parseDatabaseUrl) ?? null,
@@ -110,6 +110,27 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     auth: loadAuthConfig(raw, cwd, sources.probe ? "127.0.0.1:0" : listen, tls?.clientCa != null),
     limits: loadLimitsConfig(raw),
   };
+}
+
+/**
+ * 7 s, not 10: the agents' grace, then up to 1 s of last replies and the shutdown hooks (push,
+ * store) must end within the 10 s docker and podman wait after SIGTERM before they SIGKILL
+ * (exit 137). Deployment files give more room (stop_grace_period, terminationGracePeriodSeconds).
+ */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 7000;
+
+/** Where metrics go unless A2A_METRICS_LISTEN says: beside the card while everything is loopback, else on their own loopback listener. */
+export const PRIVATE_METRICS_LISTEN = "127.0.0.1:9464";
+
+/**
+ * Issue 33 finding 13: the card is public by design, metrics are not. A card listener beside a
+ * server reachable beyond loopback (its gRPC or its card listener) does not serve them: they get a
+ * listener of their own, on loopback; an operator opens them up on purpose (A2A_METRICS_LISTEN).
+ * With the card listener off they stay off, as before: no port is bound that nobody asked for.
+ */
+function defaultMetricsListen(listen: string, cardListen: string | null): string {
+  if (cardListen === null || (isLoopbackOnly(listen) && isLoopbackOnly(cardListen))) return "card";
+  return PRIVATE_METRICS_LISTEN;
 }
 
 /** `0` or a duration up to a second: `1ms`, `5ms`. */
@@ -172,9 +193,13 @@ function parseHostList(value: string): string[] {
   return entries;
 }
 
+/** Settings whose value is a secret or may hold one (a password in a database URL): an error never repeats them, not even in part. */
+const SECRET_SETTINGS: ReadonlySet<Setting> = new Set<Setting>([SETTINGS.databaseUrl, SETTINGS.pushSigningSecret]);
+/** Longest value an error repeats: enough to recognise it, never a pasted file. */
+const SHOWN_VALUE_CHARS = 120;
+
 function invalid(s: Setting, value: string, why: string): ConfigError {
-  // A database URL may carry a password: it is never repeated.
-  const shown = s === SETTINGS.databaseUrl ? "(not repeated)" : JSON.stringify(value);
+  const shown = SECRET_SETTINGS.has(s) ? "(not repeated)" : JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
   return new ConfigError(`invalid configuration: ${settingName(s)} = ${shown}: ${why}`);
 }
 
@@ -196,7 +221,9 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
       case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
         throw new ConfigError(`invalid configuration: unknown flag ${arg} (run with --help for the list)`);
       case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
-        throw new ConfigError(`invalid configuration: unexpected argument ${JSON.stringify(arg)} (flags look like --listen=127.0.0.1:50051)`);
+        throw new ConfigError(
+          `invalid configuration: unexpected argument ${JSON.stringify(arg.length > SHOWN_VALUE_CHARS ? `${arg.slice(0, SHOWN_VALUE_CHARS)}…` : arg)} (flags look like --listen=127.0.0.1:50051)`,
+        );
       case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
         throw new ConfigError(`invalid configuration: flag ${arg.split(" ")[0]} needs a value`);
       default:

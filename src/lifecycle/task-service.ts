@@ -26,7 +26,7 @@ import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
 import { TaskFeed, type StreamSink } from "./task-feed.js";
 import { resumeStream } from "./stream-resume.js";
 import { IllegalTransitionError, type TaskRepository } from "./task-repository.js";
-import { isTerminal, stateName } from "./task-state.js";
+import { isSettled, isTerminal, stateName } from "./task-state.js";
 import type { TaskWriter } from "./task-writer.js";
 import { fitToReply } from "./list-page-fit.js";
 import type { TaskSizeLimits } from "./task-size.js";
@@ -60,6 +60,9 @@ export interface StreamHandle {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
+
+/** The status message of a task whose run the server stopped at shutdown. */
+export const SHUT_DOWN_MESSAGE = "the server shut down before the task finished; send the request again";
 
 /**
  * The task lifecycle behind the RPCs: one method per RPC, plus recovery at start and shutdown.
@@ -243,17 +246,36 @@ export class TaskService {
     return { resumed, failed };
   }
 
-  /** Stops every agent run. Tasks still running are failed, unless the agent can resume them after a restart. */
-  async shutdown(graceMs: number): Promise<void> {
+  /**
+   * Shutdown (issue 33 finding 15): no new runs; the runs in flight get up to `graceMs` to finish
+   * on their own; then the agents still working are stopped. Their tasks are FAILED with a status
+   * that says the server shut down, so that every stream watching them gets that final status and
+   * ends, and no task is left WORKING with no one to finish it. An agent that can resume keeps its
+   * tasks WORKING instead: its run ends, which gives up the task's lease at once, so another replica
+   * resumes it on its next orphan sweep (PostgreSQL), or the next start does (one process alone).
+   * Calling it again returns the same promise.
+   */
+  shutdown(graceMs: number): Promise<void> {
+    this.#shuttingDown ??= this.#stopRuns(graceMs);
+    return this.#shuttingDown;
+  }
+
+  #shuttingDown: Promise<void> | undefined;
+
+  async #stopRuns(graceMs: number): Promise<void> {
     this.#launcher.stopping = true;
     const running = this.#registry.running();
-    for (const run of running) run.stop("the server is shutting down");
-    const all = Promise.allSettled(running.map((run) => run.done));
-    await Promise.race([all, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
-    if (this.options.agent.resume) return;
-    await Promise.allSettled(
-      this.#registry.running().map((run) => run.settle(TaskState.FAILED, "the server shut down before the task finished; send the request again")),
-    );
+    if (running.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(running.map((run) => run.done)), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+    }
+    const left = this.#registry.running();
+    // Settled first, then stopped: the server's word is the task's last, whatever the agent does when told to stop.
+    if (!this.options.agent.resume) await Promise.allSettled(left.map((run) => run.settle(TaskState.FAILED, SHUT_DOWN_MESSAGE)));
+    for (const run of left) run.stop("the server is shutting down");
+    // A store that commits later publishes after the write returned: the streams hear the last states before the server closes them.
+    await Promise.all(running.map((run) => published(run.taskWriter)));
   }
 
   /** Runs in flight; for tests and metrics. */
@@ -274,4 +296,10 @@ export class TaskService {
       clearTimeout(timer);
     }
   }
+}
+
+/** Resolves once the settled state `writer` accepted is published (at once when there is none to wait for). */
+function published(writer: TaskWriter | undefined): Promise<void> {
+  if (writer === undefined || writer.settled || !isSettled(writer.state) || writer.commitFailure !== undefined) return Promise.resolve();
+  return new Promise((resolve) => writer.onSettled(resolve));
 }

@@ -79,6 +79,12 @@ export interface RunningServer {
    */
   onShutdown(hook: ShutdownHook): void;
   /**
+   * The first step of a shutdown, before the agents are given their grace: health goes
+   * NOT_SERVING and new calls are refused, while the calls and streams already open go on
+   * (they hear how their tasks end). shutdown() does it too.
+   */
+  stopAccepting(): void;
+  /**
    * Graceful shutdown: health goes NOT_SERVING, no new calls are accepted, open streams
    * end with UNAVAILABLE "server is shutting down", in-flight unary calls may finish for
    * up to graceMs, then the server closes whatever is left, then the shutdown hooks run.
@@ -148,9 +154,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const hooks: ShutdownHook[] = [];
   let stopping: Promise<void> | undefined;
 
-  const shutdown = async (graceMs: number): Promise<void> => {
+  const stopAccepting = (): void => {
     health.setServing(false);
     runtime.closing = true;
+  };
+  const shutdown = async (graceMs: number): Promise<void> => {
+    stopAccepting();
+    // A stream whose last event was just published ends by itself in this turn: it ends OK, not UNAVAILABLE.
+    await new Promise((resolve) => setImmediate(resolve));
     streams.closeAll(grpc.status.UNAVAILABLE, SHUTTING_DOWN);
     let timer: NodeJS.Timeout | undefined;
     const drained = await Promise.race([
@@ -186,6 +197,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     onShutdown(hook) {
       hooks.push(hook);
     },
+    stopAccepting,
     shutdown(graceMs) {
       stopping ??= shutdown(graceMs);
       return stopping;

@@ -67,10 +67,31 @@ test.each([
     "authentication that closes the health service the probes use",
     "postgres/deployment.yaml",
     (t: string) =>
-      t.replace(/( +)- name: A2A_AUTH\n +value: none\n/, "$1- name: A2A_AUTH\n$1  value: jwt\n$1- name: A2A_AUTH_OPEN_SERVICES\n$1  value: reflection\n"),
+      t.replace(
+        /( +)- name: A2A_AUTH\n +value: api-key\n/,
+        "$1- name: A2A_AUTH\n$1  value: api-key\n$1- name: A2A_AUTH_OPEN_SERVICES\n$1  value: reflection\n",
+      ),
     /A2A_AUTH_OPEN_SERVICES must keep health open/,
   ],
-  ["no explicit A2A_AUTH", "postgres/deployment.yaml", (t: string) => t.replace(/ +- name: A2A_AUTH\n +value: none\n/, ""), /A2A_AUTH must be set/],
+  ["no explicit A2A_AUTH", "postgres/deployment.yaml", (t: string) => t.replace(/ +- name: A2A_AUTH\n +value: api-key\n/, ""), /A2A_AUTH must be set/],
+  [
+    "ISSUE33-14: anonymous callers (A2A_AUTH=none)",
+    "sqlite/deployment.yaml",
+    (t: string) => t.replace(/(- name: A2A_AUTH\n +value:) api-key\n/, "$1 none\n"),
+    /A2A_AUTH=none: every caller would be the same principal/,
+  ],
+  [
+    "ISSUE33-14: an API key file outside a mounted Secret",
+    "postgres/deployment.yaml",
+    (t: string) => t.replace("value: /etc/a2a/api-keys/keys", "value: /tmp/keys"),
+    /A2A_API_KEYS_FILE \/tmp\/keys is not in a mounted Secret/,
+  ],
+  [
+    "ISSUE33-14: a termination grace that leaves no room for the last replies",
+    "sqlite/deployment.yaml",
+    (t: string) => t.replace("terminationGracePeriodSeconds: 15", "terminationGracePeriodSeconds: 12"),
+    /terminationGracePeriodSeconds 12 < A2A_SHUTDOWN_GRACE_MS \+ 6000 ms = 13 s/,
+  ],
   [
     "a writable root filesystem",
     "sqlite/deployment.yaml",

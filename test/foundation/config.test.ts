@@ -34,7 +34,7 @@ describe("configuration", () => {
       keepaliveTimeoutMs: 20_000,
       logLevel: "info",
       logFormat: "json",
-      shutdownGraceMs: 10_000,
+      shutdownGraceMs: 7_000,
       agentModule: null,
       cardListen: "127.0.0.1:8080",
       metricsListen: "card",
@@ -137,7 +137,7 @@ describe("configuration", () => {
       allowMissingVersion: false,
       streamBufferEvents: 10,
       agentName: "Echo",
-      shutdownGraceMs: 10_000,
+      shutdownGraceMs: 7_000,
       publicGrpcAddress: "agent.example.com:443",
       metricsListen: "127.0.0.1:9464",
     });
@@ -187,6 +187,35 @@ describe("configuration", () => {
     [{ env: { A2A_PUSH_BACKOFF_MS: "500", A2A_PUSH_MAX_BACKOFF_MS: "100" } }, "A2A_PUSH_MAX_BACKOFF_MS (--push-max-backoff-ms)"],
   ])("issue 21: a bad push setting stops start-up naming it (%j)", (sources, name) => {
     expect(() => load(sources)).toThrow(name);
+  });
+
+  test.each([
+    ["A2A_PUSH_SIGNING_SECRET", "whsec_dG9vLXNob3J0LXRvLXNpZ24="],
+    ["A2A_PUSH_SIGNING_SECRET", "hunter2-is-my-password"],
+    ["A2A_DATABASE_URL", "mysql://a2a:pa55word@db:3306/a2a"],
+  ])("ISSUE33-10: a malformed secret setting (%s) is named in the error, its value never repeated", (env, value) => {
+    const message = errorOf({ env: { A2A_STORE: "postgres", A2A_DATABASE_URL: "postgres://u:p@h/d", [env]: value } });
+    expect(message).toContain(env);
+    expect(message).not.toContain(value);
+    expect(message).not.toContain(value.slice(6, 14));
+  });
+
+  test.each([
+    [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none" }, "127.0.0.1:9464"],
+    [{ A2A_LISTEN: "[::]:50051", A2A_AUTH: "none", A2A_CARD_LISTEN: "127.0.0.1:8080" }, "127.0.0.1:9464"],
+    [{ A2A_LISTEN: "[::]:50051", A2A_AUTH: "none", A2A_CARD_LISTEN: "off" }, "card"], // no card listener: metrics stay off, no new port
+    [{ A2A_CARD_LISTEN: "0.0.0.0:8080" }, "127.0.0.1:9464"],
+    [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none", A2A_METRICS_LISTEN: "card" }, "card"],
+    [{ A2A_LISTEN: "0.0.0.0:50051", A2A_AUTH: "none", A2A_METRICS_LISTEN: "0.0.0.0:9464" }, "0.0.0.0:9464"],
+    [{}, "card"],
+    [{ A2A_LISTEN: "[::1]:50051", A2A_CARD_LISTEN: "localhost:8080" }, "card"],
+  ])("ISSUE33-13: metrics leave the public card listener: %j serves them on %s", (env, metricsListen) => {
+    expect(load({ env }).metricsListen).toBe(metricsListen);
+  });
+
+  test("ISSUE33-10: a long bad value is shown cut short, not whole", () => {
+    const message = errorOf({ env: { A2A_LISTEN: `x${"y".repeat(5000)}` } });
+    expect(message.length).toBeLessThan(400);
   });
 
   test.each([

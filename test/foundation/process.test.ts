@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { HealthCheckRequest, HealthCheckResponse_ServingStatus, HealthClient } from "../../gen/ts-proto/grpc/health/v1/health.js";
-import { A2AServiceClient, Role, SendMessageRequest, TaskState } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
+import { A2AServiceClient, Role, SendMessageRequest, TaskState, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { unary } from "./helpers.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -107,23 +107,27 @@ describe("the service process", () => {
     expect(at - signalled).toBeLessThan(GRACE_MS);
   });
 
-  test('FND-SIGTERM: an open stream ends UNAVAILABLE "server is shutting down" and the process exits 0 within the grace period', async () => {
+  test("FND-SIGTERM / ISSUE33-15: the stream of a task still running after the grace gets FAILED 'the server shut down' and ends OK; the process exits 0", async () => {
     const { child, target } = await startService();
     children.push(child);
     const client = new A2AServiceClient(target, grpc.credentials.createInsecure());
     const stream = client.sendStreamingMessage(message("hang"), a2aMetadata());
-    stream.on("data", () => undefined);
-    const ended = new Promise<grpc.ServiceError>((resolve) => stream.on("error", resolve));
+    const events: StreamResponse[] = [];
+    stream.on("data", (event: StreamResponse) => events.push(event));
+    const ended = new Promise<grpc.ServiceError | undefined>((resolve) => (stream.on("error", resolve), stream.on("end", () => resolve(undefined))));
     await child.line(/agent: hang started/, "stderr");
     const signalled = Date.now();
     child.proc.kill("SIGTERM");
-    const error = await ended;
+    expect(await ended).toBeUndefined();
     client.close();
-    expect(error.code).toBe(grpc.status.UNAVAILABLE);
-    expect(error.details).toBe("server is shutting down");
+    const last = events.at(-1)?.payload;
+    const status = last?.$case === "statusUpdate" ? last.value.status : undefined;
+    expect(status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(status?.message?.parts[0]?.content).toEqual({ $case: "text", value: expect.stringMatching(/the server shut down/) });
     const { code, at } = await child.exited;
     expect(code).toBe(0);
-    expect(at - signalled).toBeLessThan(GRACE_MS);
+    expect(at - signalled).toBeGreaterThanOrEqual(GRACE_MS - 100); // the agent had its grace
+    expect(at - signalled).toBeLessThan(GRACE_MS + 2000);
   });
 
   test("FND-HEALTHCHECK: the container probe exits 0 while the server is SERVING", async () => {
@@ -140,6 +144,16 @@ describe("the service process", () => {
     expect((await child.exited).code).toBe(0);
     const down = runService("src/healthcheck.ts", { ...serviceEnv, A2A_LISTEN: target });
     expect((await down.exited).code).toBe(1);
+  });
+
+  test("ISSUE33-10: a malformed A2A_PUSH_SIGNING_SECRET stops start-up (exit 2) naming the setting, without printing the secret", async () => {
+    const secret = "whsec_c2hvcnQtYnV0LXNlY3JldA=="; // base64 of 18 bytes: too short, and secret all the same
+    const child = runService("src/main.ts", { ...serviceEnv, A2A_PUSH_SIGNING_SECRET: secret });
+    children.push(child);
+    expect((await child.exited).code).toBe(2);
+    const printed = [...child.stdout, ...child.stderr].join("\n");
+    expect(printed).toContain("A2A_PUSH_SIGNING_SECRET (--push-signing-secret)");
+    expect(printed).not.toContain(secret.slice("whsec_".length, "whsec_".length + 8));
   });
 
   test.each([

@@ -1,5 +1,4 @@
-import { mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database, { type Database as Db, type Statement } from "better-sqlite3";
 import { cloneMessage, cloneTask } from "../../codec/task-clone.js";
@@ -27,6 +26,7 @@ import { eventAtVersion, type EventLogOptions, type EventLogRead, type LoggedEve
 import { mergeArtifactsBlob } from "./artifacts-blob.js";
 import { BATCH, decodeArtifactChanges, decodeEventRow, encodeArtifactChanges, encodeEvent, encodeEventBatch } from "./event-row-codec.js";
 import { checkDatabaseFile } from "./check-database-file.js";
+import { preparePrivateDataFiles } from "./private-data-files.js";
 import { checkSchema, migrate } from "./migrations.js";
 import { statusMicros } from "../../lifecycle/clock.js";
 import { lockDataFile, type DataFileLock } from "./data-file-lock.js";
@@ -149,7 +149,7 @@ export function openSqliteTaskRepository(options: SqliteTaskRepositoryOptions): 
   const file = inMemory ? options.file : resolve(options.file);
   let lock: DataFileLock | undefined;
   if (!inMemory) {
-    mkdirSync(dirname(file), { recursive: true });
+    preparePrivateDataFiles(file);
     if (options.exclusive !== false) lock = lockDataFile(file);
     try {
       if (checkDatabaseFile(file)) validateReadOnly(file, options);
