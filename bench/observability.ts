@@ -249,7 +249,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<s
     log(`${served.length} servers up after ${((Date.now() - startedAt) / 1000).toFixed(1)} s; warm-up: ${cfg.warmup} calls each`);
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
     for (const s of served) await drive(s.server, s.lc, load, cfg.warmup);
-    for (const s of served) await s.server.usageAfterGc(); // see bench/issue3.ts: a full GC in each before measuring
+    for (const s of served) await s.server.usageAfterGc(); // see bench/unary.ts: a full GC in each before measuring
     for (const s of served) await drive(s.server, s.lc, load, Math.ceil(cfg.warmup / 3));
     const phases = new Map<Served, Phase[]>(served.map((s) => [s, []]));
     const spansBefore = { requests: sink.requests(), bytes: sink.bytes() };

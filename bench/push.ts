@@ -1,5 +1,5 @@
 /**
- * Issue 21's benchmark: push notification delivery, our server side by side with the official
+ * Push benchmark: push notification delivery, our server side by side with the official
  * @a2a-js/sdk gRPC server and its push sender, in one run. One raw node:http receiver on
  * loopback (this process); 100 tasks, each with an inline push config, whose agents publish
  * status and artifact updates in turn (bench/agents/push-agent.mjs, and the same executor in

@@ -1,12 +1,12 @@
 /**
- * Issue 5's benchmark: our server on the SQLite store side by side with the memory store in
+ * Stores benchmark: our server on the SQLite store side by side with the memory store in
  * one run. Blocking SendMessage (trivial agent) on each; then stores of growing size: the
  * SQLite file prefilled directly (bench/lib/sqlite-prefill.ts, in its own process) and the
  * server started on it (start-up time, RSS, ListTasks, SendMessage); the memory store filled
  * through SendMessage (its only way in).
  *
- *   npm run bench -- issue5 [--quick]
- *   node --import tsx bench/issue5.ts [--quick]
+ *   npm run bench -- stores [--quick]
+ *   node --import tsx bench/stores.ts [--quick]
  *
  * Our server runs compiled (dist/, run `npm run build` first).
  */
@@ -32,7 +32,7 @@ const LIST = "/lf.a2a.v1.A2AService/ListTasks";
 const A2A_METADATA = { "a2a-version": "1.0" };
 const STORE_FILE = "tasks.sqlite"; // src/app.ts STORE_FILE_NAME
 
-export interface Issue5Options {
+export interface StoresOptions {
   readonly quick: boolean;
   /** Also profile the memory and the default SQLite server (a separate, unmeasured run each). */
   readonly profile?: boolean;
@@ -158,7 +158,7 @@ interface SizeRow {
 }
 
 async function sqliteAt(tasks: number, cfg: typeof FULL, log: (s: string) => void): Promise<SizeRow> {
-  const dir = mkdtempSync(join(tmpdir(), "a2a-bench-issue5-"));
+  const dir = mkdtempSync(join(tmpdir(), "a2a-bench-stores-"));
   try {
     log(`sqlite: prefilling ${formatNumber(tasks)} tasks`);
     const seconds = await prefill(dir, tasks);
@@ -249,14 +249,14 @@ interface ThroughputResult {
 /**
  * Blocking SendMessage on the three servers side by side, in interleaved rounds (the machine is
  * shared: servers measured seconds apart see the same load, so the ratios are taken per round).
- * As issue3: a warm-up, a forced full GC in each, a third of the warm-up again, then the rounds.
+ * As unary: a warm-up, a forced full GC in each, a third of the warm-up again, then the rounds.
  */
 async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) => void): Promise<ThroughputResult> {
   const dirs: string[] = [];
   const served: Array<{ kind: ThroughputKind; server: ServerProcess; lc: LoadClient }> = [];
   try {
     for (const kind of THROUGHPUT_KINDS) {
-      const dir = kind === "memory" ? undefined : mkdtempSync(join(tmpdir(), "a2a-bench-issue5-"));
+      const dir = kind === "memory" ? undefined : mkdtempSync(join(tmpdir(), "a2a-bench-stores-"));
       if (dir) dirs.push(dir);
       const store: Store = kind === "memory" ? "memory" : "sqlite";
       const { server, lc } = await serving(store, dir, kind === "sqlite-nolog" ? { A2A_STREAM_RESUME_RETENTION: "off" } : {});
@@ -282,7 +282,7 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
     if (profile) {
       for (const s of served) {
         if (s.kind === "sqlite-nolog") continue;
-        const file = join(RESULTS, `issue5-${s.kind}-send-${Date.now()}.cpuprofile`);
+        const file = join(RESULTS, `stores-${s.kind}-send-${Date.now()}.cpuprofile`);
         await s.server.profileStart();
         const calls = perRound * 2;
         await drive(s.server, s.lc, load, calls);
@@ -302,11 +302,11 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
 
 const MB = (b: number) => formatNumber(b / 1024 / 1024, 1);
 
-export async function runIssue5(opts: Issue5Options): Promise<string> {
+export async function runStores(opts: StoresOptions): Promise<string> {
   const cfg = opts.quick ? QUICK : FULL;
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
   mkdirSync(RESULTS, { recursive: true });
-  const log = (s: string) => process.stderr.write(`[issue5] ${s}\n`);
+  const log = (s: string) => process.stderr.write(`[stores] ${s}\n`);
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
 
@@ -364,21 +364,17 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
       : []),
   ];
   const flags = `${opts.quick ? " --quick" : ""}${opts.throughputOnly ? " --throughput-only" : ""}${opts.profile ? " --profile" : ""}`;
-  const command = `npm run build && npm run bench -- issue5${flags}`;
+  const command = `npm run build && npm run bench -- stores${flags}`;
   const header = [
-    `## Issue 5 benchmark: SQLite vs memory store${opts.quick ? " (quick)" : ""}`,
+    `## Stores benchmark: SQLite vs memory store${opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\``,
     "",
     `${startedAt.toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? "?"} · load average ${load0.toFixed(2)} at start (shared machine)`,
     "",
   ];
-  const save = (report: string) => {
-    const file = join(RESULTS, `issue5-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
-    writeFileSync(file, `${report}\n`);
-    log(`written to ${file}`);
-    return report;
-  };
+  // The runner writes the report to bench/results/.
+  const save = (report: string) => report;
   if (opts.throughputOnly) return save([...header, ...throughputSection, "", "### Targets", "", targetsTable(throughputTargets)].join("\n"));
 
   const memoryStartup = await startupMs("memory", undefined, cfg.startupRuns);
@@ -466,7 +462,7 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runIssue5({
+  runStores({
     quick: process.argv.includes("--quick"),
     profile: process.argv.includes("--profile"),
     throughputOnly: process.argv.includes("--throughput-only"),
