@@ -409,8 +409,8 @@ async function singleStreamPhase(
         // Each server is warmed up with one unmeasured stream of this pace right before its rounds, at the first
         // measured size (the SDK: a short one). A warm-up at the start of the phase did not last: after the
         // burst rounds and the minutes of idle that the SDK's streams give the others, ours's first per-turn
-        // stream recompiled ~40 functions of Node's write and timer path (`npm run bench -- stream-jit
-        // --sequence=b,t,t,b,b,b,b,b,t,t --gap-ms=15000`: 43 compilations, against 1 with no idle gaps).
+        // stream recompiled ~40 functions of Node's write and timer path (seen with node's
+        // --trace-opt --trace-deopt: 43 compilations, against 1 with no idle gaps).
         for (const kind of n === cfg.sdkWith ? (["bare", "ours", "sdk"] as const) : (["bare", "ours"] as const)) {
           const warm = kind === "sdk" ? Math.min(500, cfg.sdkSize) : cfg.single[0]!.n;
           await singleStream(servers[kind], kind, warm, pace, clients[kind]);

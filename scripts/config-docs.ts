@@ -4,6 +4,7 @@
  * `npm run docs:config -- --check` exits 1 when the committed file is stale
  * (test/foundation/configuration-doc.test.ts checks the same).
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SETTINGS, type Setting } from "../src/config/settings.js";
@@ -49,6 +50,12 @@ function table(settings: readonly Setting[]): string[] {
   ];
 }
 
+/** Through the repository's formatter (Biome), so the committed page passes `npm run lint` as written. */
+function formatted(markdown: string): string {
+  const biome = fileURLToPath(new URL("../node_modules/.bin/biome", import.meta.url));
+  return execFileSync(biome, ["format", "--stdin-file-path=docs/configuration.md"], { input: markdown, encoding: "utf8" });
+}
+
 export function renderConfigurationDoc(): string {
   const all: readonly Setting[] = Object.values(SETTINGS);
   const titles = [...SECTIONS.map((s) => s.title), OTHER];
@@ -70,7 +77,7 @@ export function renderConfigurationDoc(): string {
     if (settings.length === 0) continue;
     lines.push("", `## ${title}`, "", ...table(settings));
   }
-  return `${lines.join("\n")}\n`;
+  return formatted(`${lines.join("\n")}\n`);
 }
 
 function main(args: readonly string[]): number {

@@ -13,6 +13,6 @@ test("docs/configuration.md is what `npm run docs:config` writes from src/config
 test("the generated page has a row for every setting, with its flag and default", () => {
   const doc = renderConfigurationDoc();
   for (const s of Object.values(SETTINGS)) {
-    expect(doc).toMatch(new RegExp(`^\\| \`${s.env}\` \\| \`--${s.flag}\` \\| .+ \\|$`, "m"));
+    expect(doc).toMatch(new RegExp(`^\\| \`${s.env}\` +\\| \`--${s.flag}\` +\\| .+ \\|$`, "m"));
   }
 });
