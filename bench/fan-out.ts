@@ -20,7 +20,7 @@
  * Our server runs compiled (dist/, run `npm run build` first) with the memory store and
  * bench/agents/fanout-agent.mjs; the SDK's with the same agent in bench/servers/sdk-fanout-server.ts.
  */
-import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, existsSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

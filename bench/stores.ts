@@ -11,7 +11,7 @@
  * Our server runs compiled (dist/, run `npm run build` first).
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

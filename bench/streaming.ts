@@ -16,7 +16,7 @@
  * dist/ inside this checkout so that it finds node_modules): an A/B of two builds in the same
  * rounds. --per-turn runs the per-turn pace only; --rounds=N sets the 5,000-chunk rounds.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
