@@ -69,8 +69,14 @@ const BENCHMARKS: Record<string, Benchmark> = {
   stores: {
     measures:
       "SQLite vs memory store behind the server: blocking SendMessage CPU per call (event log on / off), RSS and ListTasks at 10k / 1M tasks, start-up time [--quick] [--profile] [--throughput-only]",
+    serverDir: true,
     run: async (args) =>
-      (await import("./stores.js")).runStores({ quick: flag(args, "quick"), profile: flag(args, "profile"), throughputOnly: flag(args, "throughput-only") }),
+      (await import("./stores.js")).runStores({
+        quick: flag(args, "quick"),
+        profile: flag(args, "profile"),
+        throughputOnly: flag(args, "throughput-only"),
+        baseline: value(args, "baseline"),
+      }),
   },
   "stores:postgres": {
     measures:

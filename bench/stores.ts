@@ -5,8 +5,10 @@
  * server started on it (start-up time, RSS, ListTasks, SendMessage); the memory store filled
  * through SendMessage (its only way in).
  *
- *   npm run bench -- stores [--quick]
- *   node --import tsx bench/stores.ts [--quick]
+ *   npm run bench -- stores [--quick] [--server-dir=DIR]
+
+ * --server-dir=DIR adds SQLite on another build (DIR's dist/) to the SendMessage rounds, next to
+ * this build's SQLite in every round: this build ÷ that one, before and after in one run.
  *
  * Our server runs compiled (dist/, run `npm run build` first).
  */
@@ -38,6 +40,8 @@ export interface StoresOptions {
   readonly profile?: boolean;
   /** Only the interleaved SendMessage rounds, not the store-size phases. */
   readonly throughputOnly?: boolean;
+  /** Another checkout, built: its SQLite server joins the SendMessage rounds. */
+  readonly baseline?: string;
 }
 
 const FULL = {
@@ -79,11 +83,11 @@ const sendRequest = Buffer.from(
 );
 const listRequest = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTasksRequestSchema, { pageSize: 50 })));
 
-function start(store: Store, dataDir: string | undefined, logLevel = "warn", extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+function start(store: Store, dataDir: string | undefined, logLevel = "warn", extraEnv: Record<string, string> = {}, root = ROOT): Promise<ServerProcess> {
   return startServerProcess({
-    name: `ours (${store})`,
-    script: join(ROOT, "dist/src/main.js"),
-    cwd: ROOT,
+    name: `ours (${store})${root === ROOT ? "" : `, ${root}`}`,
+    script: join(root, "dist/src/main.js"),
+    cwd: root,
     captureStdout: logLevel !== "warn",
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
@@ -98,8 +102,8 @@ function start(store: Store, dataDir: string | undefined, logLevel = "warn", ext
   });
 }
 
-async function serving(store: Store, dataDir?: string, extraEnv: Record<string, string> = {}): Promise<{ server: ServerProcess; lc: LoadClient }> {
-  const server = await start(store, dataDir, "warn", extraEnv);
+async function serving(store: Store, dataDir?: string, extraEnv: Record<string, string> = {}, root = ROOT): Promise<{ server: ServerProcess; lc: LoadClient }> {
+  const server = await start(store, dataDir, "warn", extraEnv, root);
   const lc = loadClient(server.address, A2A_METADATA);
   await waitUntilServing(server, () => lc.call(LIST, listRequest), 60_000);
   return { server, lc };
@@ -227,13 +231,21 @@ async function memoryAt(cfg: typeof FULL, log: (s: string) => void): Promise<Siz
 }
 
 /** The throughput phase's servers: the memory store, SQLite as configured by default, and SQLite without the resume event log. */
-type ThroughputKind = "memory" | "sqlite" | "sqlite-nolog";
-const THROUGHPUT_KINDS: readonly ThroughputKind[] = ["memory", "sqlite", "sqlite-nolog"];
+type ThroughputKind = "memory" | "sqlite" | "sqlite-nolog" | "sqlite-baseline";
+let THROUGHPUT_KINDS: readonly ThroughputKind[] = ["memory", "sqlite", "sqlite-nolog"];
 const THROUGHPUT_LABEL: Record<ThroughputKind, string> = {
   memory: "memory",
   sqlite: "sqlite (default: resume event log on)",
   "sqlite-nolog": "sqlite, A2A_STREAM_RESUME_RETENTION=off",
+  "sqlite-baseline": "sqlite on the --server-dir build",
 };
+/** A round's order with the other build's SQLite server put right beside this build's (before it in every other round). */
+function withBaseline(order: readonly ThroughputKind[], round: number): ThroughputKind[] {
+  if (!THROUGHPUT_KINDS.includes("sqlite-baseline")) return [...order];
+  const out: ThroughputKind[] = order.filter((k) => k !== "sqlite-baseline");
+  out.splice(out.indexOf("sqlite") + (round % 2), 0, "sqlite-baseline");
+  return out;
+}
 /** Each round measures the three back to back; the order turns so that none always goes first or last. */
 const ROUND_ORDERS: ReadonlyArray<readonly ThroughputKind[]> = [
   ["memory", "sqlite", "sqlite-nolog"],
@@ -251,7 +263,7 @@ interface ThroughputResult {
  * shared: servers measured seconds apart see the same load, so the ratios are taken per round).
  * As unary: a warm-up, a forced full GC in each, a third of the warm-up again, then the rounds.
  */
-async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) => void): Promise<ThroughputResult> {
+async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) => void, baseline?: string): Promise<ThroughputResult> {
   const dirs: string[] = [];
   const served: Array<{ kind: ThroughputKind; server: ServerProcess; lc: LoadClient }> = [];
   try {
@@ -259,7 +271,12 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
       const dir = kind === "memory" ? undefined : mkdtempSync(join(tmpdir(), "a2a-bench-stores-"));
       if (dir) dirs.push(dir);
       const store: Store = kind === "memory" ? "memory" : "sqlite";
-      const { server, lc } = await serving(store, dir, kind === "sqlite-nolog" ? { A2A_STREAM_RESUME_RETENTION: "off" } : {});
+      const { server, lc } = await serving(
+        store,
+        dir,
+        kind === "sqlite-nolog" ? { A2A_STREAM_RESUME_RETENTION: "off" } : {},
+        kind === "sqlite-baseline" ? baseline : ROOT,
+      );
       served.push({ kind, server, lc });
     }
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
@@ -269,7 +286,7 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
     const rounds = new Map<ThroughputKind, PhaseResult[]>(THROUGHPUT_KINDS.map((k) => [k, []]));
     const perRound = Math.ceil(cfg.calls / cfg.rounds);
     for (let round = 0; round < cfg.rounds; round++) {
-      for (const kind of ROUND_ORDERS[round % ROUND_ORDERS.length]!) {
+      for (const kind of withBaseline(ROUND_ORDERS[round % ROUND_ORDERS.length]!, round)) {
         const s = served.find((x) => x.kind === kind)!;
         rounds.get(kind)!.push(await measurePhase(s.server, s.lc, { ...load, calls: perRound }));
       }
@@ -281,7 +298,7 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
     const profiles: string[] = [];
     if (profile) {
       for (const s of served) {
-        if (s.kind === "sqlite-nolog") continue;
+        if (s.kind === "sqlite-nolog" || s.kind === "sqlite-baseline") continue;
         const file = join(RESULTS, `stores-${s.kind}-send-${Date.now()}.cpuprofile`);
         await s.server.profileStart();
         const calls = perRound * 2;
@@ -313,7 +330,8 @@ export async function runStores(opts: StoresOptions): Promise<string> {
   log(
     `throughput: ${cfg.warmup} warm-up, then ${cfg.rounds} interleaved rounds of ${Math.ceil(cfg.calls / cfg.rounds)} blocking SendMessage calls, ${cfg.inFlight} in flight`,
   );
-  const tp = await throughput(cfg, opts.profile === true, log);
+  if (opts.baseline !== undefined) THROUGHPUT_KINDS = [...THROUGHPUT_KINDS, "sqlite-baseline"];
+  const tp = await throughput(cfg, opts.profile === true, log, opts.baseline);
   const of = (k: ThroughputKind) => tp.rounds.get(k)!;
   const ratios = (k: ThroughputKind, pick: (p: PhaseResult) => number) => of(k).map((p, i) => pick(p) / pick(of("memory")[i]!));
   const cpuOf = (p: PhaseResult) => p.serverCpuPerCall;
@@ -345,6 +363,16 @@ export async function runStores(opts: StoresOptions): Promise<string> {
   const throughputTargets: Target[] = [
     { what: "SendMessage server CPU per call, sqlite ÷ memory (median of rounds)", actual: median(ratios("sqlite", cpuOf)), op: "<=", limit: 1.25 },
     { what: "SendMessage calls/s, sqlite ÷ memory", actual: median(ratios("sqlite", rateOf)), op: ">=", limit: 0.5 },
+    ...(opts.baseline === undefined
+      ? []
+      : [
+          {
+            what: "SendMessage server CPU per call on SQLite, this build ÷ the --server-dir build (median of rounds)",
+            actual: median(of("sqlite").map((p, i) => p.serverCpuPerCall / of("sqlite-baseline")[i]!.serverCpuPerCall)),
+            op: "<=" as const,
+            limit: 1.1,
+          },
+        ]),
   ];
   const throughputSection = [
     `### Blocking SendMessage, trivial agent, ${cfg.inFlight} calls in flight, empty stores: ${cfg.rounds} interleaved rounds of ${formatNumber(Math.ceil(cfg.calls / cfg.rounds))} calls after ${formatNumber(cfg.warmup)} warm-up`,
