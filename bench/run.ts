@@ -142,7 +142,7 @@ async function main(argv: readonly string[]): Promise<void> {
     const startedAt = new Date();
     const report = await BENCHMARKS[name]!.run(args);
     const file = `${RESULTS}${startedAt.toISOString().slice(0, 16).replace(":", "-")}-${name.replace(":", "-")}.md`;
-    writeFileSync(file, `<!-- npm run bench -- ${name} ${args.join(" ")}; started ${startedAt.toISOString()} -->\n\n${report}\n`);
+    writeFileSync(file, `<!-- npm run bench -- ${name} ${options.join(" ")}; started ${startedAt.toISOString()} -->\n\n${report}\n`);
     process.stdout.write(`${report}\n\n(written to bench/results/${file.slice(RESULTS.length)})\n`);
   }
 }

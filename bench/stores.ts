@@ -391,7 +391,7 @@ export async function runStores(opts: StoresOptions): Promise<string> {
         ]
       : []),
   ];
-  const flags = `${opts.quick ? " --quick" : ""}${opts.throughputOnly ? " --throughput-only" : ""}${opts.profile ? " --profile" : ""}`;
+  const flags = `${opts.quick ? " --quick" : ""}${opts.throughputOnly ? " --throughput-only" : ""}${opts.profile ? " --profile" : ""}${opts.baseline ? ` --server-dir=${opts.baseline}` : ""}`;
   const command = `npm run build && npm run bench -- stores${flags}`;
   const header = [
     `## Stores benchmark: SQLite vs memory store${opts.quick ? " (quick)" : ""}`,
