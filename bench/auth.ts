@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- auth [--quick]` (issue #18): blocking SendMessage against two servers of ours
+ * `npm run bench -- auth [--quick]`: blocking SendMessage against two servers of ours
  * in the same run, JWT authentication off and on (one ES256 token reused, as a client does),
  * interleaved rounds; server CPU per call, on ÷ off (target ≤ 1.15×: verified tokens are cached
  * until they expire). Then the limits' memory: the rate and concurrency tables after 1,000 and

@@ -15,15 +15,14 @@ import { TaskPushNotificationConfigSchema, TaskState } from "../gen/es/lf/a2a/v1
 import { silentLogger } from "../src/lifecycle/logger.js";
 import { PushService } from "../src/push/push-service.js";
 import { openPostgresStore, type PostgresStore } from "../src/storage/postgres/index.js";
-import { createTestDatabase } from "../test/support/postgres/database.js";
-import { startThrowawayPostgres } from "../test/support/postgres/throwaway-postgres.js";
-import { newTask, scopeOf, statusChange } from "../test/support/tasks.js";
+import { createBenchDatabase, startBenchPostgres } from "./lib/postgres.js";
+import { newTask, statusChange } from "./lib/tasks.js";
 import { median } from "./lib/stats.js";
 import { formatNumber, formatRatio, markdownTable } from "./lib/table.js";
 
 const FULL = { rounds: 5, tasks: 200, writes: 5 };
 const QUICK: typeof FULL = { rounds: 3, tasks: 80, writes: 5 };
-const scope = scopeOf("bench", "alice");
+const scope = { tenant: "bench", principal: "alice" };
 let micros = 1_800_000_000_000_000;
 
 /** Makes `tasks` tasks (each with `configs` webhook configs) and writes `writes` statuses to each, 8 tasks at a time; ms per status write. */
@@ -83,13 +82,13 @@ async function drain(stores: readonly PostgresStore[]): Promise<{ perSecond: num
 
 export async function runPostgresPushBench(options: { readonly quick: boolean }): Promise<string> {
   const cfg = options.quick ? QUICK : FULL;
-  const pg = await startThrowawayPostgres({ durable: true });
-  process.env.A2A_TEST_POSTGRES_URL = pg.url;
+  const pg = await startBenchPostgres({ durable: true });
+  process.env.A2A_BENCH_POSTGRES_URL = pg.url;
   const load = [loadavg()[0]!];
   const rounds: Array<{ plain: number; withConfig: number; one: number; two: number; duplicates: number }> = [];
   try {
     for (let round = 0; round < cfg.rounds; round++) {
-      const db = await createTestDatabase("bench_push");
+      const db = await createBenchDatabase("bench_push");
       const a = await openPostgresStore({ url: db.url, poolSize: 10 });
       const b = await openPostgresStore({ url: db.url, poolSize: 10 });
       try {

@@ -1,5 +1,5 @@
 /**
- * Issue 17's benchmark: our server on PostgreSQL, one replica and three, against SQLite in the
+ * PostgreSQL benchmark: our server on PostgreSQL, one replica and three, against SQLite in the
  * same run (interleaved rounds, ratios per round, median of the ratios); cross-replica
  * publish → receive latency against the same-replica figure; failover time.
  *
@@ -39,8 +39,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { ListTasksRequestSchema, MessageSchema, Role, SendMessageRequestSchema, SendMessageResponseSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { A2AServiceClient, TaskState, type StreamResponse } from "../gen/ts-proto/lf/a2a/v1/a2a.js";
-import { createTestDatabase } from "../test/support/postgres/database.js";
-import { startThrowawayPostgres, type ThrowawayPostgres } from "../test/support/postgres/throwaway-postgres.js";
+import { createBenchDatabase, startBenchPostgres, type BenchPostgres } from "./lib/postgres.js";
 import pgLib from "pg";
 import { profileSummary } from "./lib/cpu-profile.js";
 import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
@@ -116,7 +115,7 @@ async function stopAll(servers: readonly Server[]): Promise<void> {
 }
 
 /** CPU (user + system) of the PostgreSQL server and its backends, µs, from /proc (Linux). */
-function postgresCpuMicros(pg: ThrowawayPostgres): number {
+function postgresCpuMicros(pg: BenchPostgres): number {
   const postmaster = Number(readFileSync(join(pg.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
   const ticks = 1e6 / 100; // USER_HZ
   let total = 0;
@@ -146,7 +145,7 @@ interface Throughput {
   readonly p50Ms: number;
 }
 
-async function oneServer(server: Server, cfg: typeof FULL, pg?: ThrowawayPostgres): Promise<Throughput> {
+async function oneServer(server: Server, cfg: typeof FULL, pg?: BenchPostgres): Promise<Throughput> {
   const load = { path: SEND, request: BLOCKING, inFlight: cfg.inFlight };
   await drive(server.process, server.lc, load, cfg.warmup);
   const dbBefore = pg ? postgresCpuMicros(pg) : 0;
@@ -156,7 +155,7 @@ async function oneServer(server: Server, cfg: typeof FULL, pg?: ThrowawayPostgre
 }
 
 /** The same load split over the replicas (a load client each), measured together. */
-async function spread(servers: readonly Server[], cfg: typeof FULL, pg: ThrowawayPostgres): Promise<Throughput> {
+async function spread(servers: readonly Server[], cfg: typeof FULL, pg: BenchPostgres): Promise<Throughput> {
   const share = Math.ceil(cfg.inFlight / servers.length);
   const calls = Math.ceil(cfg.calls / servers.length);
   await Promise.all(servers.map((s) => drive(s.process, s.lc, { path: SEND, request: BLOCKING, inFlight: share }, Math.ceil(cfg.warmup / servers.length))));
@@ -184,8 +183,8 @@ interface Round {
 }
 
 /** PostgreSQL with one replica and with three, for one build (its dist/ under `root`). */
-async function postgresPhases(pg: ThrowawayPostgres, cfg: typeof FULL, root: string): Promise<{ pg1: Throughput; pg3: Throughput }> {
-  const pgEnv = async () => ({ A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url, A2A_DATABASE_POOL_SIZE: "10" });
+async function postgresPhases(pg: BenchPostgres, cfg: typeof FULL, root: string): Promise<{ pg1: Throughput; pg3: Throughput }> {
+  const pgEnv = async () => ({ A2A_STORE: "postgres", A2A_DATABASE_URL: (await createBenchDatabase("bench")).url, A2A_DATABASE_POOL_SIZE: "10" });
   const one = await startOurs("postgres", await pgEnv(), root);
   let pg1: Throughput;
   try {
@@ -202,14 +201,7 @@ async function postgresPhases(pg: ThrowawayPostgres, cfg: typeof FULL, root: str
   }
 }
 
-async function throughputAB(
-  pg: ThrowawayPostgres,
-  cfg: typeof FULL,
-  rounds: number,
-  baseline: string,
-  load: number,
-  log: (s: string) => void,
-): Promise<string> {
+async function throughputAB(pg: BenchPostgres, cfg: typeof FULL, rounds: number, baseline: string, load: number, log: (s: string) => void): Promise<string> {
   const ours: Array<{ pg1: Throughput; pg3: Throughput }> = [];
   const base: typeof ours = [];
   for (let r = 0; r < rounds; r++) {
@@ -235,7 +227,7 @@ async function throughputAB(
   ].join("\n");
 }
 
-async function throughputRound(pg: ThrowawayPostgres, cfg: typeof FULL, log: (s: string) => void): Promise<Round> {
+async function throughputRound(pg: BenchPostgres, cfg: typeof FULL, log: (s: string) => void): Promise<Round> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-bench-pg-"));
   let sqlite: Throughput;
   try {
@@ -249,7 +241,7 @@ async function throughputRound(pg: ThrowawayPostgres, cfg: typeof FULL, log: (s:
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const pgEnv = async () => ({ A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url, A2A_DATABASE_POOL_SIZE: "10" });
+  const pgEnv = async () => ({ A2A_STORE: "postgres", A2A_DATABASE_URL: (await createBenchDatabase("bench")).url, A2A_DATABASE_POOL_SIZE: "10" });
   log("  postgres, one replica");
   const one = await startOurs("ours (postgres)", await pgEnv());
   let pg1: Throughput;
@@ -290,7 +282,7 @@ async function sqlitePhase<T = Throughput>(
 
 /** PostgreSQL, one replica of the build under `root`, on a fresh database. */
 async function postgresOnePhase<T = Throughput>(
-  pg: ThrowawayPostgres,
+  pg: BenchPostgres,
   cfg: typeof FULL,
   root: string,
   name: string,
@@ -298,7 +290,7 @@ async function postgresOnePhase<T = Throughput>(
   measure: (server: Server) => Promise<T> = (s) => oneServer(s, cfg, pg) as Promise<T>,
 ): Promise<T> {
   log(`  postgres, one replica (${name})`);
-  const db = await createTestDatabase("bench");
+  const db = await createBenchDatabase("bench");
   const server = await startOurs(`${name} (postgres)`, { A2A_STORE: "postgres", A2A_DATABASE_URL: db.url, A2A_DATABASE_POOL_SIZE: "10" }, root);
   try {
     return await measure(server);
@@ -319,7 +311,7 @@ interface TargetRound {
  * given) in interleaved rounds whose order turns, PostgreSQL always next to SQLite.
  */
 async function targetRounds(
-  pg: ThrowawayPostgres,
+  pg: BenchPostgres,
   cfg: typeof FULL,
   rounds: number,
   baseline: string | undefined,
@@ -404,12 +396,12 @@ async function profiled(server: Server, cfg: typeof FULL, label: string): Promis
 async function profilePhases(cfg: typeof FULL, log: (s: string) => void): Promise<string> {
   const out = [await sqlitePhase(cfg, log, (server) => profiled(server, cfg, "sqlite"))];
   log("starting a PostgreSQL with pg_stat_statements for the profiled phase");
-  const counted = await startThrowawayPostgres({
+  const counted = await startBenchPostgres({
     durable: true,
     settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all", "pg_stat_statements.track_planning=on"],
   });
-  const url = process.env.A2A_TEST_POSTGRES_URL;
-  process.env.A2A_TEST_POSTGRES_URL = counted.url;
+  const url = process.env.A2A_BENCH_POSTGRES_URL;
+  process.env.A2A_BENCH_POSTGRES_URL = counted.url;
   const admin = new pgLib.Client({ connectionString: counted.url });
   try {
     await admin.connect();
@@ -423,7 +415,7 @@ async function profilePhases(cfg: typeof FULL, log: (s: string) => void): Promis
     out.push(...summary);
   } finally {
     await admin.end().catch(() => {});
-    process.env.A2A_TEST_POSTGRES_URL = url;
+    process.env.A2A_BENCH_POSTGRES_URL = url;
     await counted.stop();
   }
   return out.join("\n\n");
@@ -468,7 +460,7 @@ function stepTimes(event: StreamResponse): number[] {
 
 /** Publish (the agent's write on A) → receive (a SubscribeToTask client), ms: on B (another replica) and on A itself. */
 async function crossReplicaLatency(cfg: typeof FULL, log: (s: string) => void, root = ROOT): Promise<{ cross: Float64Array; same: Float64Array }> {
-  const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url };
+  const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: (await createBenchDatabase("bench")).url };
   const [a, b] = await Promise.all(["A", "B"].map((n) => startOurs(`ours (postgres ${n})`, env, root)));
   const clients = [a!, b!].map((s) => new A2AServiceClient(s.process.address, grpc.credentials.createInsecure()));
   const cross: number[] = [];
@@ -506,7 +498,7 @@ async function crossReplicaLatency(cfg: typeof FULL, log: (s: string) => void, r
 
 /** SIGKILL the replica running `tasks` hanging tasks: ms until another replica has settled them all. */
 async function failover(cfg: typeof FULL, log: (s: string) => void): Promise<{ ms: number; tasks: number }> {
-  const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: (await createTestDatabase("bench")).url, A2A_LEASE_MS: String(cfg.leaseMs) };
+  const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: (await createBenchDatabase("bench")).url, A2A_LEASE_MS: String(cfg.leaseMs) };
   const [a, b, c] = await Promise.all(["A", "B", "C"].map((n) => startOurs(`ours (postgres ${n})`, env)));
   const ids: string[] = [];
   try {
@@ -547,8 +539,8 @@ export async function runPostgresBench(options: PostgresBenchOptions): Promise<s
   const cfg = options.quick ? QUICK : FULL;
   const log = (s: string) => process.stderr.write(`${s}\n`);
   log("starting a throwaway PostgreSQL (fsync on, synchronous_commit off)");
-  const pg = await startThrowawayPostgres({ durable: true });
-  process.env.A2A_TEST_POSTGRES_URL = pg.url;
+  const pg = await startBenchPostgres({ durable: true });
+  process.env.A2A_BENCH_POSTGRES_URL = pg.url;
   const load = loadavg()[0]!;
   if (options.throughput && options.three && options.baseline !== undefined) {
     try {

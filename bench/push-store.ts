@@ -1,5 +1,5 @@
 /**
- * Issue 21's push benchmark at the store only: what one delivery's task write costs on SQLite
+ * The push benchmark at the store only: what one delivery's task write costs on SQLite
  * against the memory store, without gRPC, agents or HTTP. The same write pattern as
  * bench/agents/push-agent.mjs: 100 tasks, each created with an inline config (its snapshot in
  * the outbox), then status and artifact updates in turn and a final COMPLETED, every task
@@ -7,7 +7,7 @@
  * every 500 ms). Each outbox entry handed over is "delivered" a turn later (removed), as the
  * push service does. Rounds alternate between the stores; CPU (user + system) per write.
  *
- *   npm run bench -- push-store [--rounds=N] [--gap-ms=N] [--group=N]
+ *   npm run bench -- push:store [--rounds=N] [--gap-ms=N] [--group=N]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

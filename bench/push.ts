@@ -1,5 +1,5 @@
 /**
- * Issue 21's benchmark: push notification delivery, our server side by side with the official
+ * Push benchmark: push notification delivery, our server side by side with the official
  * @a2a-js/sdk gRPC server and its push sender, in one run. One raw node:http receiver on
  * loopback (this process); 100 tasks, each with an inline push config, whose agents publish
  * status and artifact updates in turn (bench/agents/push-agent.mjs, and the same executor in
@@ -34,7 +34,6 @@ import { cpuMicros, startServerProcess, type ServerProcess } from "./lib/server-
 import { percentiles } from "./lib/stats.js";
 import { formatNumber, markdownTable } from "./lib/table.js";
 import { profileSummary } from "./lib/cpu-profile.js";
-import { timelineBreakdown } from "./lib/push-timeline-report.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SEND = "/lf.a2a.v1.A2AService/SendMessage";
@@ -51,8 +50,6 @@ export class Receiver {
   requests = 0;
   private firsts = new Map<string, number[]>();
   private latencies: number[] = [];
-  /** When each (task, update) first arrived ("taskId e<i>" -> wall-clock ms), for `--timeline`. */
-  arrivals = new Map<string, { publishedMs: number; arrivedMs: number }>();
   private firstAt = 0;
   private lastAt = 0;
   private server!: Server;
@@ -95,7 +92,6 @@ export class Receiver {
     if (seen.includes(seq)) return; // a retry of a delivered update
     seen.push(seq);
     this.latencies.push(now - Number(update[2]));
-    this.arrivals.set(`${task[1]} ${seq}`, { publishedMs: Number(update[2]), arrivedMs: now });
     if (this.firstAt === 0) this.firstAt = now;
     this.lastAt = now;
   }
@@ -105,7 +101,6 @@ export class Receiver {
     this.run++;
     this.firsts = new Map();
     this.latencies = [];
-    this.arrivals = new Map();
     this.firstAt = this.lastAt = 0;
     this.requests = 0;
   }
@@ -145,9 +140,9 @@ export class Receiver {
 }
 
 /** `root`: the checkout whose src/main.ts runs as ours (another one for an A/B against a baseline build). */
-async function startKind(kind: Kind, dataDir: string, root = ROOT, timelineFile?: string): Promise<ServerProcess> {
+async function startKind(kind: Kind, dataDir: string, root = ROOT): Promise<ServerProcess> {
   if (kind === "sdk") return startServerProcess({ name: LABEL.sdk, script: join(ROOT, "bench/servers/sdk-push-server.ts"), tsx: true });
-  const imports = [process.env.PUSH_BENCH_SERVER_IMPORT, timelineFile && join(ROOT, "bench/lib/push-timeline.mjs")].filter((f) => f);
+  const imports = [process.env.PUSH_BENCH_SERVER_IMPORT].filter((f) => f);
   return startServerProcess({
     name: LABEL.ours,
     script: join(root, "src/main.ts"),
@@ -155,7 +150,6 @@ async function startKind(kind: Kind, dataDir: string, root = ROOT, timelineFile?
     nodeFlags: imports.flatMap((f) => ["--import", f as string]),
     cwd: root,
     env: (port) => ({
-      ...(timelineFile ? { PUSH_TIMELINE_FILE: timelineFile } : {}),
       A2A_LISTEN: `127.0.0.1:${port}`,
       A2A_STORE: kind === "memory" ? "memory" : "sqlite",
       A2A_LOG_LEVEL: "warn",
@@ -206,8 +200,6 @@ interface PacedResult {
   /** The kernel's part of it (system time: sockets, file writes). */
   systemPerDeliveryUs: number;
   reordered: number;
-  /** With `timeline`: where the time from publish to POST received went. */
-  breakdown?: string;
 }
 interface OutageResult {
   expected: number;
@@ -224,15 +216,12 @@ export interface PacedOptions {
   readonly tasks?: number;
   /** The checkout whose src/main.ts runs as ours (a baseline build for an A/B). */
   readonly root?: string;
-  /** Record each delivery's commit and dispatch times in our server (bench/lib/push-timeline.mjs): the result's `breakdown`. */
-  readonly timeline?: boolean;
 }
 
 export async function paced(kind: Kind, receiver: Receiver, events: number, intervalMs: number, options: PacedOptions = {}): Promise<PacedResult> {
   const { profileFile, tasks = TASKS, root = ROOT } = options;
   const dir = mkdtempSync(join(tmpdir(), "a2a-push-bench-"));
-  const timelineFile = options.timeline && kind !== "sdk" ? join(dir, "timeline.json") : undefined;
-  const server = await startKind(kind, dir, root, timelineFile);
+  const server = await startKind(kind, dir, root);
   let result: PacedResult;
   const lc = loadClient(server.address, { "a2a-version": "1.0" });
   try {
@@ -257,14 +246,7 @@ export async function paced(kind: Kind, receiver: Receiver, events: number, inte
   } finally {
     lc.close();
     await server.stop();
-    if (timelineFile === undefined) rmSync(dir, { recursive: true, force: true });
-  }
-  if (timelineFile !== undefined) {
-    try {
-      result.breakdown = timelineBreakdown(timelineFile, receiver.arrivals);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    rmSync(dir, { recursive: true, force: true });
   }
   return result;
 }

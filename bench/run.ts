@@ -1,162 +1,153 @@
 /**
- * Benchmark entry point: `npm run bench -- <name> [options]`. Each benchmark is a module
- * exporting a function that runs it and returns its markdown report (see bench/README.md).
+ * The one benchmark runner: `npm run bench -- <name> [<name> ...] [options]` (see bench/README.md).
+ * Each benchmark is a module whose function runs it and returns a Markdown report; the runner
+ * prints the report and writes it to bench/results/<date and time>-<name>.md.
+ *
+ * `--server-dir=DIR` runs a second build of our server, from the checkout DIR (built: its dist/),
+ * in the same rounds as this checkout's, so "before and after" is one run.
  */
-const BENCHMARKS: Record<string, { describe: string; run(args: readonly string[]): Promise<string> }> = {
-  issue3: {
-    describe:
-      "task lifecycle core: SendMessage vs bare grpc-js and @a2a-js/sdk, memory per task, ListTasks [--quick] [--profile] [--baseline=DIR: A/B against another build]",
-    run: async (args) => {
-      const issue3 = await import("./issue3.js");
-      return issue3.runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile"), baseline: issue3.argValue(args, "baseline") });
-    },
-  },
-  issue4: {
-    describe:
-      "streaming: 500 SubscribeToTask streams × 1,000 chunks (raw HTTP/2 and grpc-js subscribers) vs @a2a-js/sdk, paced latency, stalled subscribers vs the budgets; one stream of 5,000 / 100,000 chunks vs bare grpc-js and the SDK [--quick] [--profile] [--smoke] [--single: the single stream alone, ~2.5 minutes with --quick]",
+import { mkdirSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+interface Benchmark {
+  readonly measures: string;
+  /** Whether it takes --server-dir (its own --baseline=DIR). */
+  readonly serverDir?: true;
+  run(args: readonly string[]): Promise<string>;
+}
+
+const flag = (args: readonly string[], name: string) => args.includes(`--${name}`);
+const value = (args: readonly string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const count = (args: readonly string[], name: string) => (value(args, name) === undefined ? undefined : Number(value(args, name)));
+
+const BENCHMARKS: Record<string, Benchmark> = {
+  unary: {
+    measures:
+      "blocking SendMessage (trivial agent, memory store): server CPU per call, calls/s, latency vs a bare grpc-js server and @a2a-js/sdk; memory per stored task; ListTasks as tasks grow [--quick] [--profile]",
+    serverDir: true,
     run: async (args) =>
-      (await import("./issue4.js")).runIssue4({
-        quick: args.includes("--quick"),
-        smoke: args.includes("--smoke"),
-        profile: args.includes("--profile"),
-        single: args.includes("--single"),
+      (await import("./unary.js")).runUnary({ quick: flag(args, "quick"), profile: flag(args, "profile"), baseline: value(args, "baseline") }),
+  },
+  streaming: {
+    measures:
+      "one SendStreamingMessage of 5,000 / 100,000 chunks, burst and one chunk per turn: server CPU per event vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite] [--per-turn] [--rounds=N]",
+    serverDir: true,
+    run: async (args) =>
+      (await import("./streaming.js")).runStreaming({
+        quick: flag(args, "quick"),
+        profile: flag(args, "profile"),
+        sqlite: flag(args, "sqlite"),
+        baseline: value(args, "baseline"),
+        perTurn: flag(args, "per-turn"),
+        rounds: count(args, "rounds"),
       }),
   },
-  issue5: {
-    describe:
-      "SQLite vs memory store: SendMessage (interleaved rounds, event log on / off), RSS and ListTasks at 10k / 1M tasks, start-up time [--quick] [--profile] [--throughput-only]",
+  "fan-out": {
+    measures:
+      "500 SubscribeToTask streams x 1,000 chunks (raw HTTP/2 and grpc-js subscribers, lossless check) vs @a2a-js/sdk, paced latency, stalled subscribers; --single: one long stream vs bare grpc-js and the SDK [--quick] [--smoke] [--profile] [--single]",
     run: async (args) =>
-      (await import("./issue5.js")).runIssue5({
-        quick: args.includes("--quick"),
-        profile: args.includes("--profile"),
-        throughputOnly: args.includes("--throughput-only"),
+      (await import("./fan-out.js")).runFanOut({
+        quick: flag(args, "quick"),
+        smoke: flag(args, "smoke"),
+        profile: flag(args, "profile"),
+        single: flag(args, "single"),
       }),
   },
   push: {
-    describe: "push delivery: 100 tasks with webhooks on one loopback receiver vs @a2a-js/sdk's push sender; an outage of the receiver [--quick] [--profile]",
-    run: async (args) => (await import("./push.js")).runPush({ quick: args.includes("--quick"), profile: args.includes("--profile") }),
+    measures:
+      "webhook delivery: 100 tasks on one loopback receiver vs @a2a-js/sdk's push sender, CPU per delivery, latency, a receiver outage [--quick] [--profile]",
+    run: async (args) => (await import("./push.js")).runPush({ quick: flag(args, "quick"), profile: flag(args, "profile") }),
   },
-  "push-paced": {
-    describe: "push delivery, paced phases only (200/s, 20/s), ours vs @a2a-js/sdk, interleaved rounds [--rounds=N] [--memory] [--profile]",
-    run: async (args) => (await import("./push-paced.js")).runPushPaced(args),
-  },
-  "push-store": {
-    describe:
-      "push at the store only: the task writes of the push benchmark (100 tasks with a config) on SQLite vs memory, CPU per write [--rounds=N] [--gap-ms=N]",
+  "push:store": {
+    measures: "the push benchmark's task writes at the store only, SQLite vs memory, CPU per write [--rounds=N] [--gap-ms=N]",
     run: async (args) => (await import("./push-store.js")).runPushStore(args),
   },
+  "push:postgres": {
+    measures: "push on PostgreSQL at the store: a write with a webhook config vs without; outbox drain by one replica vs two [--quick]",
+    run: async (args) => (await import("./postgres-push.js")).runPostgresPushBench({ quick: flag(args, "quick") }),
+  },
+  stores: {
+    measures:
+      "SQLite vs memory store behind the server: blocking SendMessage CPU per call (event log on / off), RSS and ListTasks at 10k / 1M tasks, start-up time [--quick] [--profile] [--throughput-only]",
+    serverDir: true,
+    run: async (args) =>
+      (await import("./stores.js")).runStores({
+        quick: flag(args, "quick"),
+        profile: flag(args, "profile"),
+        throughputOnly: flag(args, "throughput-only"),
+        baseline: value(args, "baseline"),
+      }),
+  },
+  "stores:postgres": {
+    measures:
+      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica latency, failover time [--quick] [--latency] [--throughput [--three]] [--rounds=N] [--profile]",
+    serverDir: true,
+    run: async (args) =>
+      (await import("./postgres.js")).runPostgresBench({
+        quick: flag(args, "quick"),
+        latency: flag(args, "latency"),
+        throughput: flag(args, "throughput"),
+        three: flag(args, "three"),
+        profile: flag(args, "profile"),
+        rounds: count(args, "rounds"),
+        baseline: value(args, "baseline"),
+      }),
+  },
+  auth: {
+    measures: "blocking SendMessage with JWT auth on vs off: server CPU per call; the limits' memory with 1,000 principals [--quick]",
+    run: async (args) => (await import("./auth.js")).runAuthBench({ quick: flag(args, "quick") }),
+  },
   observability: {
-    describe:
-      "what metrics and tracing cost: blocking SendMessage on memory and SQLite, metrics off / on / tracing on, interleaved rounds [--quick] [--profile] [--store=memory|sqlite|both] [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N]",
+    measures:
+      "what metrics and tracing cost: blocking SendMessage with metrics off / on / tracing on, memory and SQLite, interleaved rounds [--quick] [--profile] [--store=memory|sqlite|both] [--kinds=metrics,tracing,sampled] [--rounds=N] [--calls=N]",
+    serverDir: true,
     run: async (args) => {
       const { observabilityOptions, runObservability } = await import("./observability.js");
       return runObservability(observabilityOptions(args));
     },
   },
-  "metrics-cost": {
-    describe:
-      "what the Prometheus metrics cost per blocking SendMessage: metrics off / on, 5,000 calls a round, interleaved, memory and SQLite [--store=memory|sqlite|both] [--rounds=N] [--calls=N] [--processes=N] [--fresh-every=K (default 2; 0: never)] [--no-aa] [--pieces=eld,gc,channels,defaults,gcprofiler,unscraped,closed] [--baseline=DIR] [--reverse] [--profile]",
-    run: async (args) => {
-      const { metricsCostOptions, runMetricsCost } = await import("./metrics-cost.js");
-      return runMetricsCost(metricsCostOptions(args));
-    },
-  },
-  "call-promises": {
-    describe:
-      "how many promises one blocking SendMessage makes in the server, tracing off and on (each costs async-hook work while tracing runs) [--store=memory|sqlite] [--calls=N]",
-    run: async (args) => (await import("./call-promises.js")).runCallPromises(args),
-  },
-  "otel-spans": {
-    describe: "what the OpenTelemetry SDK costs per traced call, in-process: two spans made and ended, and their OTLP protobuf serialisation",
+  "observability:spans": {
+    measures: "the OpenTelemetry SDK's cost per traced call, in process: the call's spans made, ended and serialised",
     run: async () => (await import("./otel-span-cost.js")).runOtelSpanCost(),
   },
-  "tracing-calls": {
-    describe:
-      "a traced call's in-process cost (Tracing's hooks and our OTLP processor), this build ÷ another, in processes taken in turns [--baseline=DIR] [--pairs=N] [--calls=N] [--blocks=N]",
-    run: async (args) => (await import("./tracing-calls.js")).runTracingCalls(args),
-  },
-  issue15: {
-    describe:
-      "one SendStreamingMessage of 5,000 / 100,000 chunks: ours vs a bare grpc-js streaming server [--quick] [--profile] [--sqlite] [--baseline=DIR: another build's dist/ beside ours] [--per-turn] [--rounds=N]",
-    run: async (args) =>
-      (await import("./issue15.js")).runIssue15({
-        quick: args.includes("--quick"),
-        profile: args.includes("--profile"),
-        sqlite: args.includes("--sqlite"),
-        baseline: args.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length),
-        perTurn: args.includes("--per-turn"),
-        rounds: Number(args.find((a) => a.startsWith("--rounds="))?.slice("--rounds=".length)) || undefined,
-      }),
-  },
-  "stream-jit": {
-    describe:
-      "issue 15 item 2: V8 compile time and deopts per stream of 5,000 chunks, paces alternating as in `issue4 --single` (servers traced with --trace-opt --trace-deopt) [--baseline=DIR] [--sequence=b,t,b,b,b,t,t,t] [--n=5000]",
-    run: async (args) => (await import("./stream-jit.js")).runStreamJit(args),
-  },
-  "issue15-sqlite": {
-    describe:
-      "issue 15 item 5: one stream of 5,000 / 100,000 chunks, our server on SQLite vs the memory store, burst and per-turn, met/missed (~3 min) [--profile] [--burst] [--baseline=DIR] [--rounds=N]",
-    run: async (args) =>
-      (await import("./issue15-sqlite.js")).runIssue15Sqlite({
-        profile: args.includes("--profile"),
-        burstOnly: args.includes("--burst"),
-        baseline: args.find((a) => a.startsWith("--baseline="))?.slice("--baseline=".length),
-        rounds: Number(args.find((a) => a.startsWith("--rounds="))?.slice("--rounds=".length)) || undefined,
-      }),
-  },
-  "sqlite-burst-store": {
-    describe:
-      "issue 15 item 5, the store alone: a 100,000-chunk burst into the memory and SQLite stores in process, CPU per chunk and bytes written [--rounds=10] [--baseline=DIR]",
-    run: async (args) => (await import("./sqlite-burst-store.js")).runSqliteBurstStore(args),
-  },
   hostile: {
-    describe: "hostile-input suite, long run: seeded cases over all 11 RPCs, auth off and on [--cases=100000] [--seed=18]",
+    measures:
+      "the hostile-input suite's long run: seeded cases over all 11 RPCs, auth off and on, beside plain calls [--cases=100000] [--seed=18] [--idle-s=30]",
     run: async (args) => (await import("./hostile.js")).runHostileBench(args),
-  },
-  auth: {
-    describe: "blocking SendMessage with JWT auth on vs off (interleaved rounds): server CPU per call; limits' memory with 1,000 principals [--quick]",
-    run: async (args) => (await import("./auth.js")).runAuthBench({ quick: args.includes("--quick") }),
-  },
-  postgres: {
-    describe:
-      "PostgreSQL store: SendMessage vs SQLite (one replica and three), cross-replica publish → receive latency, failover time [--quick] [--latency [--rounds=N] [--baseline=DIR]] [--throughput [--baseline=DIR] [--rounds=N] [--profile]: the target alone] [--throughput --three --baseline=DIR: PostgreSQL one and three replicas A/B]",
-    run: async (args) => {
-      const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-      const rounds = value("rounds");
-      return (await import("./postgres.js")).runPostgresBench({
-        quick: args.includes("--quick"),
-        latency: args.includes("--latency"),
-        throughput: args.includes("--throughput"),
-        three: args.includes("--three"),
-        profile: args.includes("--profile"),
-        rounds: rounds === undefined ? undefined : Number(rounds),
-        baseline: value("baseline"),
-      });
-    },
-  },
-  "postgres-push": {
-    describe: "push on PostgreSQL at the store: a write with a webhook config vs without; outbox drain with one replica's push service vs two [--quick]",
-    run: async (args) => (await import("./postgres-push.js")).runPostgresPushBench({ quick: args.includes("--quick") }),
-  },
-  "stream-release": {
-    describe: "what releasing closed HTTP/2 streams' listeners (as our server does) saves a plain grpc-js server",
-    run: async () => (await import("./stream-release.js")).runStreamRelease(),
   },
 };
 
-const [name, ...args] = process.argv.slice(2);
-const bench = name === undefined ? undefined : BENCHMARKS[name];
-if (bench === undefined) {
+const RESULTS = fileURLToPath(new URL("./results/", import.meta.url));
+
+function usage(problem: string): never {
   const list = Object.entries(BENCHMARKS)
-    .map(([n, b]) => `  ${n.padEnd(8)} ${b.describe}`)
+    .map(([name, b]) => `  ${name.padEnd(20)} ${b.measures}${b.serverDir ? " [--server-dir=DIR]" : ""}`)
     .join("\n");
-  process.stderr.write(`${name === undefined ? "" : `unknown benchmark ${JSON.stringify(name)}\n`}Usage: npm run bench -- <name> [options]\n${list}\n`);
+  process.stderr.write(`${problem}Usage: npm run bench -- <name> [<name> ...] [options]\n${list}\n`);
   process.exit(2);
 }
-bench.run(args).then(
-  (report) => process.stdout.write(`${report}\n`),
-  (err: unknown) => {
-    process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+
+async function main(argv: readonly string[]): Promise<void> {
+  const names = argv.filter((a) => !a.startsWith("--"));
+  const options = argv.filter((a) => a.startsWith("--"));
+  if (names.length === 0) usage("");
+  const unknown = names.find((n) => BENCHMARKS[n] === undefined);
+  if (unknown !== undefined) usage(`unknown benchmark ${JSON.stringify(unknown)}\n`);
+  const serverDir = value(options, "server-dir");
+  const refusing = names.find((n) => serverDir !== undefined && !BENCHMARKS[n]!.serverDir);
+  if (refusing !== undefined) usage(`${refusing} does not take --server-dir\n`);
+  const args = serverDir === undefined ? options : [...options.filter((a) => !a.startsWith("--server-dir=")), `--baseline=${serverDir}`];
+  mkdirSync(RESULTS, { recursive: true });
+  for (const name of names) {
+    const startedAt = new Date();
+    const report = await BENCHMARKS[name]!.run(args);
+    const file = `${RESULTS}${startedAt.toISOString().slice(0, 16).replace(":", "-")}-${name.replace(":", "-")}.md`;
+    writeFileSync(file, `<!-- npm run bench -- ${name} ${options.join(" ")}; started ${startedAt.toISOString()} -->\n\n${report}\n`);
+    process.stdout.write(`${report}\n\n(written to bench/results/${file.slice(RESULTS.length)})\n`);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,5 +1,5 @@
 /**
- * The fan-out benchmark's agent for our server (bench/issue4.ts), loaded with
+ * The fan-out benchmark's agent for our server (bench/fan-out.ts), loaded with
  * A2A_AGENT_MODULE=bench/agents/fanout-agent.mjs. A task goes WORKING and then waits until the
  * benchmark says go over the server process's IPC channel (once its subscribers are attached):
  *   { bench: "fanout-go", taskId, events, intervalMs, yieldEach, padBytes, replace }

@@ -1,5 +1,5 @@
 /**
- * The fan-out benchmark's peer (bench/issue4.ts): the official @a2a-js/sdk gRPC server
+ * The fan-out benchmark's peer (bench/fan-out.ts): the official @a2a-js/sdk gRPC server
  * (DefaultRequestHandler + InMemoryTaskStore) with an executor doing what
  * bench/agents/fanout-agent.mjs does on our server: the task goes WORKING, waits for
  *   { bench: "fanout-go", taskId, events, intervalMs, yieldEach, padBytes, replace }

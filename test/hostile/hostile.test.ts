@@ -4,7 +4,7 @@
  * hostile credentials too; API keys, a valid one on every case). Zero
  * hangs, zero wedged connections, zero INTERNAL/UNKNOWN from our code.
  */
-import { hostileRun } from "../../bench/hostile.js";
+import { hostileRun } from "../support/hostile-run.js";
 
 test.each([false, true])(
   "R-SEC-5 A-34: 600 seeded hostile cases, auth %s: no hang, no wedged connection, no INTERNAL",

@@ -35,7 +35,7 @@ console.log(JSON.stringify({
 // Why this matters: a stream's write path (store, event ring, encoder) is optimized by V8 for the
 // shapes it sees; an artifact list or artifact of another shape at the start of each stream threw
 // that code away and compiled it again, tens of ms of compiler CPU per stream of a few thousand
-// chunks (bench: `npm run bench -- issue15 --baseline=DIR`).
+// chunks (bench: `npm run bench -- streaming --server-dir=DIR`).
 test("issue 15 item 2 (per-turn cost): task artifact lists, stored artifacts and agent parts lists share one shape with the literals the stream path sees", () => {
   const out = execFileSync(process.execPath, ["--allow-natives-syntax", "--import", "tsx", "--input-type=module", "-e", CHILD], {
     cwd: root,

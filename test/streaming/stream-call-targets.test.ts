@@ -117,7 +117,7 @@ console.log(JSON.stringify({ hubOptimized, hubStillOptimized, delivered: first.o
 // path called a function made per stream or per task (a closure), V8 had optimized it for the
 // first stream's function: the next stream's first event threw the code away and V8 compiled it
 // again, 25-200 ms of compiler CPU per stream, counted in the server's CPU per event
-// (bench/README.md, "issue15: per-stream recompilation").
+// (seen in `npm run bench -- streaming --per-turn`).
 test("issue 15 item 2 (per-turn cost): a new stream or task keeps the per-event path's optimized code (no call target made per stream)", () => {
   const out = execFileSync(
     process.execPath,

@@ -1,17 +1,19 @@
 /**
- * Issue 5's benchmark: our server on the SQLite store side by side with the memory store in
+ * Stores benchmark: our server on the SQLite store side by side with the memory store in
  * one run. Blocking SendMessage (trivial agent) on each; then stores of growing size: the
  * SQLite file prefilled directly (bench/lib/sqlite-prefill.ts, in its own process) and the
  * server started on it (start-up time, RSS, ListTasks, SendMessage); the memory store filled
  * through SendMessage (its only way in).
  *
- *   npm run bench -- issue5 [--quick]
- *   node --import tsx bench/issue5.ts [--quick]
+ *   npm run bench -- stores [--quick] [--server-dir=DIR]
+
+ * --server-dir=DIR adds SQLite on another build (DIR's dist/) to the SendMessage rounds, next to
+ * this build's SQLite in every round: this build ÷ that one, before and after in one run.
  *
  * Our server runs compiled (dist/, run `npm run build` first).
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,12 +34,14 @@ const LIST = "/lf.a2a.v1.A2AService/ListTasks";
 const A2A_METADATA = { "a2a-version": "1.0" };
 const STORE_FILE = "tasks.sqlite"; // src/app.ts STORE_FILE_NAME
 
-export interface Issue5Options {
+export interface StoresOptions {
   readonly quick: boolean;
   /** Also profile the memory and the default SQLite server (a separate, unmeasured run each). */
   readonly profile?: boolean;
   /** Only the interleaved SendMessage rounds, not the store-size phases. */
   readonly throughputOnly?: boolean;
+  /** Another checkout, built: its SQLite server joins the SendMessage rounds. */
+  readonly baseline?: string;
 }
 
 const FULL = {
@@ -79,11 +83,11 @@ const sendRequest = Buffer.from(
 );
 const listRequest = Buffer.from(toBinary(ListTasksRequestSchema, create(ListTasksRequestSchema, { pageSize: 50 })));
 
-function start(store: Store, dataDir: string | undefined, logLevel = "warn", extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+function start(store: Store, dataDir: string | undefined, logLevel = "warn", extraEnv: Record<string, string> = {}, root = ROOT): Promise<ServerProcess> {
   return startServerProcess({
-    name: `ours (${store})`,
-    script: join(ROOT, "dist/src/main.js"),
-    cwd: ROOT,
+    name: `ours (${store})${root === ROOT ? "" : `, ${root}`}`,
+    script: join(root, "dist/src/main.js"),
+    cwd: root,
     captureStdout: logLevel !== "warn",
     env: (port) => ({
       A2A_LISTEN: `127.0.0.1:${port}`,
@@ -98,8 +102,8 @@ function start(store: Store, dataDir: string | undefined, logLevel = "warn", ext
   });
 }
 
-async function serving(store: Store, dataDir?: string, extraEnv: Record<string, string> = {}): Promise<{ server: ServerProcess; lc: LoadClient }> {
-  const server = await start(store, dataDir, "warn", extraEnv);
+async function serving(store: Store, dataDir?: string, extraEnv: Record<string, string> = {}, root = ROOT): Promise<{ server: ServerProcess; lc: LoadClient }> {
+  const server = await start(store, dataDir, "warn", extraEnv, root);
   const lc = loadClient(server.address, A2A_METADATA);
   await waitUntilServing(server, () => lc.call(LIST, listRequest), 60_000);
   return { server, lc };
@@ -158,7 +162,7 @@ interface SizeRow {
 }
 
 async function sqliteAt(tasks: number, cfg: typeof FULL, log: (s: string) => void): Promise<SizeRow> {
-  const dir = mkdtempSync(join(tmpdir(), "a2a-bench-issue5-"));
+  const dir = mkdtempSync(join(tmpdir(), "a2a-bench-stores-"));
   try {
     log(`sqlite: prefilling ${formatNumber(tasks)} tasks`);
     const seconds = await prefill(dir, tasks);
@@ -227,13 +231,21 @@ async function memoryAt(cfg: typeof FULL, log: (s: string) => void): Promise<Siz
 }
 
 /** The throughput phase's servers: the memory store, SQLite as configured by default, and SQLite without the resume event log. */
-type ThroughputKind = "memory" | "sqlite" | "sqlite-nolog";
-const THROUGHPUT_KINDS: readonly ThroughputKind[] = ["memory", "sqlite", "sqlite-nolog"];
+type ThroughputKind = "memory" | "sqlite" | "sqlite-nolog" | "sqlite-baseline";
+let THROUGHPUT_KINDS: readonly ThroughputKind[] = ["memory", "sqlite", "sqlite-nolog"];
 const THROUGHPUT_LABEL: Record<ThroughputKind, string> = {
   memory: "memory",
   sqlite: "sqlite (default: resume event log on)",
   "sqlite-nolog": "sqlite, A2A_STREAM_RESUME_RETENTION=off",
+  "sqlite-baseline": "sqlite on the --server-dir build",
 };
+/** A round's order with the other build's SQLite server put right beside this build's (before it in every other round). */
+function withBaseline(order: readonly ThroughputKind[], round: number): ThroughputKind[] {
+  if (!THROUGHPUT_KINDS.includes("sqlite-baseline")) return [...order];
+  const out: ThroughputKind[] = order.filter((k) => k !== "sqlite-baseline");
+  out.splice(out.indexOf("sqlite") + (round % 2), 0, "sqlite-baseline");
+  return out;
+}
 /** Each round measures the three back to back; the order turns so that none always goes first or last. */
 const ROUND_ORDERS: ReadonlyArray<readonly ThroughputKind[]> = [
   ["memory", "sqlite", "sqlite-nolog"],
@@ -249,17 +261,22 @@ interface ThroughputResult {
 /**
  * Blocking SendMessage on the three servers side by side, in interleaved rounds (the machine is
  * shared: servers measured seconds apart see the same load, so the ratios are taken per round).
- * As issue3: a warm-up, a forced full GC in each, a third of the warm-up again, then the rounds.
+ * As unary: a warm-up, a forced full GC in each, a third of the warm-up again, then the rounds.
  */
-async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) => void): Promise<ThroughputResult> {
+async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) => void, baseline?: string): Promise<ThroughputResult> {
   const dirs: string[] = [];
   const served: Array<{ kind: ThroughputKind; server: ServerProcess; lc: LoadClient }> = [];
   try {
     for (const kind of THROUGHPUT_KINDS) {
-      const dir = kind === "memory" ? undefined : mkdtempSync(join(tmpdir(), "a2a-bench-issue5-"));
+      const dir = kind === "memory" ? undefined : mkdtempSync(join(tmpdir(), "a2a-bench-stores-"));
       if (dir) dirs.push(dir);
       const store: Store = kind === "memory" ? "memory" : "sqlite";
-      const { server, lc } = await serving(store, dir, kind === "sqlite-nolog" ? { A2A_STREAM_RESUME_RETENTION: "off" } : {});
+      const { server, lc } = await serving(
+        store,
+        dir,
+        kind === "sqlite-nolog" ? { A2A_STREAM_RESUME_RETENTION: "off" } : {},
+        kind === "sqlite-baseline" ? baseline : ROOT,
+      );
       served.push({ kind, server, lc });
     }
     const load = { path: SEND, request: sendRequest, inFlight: cfg.inFlight };
@@ -269,7 +286,7 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
     const rounds = new Map<ThroughputKind, PhaseResult[]>(THROUGHPUT_KINDS.map((k) => [k, []]));
     const perRound = Math.ceil(cfg.calls / cfg.rounds);
     for (let round = 0; round < cfg.rounds; round++) {
-      for (const kind of ROUND_ORDERS[round % ROUND_ORDERS.length]!) {
+      for (const kind of withBaseline(ROUND_ORDERS[round % ROUND_ORDERS.length]!, round)) {
         const s = served.find((x) => x.kind === kind)!;
         rounds.get(kind)!.push(await measurePhase(s.server, s.lc, { ...load, calls: perRound }));
       }
@@ -281,8 +298,8 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
     const profiles: string[] = [];
     if (profile) {
       for (const s of served) {
-        if (s.kind === "sqlite-nolog") continue;
-        const file = join(RESULTS, `issue5-${s.kind}-send-${Date.now()}.cpuprofile`);
+        if (s.kind === "sqlite-nolog" || s.kind === "sqlite-baseline") continue;
+        const file = join(RESULTS, `stores-${s.kind}-send-${Date.now()}.cpuprofile`);
         await s.server.profileStart();
         const calls = perRound * 2;
         await drive(s.server, s.lc, load, calls);
@@ -302,18 +319,19 @@ async function throughput(cfg: typeof FULL, profile: boolean, log: (s: string) =
 
 const MB = (b: number) => formatNumber(b / 1024 / 1024, 1);
 
-export async function runIssue5(opts: Issue5Options): Promise<string> {
+export async function runStores(opts: StoresOptions): Promise<string> {
   const cfg = opts.quick ? QUICK : FULL;
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
   mkdirSync(RESULTS, { recursive: true });
-  const log = (s: string) => process.stderr.write(`[issue5] ${s}\n`);
+  const log = (s: string) => process.stderr.write(`[stores] ${s}\n`);
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
 
   log(
     `throughput: ${cfg.warmup} warm-up, then ${cfg.rounds} interleaved rounds of ${Math.ceil(cfg.calls / cfg.rounds)} blocking SendMessage calls, ${cfg.inFlight} in flight`,
   );
-  const tp = await throughput(cfg, opts.profile === true, log);
+  if (opts.baseline !== undefined) THROUGHPUT_KINDS = [...THROUGHPUT_KINDS, "sqlite-baseline"];
+  const tp = await throughput(cfg, opts.profile === true, log, opts.baseline);
   const of = (k: ThroughputKind) => tp.rounds.get(k)!;
   const ratios = (k: ThroughputKind, pick: (p: PhaseResult) => number) => of(k).map((p, i) => pick(p) / pick(of("memory")[i]!));
   const cpuOf = (p: PhaseResult) => p.serverCpuPerCall;
@@ -345,6 +363,16 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
   const throughputTargets: Target[] = [
     { what: "SendMessage server CPU per call, sqlite ÷ memory (median of rounds)", actual: median(ratios("sqlite", cpuOf)), op: "<=", limit: 1.25 },
     { what: "SendMessage calls/s, sqlite ÷ memory", actual: median(ratios("sqlite", rateOf)), op: ">=", limit: 0.5 },
+    ...(opts.baseline === undefined
+      ? []
+      : [
+          {
+            what: "SendMessage server CPU per call on SQLite, this build ÷ the --server-dir build (median of rounds)",
+            actual: median(of("sqlite").map((p, i) => p.serverCpuPerCall / of("sqlite-baseline")[i]!.serverCpuPerCall)),
+            op: "<=" as const,
+            limit: 1.1,
+          },
+        ]),
   ];
   const throughputSection = [
     `### Blocking SendMessage, trivial agent, ${cfg.inFlight} calls in flight, empty stores: ${cfg.rounds} interleaved rounds of ${formatNumber(Math.ceil(cfg.calls / cfg.rounds))} calls after ${formatNumber(cfg.warmup)} warm-up`,
@@ -363,22 +391,18 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
         ]
       : []),
   ];
-  const flags = `${opts.quick ? " --quick" : ""}${opts.throughputOnly ? " --throughput-only" : ""}${opts.profile ? " --profile" : ""}`;
-  const command = `npm run build && npm run bench -- issue5${flags}`;
+  const flags = `${opts.quick ? " --quick" : ""}${opts.throughputOnly ? " --throughput-only" : ""}${opts.profile ? " --profile" : ""}${opts.baseline ? ` --server-dir=${opts.baseline}` : ""}`;
+  const command = `npm run build && npm run bench -- stores${flags}`;
   const header = [
-    `## Issue 5 benchmark: SQLite vs memory store${opts.quick ? " (quick)" : ""}`,
+    `## Stores benchmark: SQLite vs memory store${opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\``,
     "",
     `${startedAt.toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? "?"} · load average ${load0.toFixed(2)} at start (shared machine)`,
     "",
   ];
-  const save = (report: string) => {
-    const file = join(RESULTS, `issue5-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
-    writeFileSync(file, `${report}\n`);
-    log(`written to ${file}`);
-    return report;
-  };
+  // The runner writes the report to bench/results/.
+  const save = (report: string) => report;
   if (opts.throughputOnly) return save([...header, ...throughputSection, "", "### Targets", "", targetsTable(throughputTargets)].join("\n"));
 
   const memoryStartup = await startupMs("memory", undefined, cfg.startupRuns);
@@ -466,7 +490,7 @@ export async function runIssue5(opts: Issue5Options): Promise<string> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runIssue5({
+  runStores({
     quick: process.argv.includes("--quick"),
     profile: process.argv.includes("--profile"),
     throughputOnly: process.argv.includes("--throughput-only"),

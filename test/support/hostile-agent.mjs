@@ -1,9 +1,9 @@
 /**
- * The hostile-input suite's agent (bench/hostile.ts, test/hostile/): bounded work whatever the
+ * The hostile-input suite's agent (test/support/hostile-run.ts, test/hostile/): bounded work whatever the
  * message says. "echo" gets a message reply, "hi" asks for more input (tasks that stay open, so
  * follow-ups, cancels and subscriptions reach them), anything else works, gets one small
  * artifact and completes. Plain JavaScript so that a server process loads it with
- * A2A_AGENT_MODULE=bench/agents/hostile-agent.mjs, as it loads any agent.
+ * A2A_AGENT_MODULE=test/support/hostile-agent.mjs, as it loads any agent.
  */
 /** @type {import("../../src/lifecycle/agent.js").Agent} */
 const agent = {

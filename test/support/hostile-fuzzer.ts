@@ -10,7 +10,7 @@
  * Loopback only: the target is always a server this process started on 127.0.0.1.
  *
  * Two things the HTTP/2 layer does before any code of ours runs, measured and so classified
- * (bench/README.md "hostile", the issue #18 note):
+ * (measured in the long run, `npm run bench -- hostile`):
  * - A header field longer than 64 KiB once HPACK-encoded is a decoding error of nghttp2 (its
  *   per-field cap, NGHTTP2_HD_MAX_NV): the server's HTTP/2 session answers GOAWAY
  *   COMPRESSION_ERROR and every stream on that connection ends with "RST_STREAM code 9".

@@ -1,9 +1,9 @@
 /**
- * Issue 15's single-stream benchmark: one SendStreamingMessage whose agent appends N chunks to
+ * Streaming benchmark: one SendStreamingMessage whose agent appends N chunks to
  * one artifact, our server beside a bare grpc-js server streaming the same events prebuilt
  * (bench/servers/bare-stream-server.ts), in interleaved rounds, through a plain grpc-js client.
  *
- *   npm run bench -- issue15 [--quick] [--profile] [--sqlite] [--baseline=DIR] [--per-turn] [--rounds=N]
+ *   npm run bench -- streaming [--quick] [--profile] [--sqlite] [--baseline=DIR] [--per-turn] [--rounds=N]
  *
  * Two agent paces: "burst" (the agent writes as fast as the server takes it, as the memory
  * store lets it in one event-loop turn) and "per-turn" (an event-loop turn after each chunk, as
@@ -16,7 +16,7 @@
  * dist/ inside this checkout so that it finds node_modules): an A/B of two builds in the same
  * rounds. --per-turn runs the per-turn pace only; --rounds=N sets the 5,000-chunk rounds.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -66,7 +66,7 @@ async function start(kind: Kind, dataDir: string, baseline?: string): Promise<Se
 /**
  * One stream of `n` chunks through `client`; unless the server is the bare one, its agent
  * (ours, or the SDK peer's: same IPC "go") is told to go once the task snapshot arrived.
- * Also used by issue4's single-stream phase.
+ * Also used by fan-out's single-stream phase.
  *
  * The client keeps each response's bytes while the stream flows and decodes them (every
  * response, every chunk checked in order) only after the server's CPU was read at the end. Why:
@@ -143,7 +143,7 @@ function perRoundRatio(runs: ReadonlyArray<{ run: Run }>, base: ReadonlyArray<{ 
   return `${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}× (${runs.map((r, i) => (r.run.cpuMicros / base[i]!.run.cpuMicros).toFixed(2)).join(", ")})`;
 }
 
-export interface Issue15Options {
+export interface StreamingOptions {
   readonly quick: boolean;
   readonly profile: boolean;
   readonly sqlite: boolean;
@@ -155,10 +155,10 @@ export interface Issue15Options {
   readonly rounds?: number;
 }
 
-export async function runIssue15(options: Issue15Options): Promise<string> {
+export async function runStreaming(options: StreamingOptions): Promise<string> {
   mkdirSync(RESULTS, { recursive: true });
   const log = (s: string) => process.stderr.write(`${s}\n`);
-  const dataDir = mkdtempSync(join(tmpdir(), "issue15-"));
+  const dataDir = mkdtempSync(join(tmpdir(), "streaming-"));
   const kinds: Kind[] = ["bare", "ours", ...(options.sqlite ? (["ours-sqlite"] as const) : []), ...(options.baseline ? (["baseline"] as const) : [])];
   const servers = new Map<Kind, ServerProcess>();
   const clients = new Map<Kind, Client>();
@@ -220,7 +220,7 @@ export async function runIssue15(options: Issue15Options): Promise<string> {
       for (const kind of kinds.filter((k) => k !== "bare")) {
         const s = servers.get(kind)!;
         for (const pace of paces) {
-          const file = join(RESULTS, `issue15-${kind}-${pace}-${Date.now()}.cpuprofile`);
+          const file = join(RESULTS, `streaming-${kind}-${pace}-${Date.now()}.cpuprofile`);
           await s.profileStart();
           await stream(s, kind, 5_000, pace, clients.get(kind)!);
           await s.profileStop(file);
@@ -229,9 +229,9 @@ export async function runIssue15(options: Issue15Options): Promise<string> {
       }
     }
     const report = [
-      `# issue15: one SendStreamingMessage of N chunks, ours vs bare grpc-js`,
+      `# streaming: one SendStreamingMessage of N chunks, ours vs bare grpc-js`,
       "",
-      `\`npm run bench -- issue15${options.quick ? " --quick" : ""}${options.sqlite ? " --sqlite" : ""}${options.baseline ? ` --baseline=${options.baseline}` : ""}${options.perTurn ? " --per-turn" : ""}${options.rounds ? ` --rounds=${options.rounds}` : ""}${options.profile ? " --profile" : ""}\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg()
+      `\`npm run bench -- streaming${options.quick ? " --quick" : ""}${options.sqlite ? " --sqlite" : ""}${options.baseline ? ` --baseline=${options.baseline}` : ""}${options.perTurn ? " --per-turn" : ""}${options.rounds ? ` --rounds=${options.rounds}` : ""}${options.profile ? " --profile" : ""}\` — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? "?"}, load ${loadavg()
         .map((l) => l.toFixed(2))
         .join(" ")} (shared machine)`,
       "",
@@ -251,7 +251,6 @@ export async function runIssue15(options: Issue15Options): Promise<string> {
       ),
       profiles,
     ].join("\n");
-    writeFileSync(join(RESULTS, `issue15-${Date.now()}.md`), report);
     return report;
   } finally {
     for (const c of clients.values()) c.close();

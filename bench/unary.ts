@@ -1,11 +1,11 @@
 /**
- * Issue 3's benchmark: blocking SendMessage with a trivial agent, side by side in one run
+ * Unary benchmark: blocking SendMessage with a trivial agent, side by side in one run
  * against (a) a bare grpc-js server answering with prebuilt bytes (the ceiling) and (b) the
  * official @a2a-js/sdk gRPC server with the same agent; then memory per stored task and
  * ListTasks cost as the store grows (ours and the SDK's).
  *
- *   npm run bench -- issue3 [--quick] [--profile] [--baseline=DIR]
- *   node --import tsx bench/issue3.ts [--quick] [--profile] [--baseline=DIR]
+ *   npm run bench -- unary [--quick] [--profile] [--baseline=DIR]
+ *   node --import tsx bench/unary.ts [--quick] [--profile] [--baseline=DIR]
  *
  * --baseline=DIR is the A/B mode for a change to our server: DIR is another checkout (built)
  * of this repository, e.g. main's; its server takes the SDK's place in the interleaved rounds,
@@ -42,7 +42,7 @@ const SEND = "/lf.a2a.v1.A2AService/SendMessage";
 const LIST = "/lf.a2a.v1.A2AService/ListTasks";
 const A2A_METADATA = { "a2a-version": "1.0" };
 
-export interface Issue3Options {
+export interface UnaryOptions {
   readonly quick: boolean;
   readonly profile: boolean;
   /** A/B mode: the root of another built checkout whose server is measured against ours (see the header). */
@@ -181,9 +181,9 @@ const AB_ROUND_ORDERS: ReadonlyArray<readonly ServerKind[]> = [
   ["ours", "baseline", "bare"],
 ];
 
-async function throughputRounds(cfg: typeof FULL, opts: Issue3Options, log: (s: string) => void) {
+async function throughputRounds(cfg: typeof FULL, opts: UnaryOptions, log: (s: string) => void) {
   const ours = await startServing("ours");
-  const responseFile = join(RESULTS, "issue3-response.bin");
+  const responseFile = join(RESULTS, "unary-response.bin");
   writeFileSync(responseFile, ours.first); // the ceiling answers with our exact response bytes
   const bare = await startServing("bare", responseFile);
   const other: ServerKind = opts.baseline === undefined ? "sdk" : "baseline";
@@ -244,7 +244,7 @@ function combineRounds(phases: readonly PhaseResult[]): PhaseResult {
 
 /** Runs `options` once more under the V8 profiler and summarizes where the time went. */
 async function profiled(server: ServerProcess, lc: LoadClient, options: LoadOptions, what: string): Promise<string> {
-  const file = join(RESULTS, `issue3-ours-${what}-${Date.now()}.cpuprofile`);
+  const file = join(RESULTS, `unary-ours-${what}-${Date.now()}.cpuprofile`);
   await server.profileStart();
   const load = await runLoad(lc, options);
   await server.profileStop(file);
@@ -292,7 +292,7 @@ async function listedTotal(kind: ServerKind, lc: LoadClient): Promise<number> {
  * Fills a fresh server's store via SendMessage, measuring memory at the set sizes, and ListTasks
  * at the largest list size against a second server of the same kind holding the smallest.
  */
-async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options): Promise<GrowthRow> {
+async function growth(kind: ServerKind, cfg: typeof FULL, opts: UnaryOptions): Promise<GrowthRow> {
   const [smallTasks, largeTasks] = [cfg.listAt[0]!, cfg.listAt.at(-1)!];
   const small = await startServing(kind);
   const { server, lc } = await startServing(kind);
@@ -344,7 +344,7 @@ async function growth(kind: ServerKind, cfg: typeof FULL, opts: Issue3Options): 
   }
 }
 
-export async function runIssue3(opts: Issue3Options): Promise<string> {
+export async function runUnary(opts: UnaryOptions): Promise<string> {
   const cfg = opts.quick ? QUICK : FULL;
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
   if (opts.baseline !== undefined) {
@@ -352,7 +352,7 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
     if (!existsSync(join(baselineRoot, "dist/src/main.js"))) throw new Error(`${baselineRoot}/dist/src/main.js is missing: run \`npm run build\` there first`);
   }
   mkdirSync(RESULTS, { recursive: true });
-  const log = (s: string) => process.stderr.write(`[issue3] ${s}\n`);
+  const log = (s: string) => process.stderr.write(`[unary] ${s}\n`);
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
 
@@ -433,10 +433,10 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
     },
   ];
 
-  const command = `npm run build && npm run bench -- issue3${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
+  const command = `npm run build && npm run bench -- unary${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
   const sdkMem = sdkGrowth.memory.at(-1);
   const out = [
-    `## Issue 3 benchmark${opts.quick ? " (quick)" : ""}`,
+    `## Unary benchmark: blocking SendMessage${opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\``,
     "",
@@ -469,16 +469,13 @@ export async function runIssue3(opts: Issue3Options): Promise<string> {
   const listProfile = growthRows[1]!.profile;
   if (listProfile) out.push("", `### Where our server's CPU goes: ListTasks at ${formatNumber(cfg.listAt.at(-1)!)} tasks`, "", listProfile);
   const report = out.join("\n");
-  const file = join(RESULTS, `issue3-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
-  writeFileSync(file, `${report}\n`);
-  log(`written to ${file}`);
   return report;
 }
 
 /** The A/B report: ours against the baseline build, round by round (no store-growth phases). */
 function abReport(r: {
   cfg: typeof FULL;
-  opts: Issue3Options;
+  opts: UnaryOptions;
   measured: Awaited<ReturnType<typeof throughputRounds>>;
   rows: Array<{ kind: ServerKind; phase: PhaseResult }>;
   startedAt: Date;
@@ -507,9 +504,9 @@ function abReport(r: {
   const targets: Target[] = [
     { what: `server CPU/call, ours ÷ baseline (median of ${cfg.rounds} rounds; ${spread(r.cpuVsBase)})`, actual: median(r.cpuVsBase), op: "<=", limit: 1.05 },
   ];
-  const command = `npm run build && npm run bench -- issue3${opts.quick ? " --quick" : ""} --baseline=${opts.baseline}`;
+  const command = `npm run build && npm run bench -- unary${opts.quick ? " --quick" : ""} --baseline=${opts.baseline}`;
   const report = [
-    `## Issue 3 benchmark, A/B against a baseline build${opts.quick ? " (quick)" : ""}`,
+    `## Unary benchmark: blocking SendMessage, A/B against a baseline build${opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\` (the baseline checkout built with \`npm run build\` too)`,
     "",
@@ -525,9 +522,6 @@ function abReport(r: {
     "",
     targetsTable(targets),
   ].join("\n");
-  const file = join(RESULTS, `issue3-ab-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
-  writeFileSync(file, `${report}\n`);
-  r.log(`written to ${file}`);
   return report;
 }
 
@@ -539,7 +533,7 @@ export function argValue(args: readonly string[], name: string): string | undefi
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
-  runIssue3({ quick: args.includes("--quick"), profile: args.includes("--profile"), baseline: argValue(args, "baseline") }).then(
+  runUnary({ quick: args.includes("--quick"), profile: args.includes("--profile"), baseline: argValue(args, "baseline") }).then(
     (report) => process.stdout.write(`${report}\n`),
     (err: unknown) => {
       process.stderr.write(`${(err as Error)?.stack ?? err}\n`);

@@ -1,5 +1,5 @@
 /**
- * Issues 4 and 15's streaming benchmark: our server side by side with the official @a2a-js/sdk
+ * Fan-out benchmark (many subscribers of one task, and one long stream): our server side by side with the official @a2a-js/sdk
  * gRPC server, and a bare grpc-js streaming server, in one run. Fan-out: one task, many
  * SubscribeToTask streams (spread over subscriber processes, bench/lib/subscribers.ts), a burst
  * of artifact updates published by the agent once every subscriber is attached, read by raw
@@ -9,10 +9,10 @@
  * events flow (server RSS against the backlog budgets). Single stream: one SendStreamingMessage
  * of 5,000 and 100,000 chunks, burst and per-turn agents, ours vs bare (and the SDK at 5,000
  * only: its cost per chunk grows with the artifact, so 100,000 would take hours), interleaved
- * rounds (bench/issue15.ts's stream()).
+ * rounds (bench/streaming.ts's stream()).
  *
- *   npm run bench -- issue4 [--quick] [--profile]
- *   node --import tsx bench/issue4.ts [--quick] [--profile]
+ *   npm run bench -- fan-out [--quick] [--profile]
+ *   node --import tsx bench/fan-out.ts [--quick] [--profile]
  *
  * --profile: after the measured phases, our server runs the paced phase once more (fresh task,
  * unmeasured) under the V8 CPU profiler; the report ends with where that CPU went.
@@ -20,7 +20,7 @@
  * Our server runs compiled (dist/, run `npm run build` first) with the memory store and
  * bench/agents/fanout-agent.mjs; the SDK's with the same agent in bench/servers/sdk-fanout-server.ts.
  */
-import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, existsSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,7 +42,7 @@ import { profileSummary } from "./lib/cpu-profile.js";
 import { percentiles } from "./lib/stats.js";
 import { openSubscribers, type SubscribersResult } from "./lib/subscribers.js";
 import { comparisonTable, formatNumber, markdownTable, targetsTable, type Target } from "./lib/table.js";
-import { stream as singleStream, type Pace, type Run as SingleRun } from "./issue15.js";
+import { stream as singleStream, type Pace, type Run as SingleRun } from "./streaming.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS = join(ROOT, "bench", "results");
@@ -51,7 +51,7 @@ const GET = "/lf.a2a.v1.A2AService/GetTask";
 const SUBSCRIBE = "/lf.a2a.v1.A2AService/SubscribeToTask";
 const A2A_METADATA = { "a2a-version": "1.0" };
 
-export interface Issue4Options {
+export interface FanOutOptions {
   readonly quick: boolean;
   readonly smoke?: boolean;
   readonly profile?: boolean;
@@ -339,7 +339,7 @@ interface ServerResult {
  * out of the measured figures.
  */
 async function profiledPaced(s: Served, cfg: typeof FULL, go: Go): Promise<string> {
-  const file = join(RESULTS, `issue4-ours-paced-${Date.now()}.cpuprofile`);
+  const file = join(RESULTS, `fan-out-ours-paced-${Date.now()}.cpuprofile`);
   const run = await fanout(s, cfg, cfg.subscribers, go, { open: () => s.server.profileStart(), close: () => s.server.profileStop(file) });
   const checked =
     `${run.result.complete} / ${run.result.subscribers} streams complete and in order, ${formatNumber(run.delivered)} delivered events; ` +
@@ -409,8 +409,8 @@ async function singleStreamPhase(
         // Each server is warmed up with one unmeasured stream of this pace right before its rounds, at the first
         // measured size (the SDK: a short one). A warm-up at the start of the phase did not last: after the
         // burst rounds and the minutes of idle that the SDK's streams give the others, ours's first per-turn
-        // stream recompiled ~40 functions of Node's write and timer path (`npm run bench -- stream-jit
-        // --sequence=b,t,t,b,b,b,b,b,t,t --gap-ms=15000`: 43 compilations, against 1 with no idle gaps).
+        // stream recompiled ~40 functions of Node's write and timer path (seen with node's
+        // --trace-opt --trace-deopt: 43 compilations, against 1 with no idle gaps).
         for (const kind of n === cfg.sdkWith ? (["bare", "ours", "sdk"] as const) : (["bare", "ours"] as const)) {
           const warm = kind === "sdk" ? Math.min(500, cfg.sdkSize) : cfg.single[0]!.n;
           await singleStream(servers[kind], kind, warm, pace, clients[kind]);
@@ -438,7 +438,7 @@ async function singleStreamPhase(
     }
     if (profile) {
       for (const pace of ["burst", "per-turn"] as const) {
-        const file = join(RESULTS, `issue4-single-ours-${pace}-${Date.now()}.cpuprofile`);
+        const file = join(RESULTS, `fan-out-single-ours-${pace}-${Date.now()}.cpuprofile`);
         await servers.ours.profileStart();
         await singleStream(servers.ours, "ours", 5_000, pace, clients.ours);
         await servers.ours.profileStop(file);
@@ -579,7 +579,7 @@ function singleTargets(rows: readonly SingleRow[], cfg: typeof FULL): Target[] {
 }
 
 /** `--single`: the single-stream phase alone, with its targets. */
-async function runSingleOnly(opts: Issue4Options, cfg: typeof FULL, log: (s: string) => void): Promise<string> {
+async function runSingleOnly(opts: FanOutOptions, cfg: typeof FULL, log: (s: string) => void): Promise<string> {
   const startedAt = new Date();
   const load0 = loadavg()[0]!;
   const sdk = await start("sdk", cfg);
@@ -591,9 +591,9 @@ async function runSingleOnly(opts: Issue4Options, cfg: typeof FULL, log: (s: str
   } finally {
     await Promise.all([sdk.stop(3_000), bare.stop(3_000), ours.stop(3_000)]);
   }
-  const command = `npm run build && npm run bench -- issue4 --single${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
+  const command = `npm run build && npm run bench -- fan-out --single${opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
   const report = [
-    `## Streaming benchmark (issue 15): single stream only${opts.quick ? " (quick)" : ""}`,
+    `## Fan-out benchmark: single stream only${opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\``,
     "",
@@ -606,17 +606,14 @@ async function runSingleOnly(opts: Issue4Options, cfg: typeof FULL, log: (s: str
     targetsTable(singleTargets(single.rows, cfg)),
     single.profiles,
   ].join("\n");
-  const file = join(RESULTS, `issue4-single-${startedAt.toISOString().replace(/[:.]/g, "-")}.md`);
-  writeFileSync(file, `${report}\n`);
-  log(`written to ${file}`);
   return report;
 }
 
-export async function runIssue4(opts: Issue4Options): Promise<string> {
+export async function runFanOut(opts: FanOutOptions): Promise<string> {
   const cfg = opts.smoke ? SMOKE : opts.quick ? QUICK : FULL;
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
   mkdirSync(RESULTS, { recursive: true });
-  const log = (s: string) => process.stderr.write(`[issue4] ${s}\n`);
+  const log = (s: string) => process.stderr.write(`[fan-out] ${s}\n`);
   log(
     `single stream: ${cfg.single.map((x) => `${formatNumber(x.n)} chunks × ${x.rounds} rounds`).join(", ")}; the SDK with ${formatNumber(cfg.sdkSize)} in every round of ${formatNumber(cfg.sdkWith)}`,
   );
@@ -796,9 +793,9 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
     },
   ];
 
-  const command = `npm run build && npm run bench -- issue4${opts.smoke ? " --smoke" : opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
+  const command = `npm run build && npm run bench -- fan-out${opts.smoke ? " --smoke" : opts.quick ? " --quick" : ""}${opts.profile ? " --profile" : ""}`;
   const report = [
-    `## Streaming benchmark (issues 4 and 15): fan-out and single stream${opts.smoke ? " (smoke: not figures)" : opts.quick ? " (quick)" : ""}`,
+    `## Fan-out benchmark: fan-out and single stream${opts.smoke ? " (smoke: not figures)" : opts.quick ? " (quick)" : ""}`,
     "",
     `Reproduce: \`${command}\``,
     "",
@@ -849,14 +846,11 @@ export async function runIssue4(opts: Issue4Options): Promise<string> {
       : []),
     single.profiles,
   ].join("\n");
-  const file = join(RESULTS, `issue4-${startedAt.toISOString().replace(/[:.]/g, "-")}${opts.quick ? "-quick" : ""}.md`);
-  writeFileSync(file, `${report}\n`);
-  log(`written to ${file}`);
   return report;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runIssue4({
+  runFanOut({
     quick: process.argv.includes("--quick"),
     smoke: process.argv.includes("--smoke"),
     profile: process.argv.includes("--profile"),
