@@ -24,6 +24,8 @@ export interface PushSettings {
   readonly maxBackoffMs: number;
   readonly maxAgeMs: number;
   readonly concurrency: number;
+  /** Requests in flight to one destination host at most. */
+  readonly concurrencyPerHost: number;
   readonly maxConfigsPerTask: number;
   /** Standard Webhooks signing key bytes; null = unsigned. */
   readonly signingKey: Buffer | null;

@@ -151,6 +151,7 @@ function loadPush(get: Getter): PushSettings {
       "24h",
     ),
     concurrency: get("pushConcurrency", ms(1, 10_000), "32"),
+    concurrencyPerHost: get("pushConcurrencyPerHost", ms(1, 10_000), "4"),
     maxConfigsPerTask: get("pushMaxConfigsPerTask", ms(1, 1000), "10"),
     signingKey: get("pushSigningSecret", (v) => (v.trim() === "" ? null : parseSigningSecret(v)), " "),
   };

@@ -158,6 +158,12 @@ export const SETTINGS = {
   pushMaxBackoffMs: setting("A2A_PUSH_MAX_BACKOFF_MS", "push-max-backoff-ms", "300000", "Longest wait between two attempts, ms."),
   pushMaxAge: setting("A2A_PUSH_MAX_AGE", "push-max-age", "24h", "An event not delivered this long after it happened is given up (e.g. 24h, 30m)."),
   pushConcurrency: setting("A2A_PUSH_CONCURRENCY", "push-concurrency", "32", "Webhook requests in flight at most."),
+  pushConcurrencyPerHost: setting(
+    "A2A_PUSH_CONCURRENCY_PER_HOST",
+    "push-concurrency-per-host",
+    "4",
+    "Webhook requests in flight to one destination host at most. Waiting deliveries are served round robin across principals, and one principal holds at most three quarters of A2A_PUSH_CONCURRENCY, so one principal's slow receivers cannot delay another's.",
+  ),
   pushMaxConfigsPerTask: setting("A2A_PUSH_MAX_CONFIGS_PER_TASK", "push-max-configs-per-task", "10", "Push configs one task may have."),
   pushSigningSecret: setting(
     "A2A_PUSH_SIGNING_SECRET",

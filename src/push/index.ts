@@ -38,6 +38,7 @@ export function createPushDelivery(options: {
     sender,
     retry: { maxAttempts: settings.maxAttempts, backoffMs: settings.backoffMs, maxBackoffMs: settings.maxBackoffMs, maxAgeMs: settings.maxAgeMs },
     concurrency: settings.concurrency,
+    concurrencyPerHost: settings.concurrencyPerHost,
     signingKey: settings.signingKey ?? undefined,
     logger: options.logger,
   });
