@@ -35,7 +35,7 @@ import {
 } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
-import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
+import { createPushDelivery, createWebhookSigner, pushSignatureDeclaration, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
 import { BacklogBudget, openStreamCount, streamResumeDeclaration } from "./streams/index.js";
 import type { EventLogOptions } from "./lifecycle/event-log.js";
 
@@ -89,6 +89,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     : await openStore(config, logger, onListenerError, resume);
   const { repository, pageTokenSecret, leases } = store;
   const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
+  const pushSigner =
+    pushStore && createWebhookSigner(config.push, { dataDir: config.dataDir, durable: config.store !== "memory" && overrides.repository === undefined });
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
@@ -96,6 +98,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
       pushNotifications: pushStore !== undefined,
+      pushSignature: pushSigner && pushSignatureDeclaration(pushSigner),
       security: cardSecurity(config.auth),
     },
     // Declared only when the store keeps the events (a repository given by the caller may not).
@@ -105,7 +108,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
   const pageTokens = new PageTokenCodec(pageTokenSecret);
-  const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver });
+  const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver, signer: pushSigner });
   const pushConfigs = pushStore && new PushConfigService({ repository, store: pushStore, pageTokens, maxPerTask: config.push.maxConfigsPerTask });
   // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
   const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));

@@ -168,8 +168,20 @@ export const SETTINGS = {
   pushSigningSecret: setting(
     "A2A_PUSH_SIGNING_SECRET",
     "push-signing-secret",
-    "(unset: no webhook-signature)",
-    "Standard Webhooks secret (whsec_ + base64 of 24-64 random bytes); when set, every webhook request carries webhook-signature.",
+    "(unset)",
+    "Root secret of HMAC signing (whsec_ + base64 of 24-64 random bytes): each tenant's receivers get their own secret derived from it (a2a-grpc-server push tenant-secret --tenant=NAME), never this one.",
+  ),
+  pushSigning: setting(
+    "A2A_PUSH_SIGNING",
+    "push-signing",
+    "ed25519 (hmac when A2A_PUSH_SIGNING_SECRET is set)",
+    "How webhooks are signed (webhook-signature): ed25519 (v1a, verified with the server's public key from the card or `a2a push public-key`), hmac (v1, one secret per tenant) or off.",
+  ),
+  pushSigningKeyFile: setting(
+    "A2A_PUSH_SIGNING_KEY_FILE",
+    "push-signing-key-file",
+    "(unset: <data dir>/push-signing-key.pem, made on first start)",
+    "Ed25519 private key (PKCS#8 PEM) that signs webhooks; replicas on PostgreSQL must share one. Unset: the key the server made in A2A_DATA_DIR (0600); with the memory store, a key for the process only.",
   ),
   auth: setting(
     "A2A_AUTH",

@@ -7,6 +7,7 @@ import type { OutboxEntry, PushOutbox } from "../lifecycle/push-outbox.js";
 import { webhookBody } from "./body-encoding.js";
 import { FairScheduler, destinationHost, principalShare } from "./fair-scheduler.js";
 import { nextAttemptDelay, parseRetryAfter, verdictOf, type RetryPolicy } from "./retry-schedule.js";
+import type { WebhookSigner } from "./signature.js";
 import type { AttemptResult, WebhookRequest } from "./webhook-sender.js";
 import { webhookRequest } from "./webhook-request.js";
 
@@ -34,8 +35,8 @@ export interface PushServiceOptions {
   readonly concurrency: number;
   /** Requests in flight to one host at most (A2A_PUSH_CONCURRENCY_PER_HOST); default: no cap beyond `concurrency`. */
   readonly concurrencyPerHost?: number;
-  /** Standard Webhooks signing key; undefined = no webhook-signature header. */
-  readonly signingKey?: Buffer;
+  /** Makes the Standard Webhooks signature; undefined = no webhook-signature header. */
+  readonly signer?: WebhookSigner;
   readonly logger: CoreLogger;
   /** (task, config) lanes held in memory at most: the rest wait in the outbox. */
   readonly maxLanes?: number;
@@ -325,7 +326,7 @@ export class PushService {
       lane.started = { traceContext: entry.traceContext, headers: {} };
       deliveryStart.publish(lane.started);
     }
-    const request = webhookRequest(config, entry, lane.body, this.options.signingKey, started, lane.started?.headers);
+    const request = webhookRequest(config, entry, lane.body, this.options.signer, started, lane.started?.headers);
     const result = await this.options.sender.send(request, this.stopping.signal);
     if (this.stopped) return;
     const durationMs = this.now() - started;
