@@ -91,6 +91,11 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
   const pushSigner =
     pushStore && createWebhookSigner(config.push, { dataDir: config.dataDir, durable: config.store !== "memory" && overrides.repository === undefined });
+  if (pushSigner !== undefined && config.store === "postgres" && config.push.signing === "ed25519" && config.push.signingKeyFile === null)
+    logger.warn(
+      { data_dir: config.dataDir },
+      "push: each replica signs webhooks with the key in its own data directory; give replicas one key (A2A_PUSH_SIGNING_KEY_FILE)",
+    );
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
