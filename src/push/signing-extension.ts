@@ -11,8 +11,8 @@ export function pushSignatureDeclaration(signer: WebhookSigner): AgentExtension 
   return create(AgentExtensionSchema, {
     uri: PUSH_SIGNATURE_EXTENSION,
     description: ed25519
-      ? "Push notifications carry Standard Webhooks headers; webhook-signature is v1a: base64 Ed25519 over `${webhook-id}.${webhook-timestamp}.${body}`, verified with public_key (whpk_ + base64 of the raw key) or public_key_pem."
-      : "Push notifications carry Standard Webhooks headers; webhook-signature is v1: base64 HMAC-SHA256 over `${webhook-id}.${webhook-timestamp}.${body}` with your tenant's secret (ask the operator).",
+      ? "Push notifications carry Standard Webhooks headers; webhook-signature is v1a: base64 Ed25519 over <webhook-id>.<webhook-timestamp>.<body>, verified with public_key (whpk_ + base64 of the raw key) or public_key_pem."
+      : "Push notifications carry Standard Webhooks headers; webhook-signature is v1: base64 HMAC-SHA256 over <webhook-id>.<webhook-timestamp>.<body> with your tenant's secret (ask the operator).",
     required: false,
     params: ed25519 ? { scheme: "v1a", algorithm: "Ed25519", public_key: signer.publicKey, public_key_pem: signer.publicKeyPem } : { scheme: "v1" },
   });

@@ -132,7 +132,7 @@ test("A-29 / A-12: a receiver answering 500 for a while, then 200, gets every ev
   try {
     await sendForTask(s, userMessage(MANY), inline(r.url()));
     // Snapshot + 12 WORKING + COMPLETED = 14 events; wait until each got through once.
-    await r.waitFor(14, 20_000, (all) => deliveredOnce(r, (req) => req.atMs >= until).length);
+    await r.waitFor(14, 20_000, () => deliveredOnce(r, (req) => req.atMs >= until).length);
     const firsts = deliveredOnce(r, (req) => req.atMs >= until);
     expect(firsts.map(kindOf)).toEqual(["task", ...Array(13).fill("statusUpdate")]);
     const texts = firsts

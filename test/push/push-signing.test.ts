@@ -85,16 +85,16 @@ function run(argv: string[], env: NodeJS.ProcessEnv): { code: number; out: strin
   return { code, out, err };
 }
 
-const valueOf = (p: Record<string, unknown> | undefined, k: string) => p?.[k] as string | undefined;
+const paramOf = (p: Record<string, unknown> | undefined, k: string) => p?.[k] as string | undefined;
 
 describe("issue 33 finding 5: Ed25519 by default", () => {
   test("A-29: every webhook carries v1a, verified with the public key the card publishes; a forged body does not verify", async () => {
     const s = await server();
     const r = await receiver();
     const params = published(s);
-    const whpk = valueOf(params, "public_key")!;
+    const whpk = paramOf(params, "public_key")!;
     expect(whpk).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
-    expect(valueOf(params, "scheme")).toBe("v1a");
+    expect(paramOf(params, "scheme")).toBe("v1a");
     await sendForTask(s, userMessage(STEPS), { taskPushNotificationConfig: pushConfig({ url: r.url("/ed"), token: "tk" }) });
     const got = await r.waitFor(3);
     for (const req of got) {
@@ -104,7 +104,7 @@ describe("issue 33 finding 5: Ed25519 by default", () => {
       expect(verifiesWith(whpk, { headers: { ...req.headers, "webhook-id": "msg_forged" }, body: req.body })).toBe(false);
     }
     // The PEM form is the same key.
-    const pem = createPublicKey(valueOf(params, "public_key_pem")!).export({ format: "jwk" }) as { x: string };
+    const pem = createPublicKey(paramOf(params, "public_key_pem")!).export({ format: "jwk" }) as { x: string };
     expect(`whpk_${Buffer.from(pem.x, "base64url").toString("base64")}`).toBe(whpk);
   });
 
@@ -114,14 +114,14 @@ describe("issue 33 finding 5: Ed25519 by default", () => {
     const r = await receiver();
     await sendForTask(b, userMessage(STEPS), { taskPushNotificationConfig: pushConfig({ url: r.url("/b") }) });
     const [req] = await r.waitFor(1);
-    expect(verifiesWith(valueOf(published(b), "public_key")!, req!)).toBe(true);
-    expect(verifiesWith(valueOf(published(a), "public_key")!, req!)).toBe(false);
+    expect(verifiesWith(paramOf(published(b), "public_key")!, req!)).toBe(true);
+    expect(verifiesWith(paramOf(published(a), "public_key")!, req!)).toBe(false);
   });
 
   test("`a2a push public-key` prints the key from the card listener (--human: the whpk_ line; --pem: the PEM)", async () => {
     const s = await server({ A2A_CARD_LISTEN: "127.0.0.1:0" });
     const card = `http://127.0.0.1:${s.app.cardPort}`;
-    const whpk = valueOf(published(s), "public_key")!;
+    const whpk = paramOf(published(s), "public_key")!;
     const piped = await a2a(["push", "public-key", "--card", card]); // piped: JSON, as every command
     expect({ code: piped.code, key: piped.json().public_key }).toEqual({ code: 0, key: whpk });
     const plain = await a2a(["push", "public-key", "--card", card, "--human"]);
@@ -133,11 +133,11 @@ describe("issue 33 finding 5: Ed25519 by default", () => {
   test("SQLite: the key is made on first start in the data directory (file 0600), kept across restarts, and printed by a2a-grpc-server push public-key", async () => {
     const dir = join(tempDir(), "data");
     const env = { A2A_STORE: "sqlite", A2A_DATA_DIR: dir };
-    const first = valueOf(published(await server(env)), "public_key");
+    const first = paramOf(published(await server(env)), "public_key");
     const file = join(dir, "push-signing-key.pem");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     for (const x of open.splice(0).reverse()) await x.close();
-    expect(valueOf(published(await server(env)), "public_key")).toBe(first);
+    expect(paramOf(published(await server(env)), "public_key")).toBe(first);
     const printed = run(["public-key"], { ...env });
     expect(printed.code).toBe(0);
     expect(printed.out.split("\n")[0]).toBe(first);
@@ -150,7 +150,7 @@ describe("issue 33 finding 5: Ed25519 by default", () => {
     writeFileSync(file, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
     const s = await server({ A2A_PUSH_SIGNING_KEY_FILE: file });
     const jwk = (privateKey as KeyObject).export({ format: "jwk" }) as { x: string };
-    expect(valueOf(published(s), "public_key")).toBe(`whpk_${Buffer.from(jwk.x, "base64url").toString("base64")}`);
+    expect(paramOf(published(s), "public_key")).toBe(`whpk_${Buffer.from(jwk.x, "base64url").toString("base64")}`);
     const rsa = join(dir, "rsa.pem");
     writeFileSync(rsa, generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey.export({ type: "pkcs8", format: "pem" }));
     const load = (f: string) => () => loadConfig({ argv: [], env: { A2A_PUSH_SIGNING_KEY_FILE: f } });
@@ -170,7 +170,7 @@ describe("issue 33 finding 5: HMAC, one secret per tenant", () => {
   test("A-29: each tenant's webhooks verify with its own secret only; no tenant's secret, nor the root, signs for another", async () => {
     const s = await server({ A2A_PUSH_SIGNING: "hmac", A2A_PUSH_SIGNING_SECRET: ROOT });
     expect(published(s)).toBeDefined(); // v1 declared, no public key
-    expect(valueOf(published(s), "public_key")).toBeUndefined();
+    expect(paramOf(published(s), "public_key")).toBeUndefined();
     const r = await receiver();
     await sendForTask(s, userMessage(STEPS), { taskPushNotificationConfig: pushConfig({ url: r.url("/acme"), tenant: "acme" }) }, "acme");
     await sendForTask(s, userMessage(STEPS), { taskPushNotificationConfig: pushConfig({ url: r.url("/globex"), tenant: "globex" }) }, "globex");
