@@ -36,7 +36,7 @@ import {
 } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
-import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
+import { createPushDelivery, createWebhookSigner, pushSignatureDeclaration, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
 import { BacklogBudget, openStreamCount, streamResumeDeclaration } from "./streams/index.js";
 import type { EventLogOptions } from "./lifecycle/event-log.js";
 
@@ -96,6 +96,13 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     : await openStore(config, logger, onListenerError, resume);
   const { repository, pageTokenSecret, leases } = store;
   const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
+  const pushSigner =
+    pushStore && createWebhookSigner(config.push, { dataDir: config.dataDir, durable: config.store !== "memory" && overrides.repository === undefined });
+  if (pushSigner !== undefined && config.store === "postgres" && config.push.signing === "ed25519" && config.push.signingKeyFile === null)
+    logger.warn(
+      { data_dir: config.dataDir },
+      "push: each replica signs webhooks with the key in its own data directory; give replicas one key (A2A_PUSH_SIGNING_KEY_FILE)",
+    );
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
@@ -103,6 +110,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
       pushNotifications: pushStore !== undefined,
+      pushSignature: pushSigner && pushSignatureDeclaration(pushSigner),
       security: cardSecurity(config.auth),
     },
     // Declared only when the store keeps the events (a repository given by the caller may not).
@@ -112,7 +120,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
   const pageTokens = new PageTokenCodec(pageTokenSecret);
-  const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver });
+  const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver, signer: pushSigner });
   const pushConfigs = pushStore && new PushConfigService({ repository, store: pushStore, pageTokens, maxPerTask: config.push.maxConfigsPerTask });
   // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
   const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));

@@ -11,6 +11,7 @@ import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from 
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
 import { startServer, type RunningServer } from "./protocol/server.js";
+import { runPushCommand } from "./push/push-command.js";
 import { packageVersion } from "./version.js";
 
 /** Time the shutdown hooks get beyond the grace period before the process gives up on them. */
@@ -35,9 +36,18 @@ async function main(argv: readonly string[]): Promise<void> {
     );
     return;
   }
+  if (argv[0] === "push") {
+    process.exitCode = runPushCommand(
+      argv.slice(1),
+      process.env,
+      (t) => process.stdout.write(t),
+      (t) => process.stderr.write(t),
+    );
+    return;
+  }
   if (wantsHelp(argv)) {
     process.stdout.write(
-      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n\n${describeConfig()}\n`,
+      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n       a2a-grpc-server push public-key | push tenant-secret --tenant=NAME\n\n${describeConfig()}\n`,
     );
     return;
   }

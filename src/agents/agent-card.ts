@@ -1,5 +1,5 @@
 import { clone, create, type MessageInitShape } from "@bufbuild/protobuf";
-import { AgentCardSchema, type AgentCard } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { AgentCardSchema, type AgentCard, type AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentCardContribution } from "../lifecycle/agent.js";
 import { ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../lifecycle/errors.js";
 
@@ -14,6 +14,8 @@ export interface AgentCardSettings {
   /** Capability switches: they drive R-CAP behaviour, so the card states them explicitly (R-CAP-5). */
   readonly streaming: boolean;
   readonly pushNotifications: boolean;
+  /** How webhooks are signed and the key that verifies them (issue 33 finding 5): declared as an extension. */
+  readonly pushSignature?: AgentExtension;
   /** Advertised on the GRPC interface; clients then send exactly this tenant (R-TEN-2). */
   readonly tenant?: string;
   /**
@@ -67,7 +69,7 @@ export function buildAgentCard(settings: AgentCardSettings, contribution: AgentC
       streaming: settings.streaming,
       pushNotifications: settings.pushNotifications,
       extendedAgentCard: contribution.extendedCard !== undefined,
-      extensions: contribution.extensions ?? [],
+      extensions: [...(contribution.extensions ?? []), ...(settings.pushSignature ? [settings.pushSignature] : [])],
     },
     defaultInputModes: nonEmptyOr(contribution.defaultInputModes, DEFAULT_MODES),
     defaultOutputModes: nonEmptyOr(contribution.defaultOutputModes, DEFAULT_MODES),

@@ -24,9 +24,15 @@ export interface PushSettings {
   readonly maxBackoffMs: number;
   readonly maxAgeMs: number;
   readonly concurrency: number;
+  /** Requests in flight to one destination host at most. */
+  readonly concurrencyPerHost: number;
   readonly maxConfigsPerTask: number;
-  /** Standard Webhooks signing key bytes; null = unsigned. */
+  /** HMAC root secret bytes (A2A_PUSH_SIGNING_SECRET); null = unset. */
   readonly signingKey: Buffer | null;
+  /** How webhooks are signed (issue 33 finding 5). */
+  readonly signing: "ed25519" | "hmac" | "off";
+  /** Absolute path of the Ed25519 key file; null = the data directory's. */
+  readonly signingKeyFile: string | null;
 }
 
 /** The service's whole configuration, parsed and validated (see settings.ts for the sources). */

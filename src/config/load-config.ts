@@ -10,6 +10,7 @@ import { formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrO
 import { SETTINGS, settingName, type Setting, type SettingKey } from "./settings.js";
 import { parseNetwork } from "../push/destination-guard.js";
 import { parseSigningSecret } from "../push/signature.js";
+import { readKeyFile } from "../push/signing-key.js";
 
 export interface ConfigSources {
   /** Command-line arguments after the script name. */
@@ -100,7 +101,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamBacklogBytes: get("streamBacklogBytes", parseBytes, "4MiB"),
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
     pushNotifications: get("pushNotifications", parseBoolean, "true"),
-    push: loadPush(get),
+    push: loadPush(get, cwd),
     streamResumeRetentionMs: get("streamResumeRetention", parseDurationOrOff, "10m"),
     streamResumeEvents: get("streamResumeEvents", (v) => parseInteger(v, { min: 1, max: 100_000_000 }), "100000"),
     streamResumeBytes: get("streamResumeBytes", parseBytes, "64MiB"),
@@ -143,7 +144,7 @@ function parseCommitWindow(value: string): number {
 
 type Getter = <T>(key: SettingKey, parse: (v: string) => T, fallback: string) => T;
 
-function loadPush(get: Getter): PushSettings {
+function loadPush(get: Getter, cwd: string): PushSettings {
   const ms =
     (min: number, max = 2 ** 31 - 1) =>
     (v: string) =>
@@ -172,9 +173,21 @@ function loadPush(get: Getter): PushSettings {
       "24h",
     ),
     concurrency: get("pushConcurrency", ms(1, 10_000), "32"),
+    concurrencyPerHost: get("pushConcurrencyPerHost", ms(1, 10_000), "4"),
     maxConfigsPerTask: get("pushMaxConfigsPerTask", ms(1, 1000), "10"),
-    signingKey: get("pushSigningSecret", (v) => (v.trim() === "" ? null : parseSigningSecret(v)), " "),
+    ...loadPushSigning(get, cwd),
   };
+}
+
+/** Ed25519 by default; HMAC (per tenant) when asked, or when only the HMAC root secret is given. */
+function loadPushSigning(get: Getter, cwd: string): Pick<PushSettings, "signingKey" | "signing" | "signingKeyFile"> {
+  const signingKey = get("pushSigningSecret", (v) => (v.trim() === "" ? null : parseSigningSecret(v)), " ");
+  const signing = get("pushSigning", (v) => parseChoice(v, ["ed25519", "hmac", "off"] as const), signingKey === null ? "ed25519" : "hmac");
+  if (signing === "hmac" && signingKey === null) {
+    throw new ConfigError(`invalid configuration: ${settingName(SETTINGS.pushSigning)} = "hmac" needs ${settingName(SETTINGS.pushSigningSecret)}`);
+  }
+  const signingKeyFile = get("pushSigningKeyFile", (v) => (v.trim() === "" ? null : (readKeyFile(resolve(cwd, v)), resolve(cwd, v))), " ");
+  return { signingKey, signing, signingKeyFile };
 }
 
 /** `a.example, 127.0.0.1, 10.0.0.0/8`: host names, IPs and CIDRs. */

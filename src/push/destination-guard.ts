@@ -1,5 +1,6 @@
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
+import { embeddedIPv4 } from "./embedded-ipv4.js";
 
 /**
  * The destination guard (ruling A-28, R-PUSHD-7): a webhook may only reach the public
@@ -40,8 +41,8 @@ const MAX_URL_LENGTH = 2048;
 
 /**
  * Ranges no webhook may reach: loopback, private, link-local (metadata), CGNAT, multicast,
- * reserved, documentation; NAT64 and 6to4 (they embed IPv4). Not ::ffff:0:0/96: BlockList
- * matches IPv4 addresses against it (mapped addresses are refused in checkAddress instead).
+ * reserved, documentation; NAT64, 6to4 and Teredo (they embed IPv4). Not ::ffff:0:0/96: BlockList
+ * matches IPv4 addresses against it (IPv6 forms that embed IPv4 are judged in checkAddress).
  */
 const BLOCKED_V4: ReadonlyArray<[string, number]> = [
   ["0.0.0.0", 8],
@@ -117,13 +118,26 @@ export class DestinationGuard {
     return undefined;
   }
 
-  /** Why an address is refused, or undefined (IPv4-mapped IPv6 is judged as the IPv4 it carries). */
+  /**
+   * Why an address is refused, or undefined. An IPv6 address that carries an IPv4 address
+   * (mapped, compatible, SIIT, NAT64, 6to4, Teredo) is judged by the IPv4 it carries too: one
+   * internal is a refusal even where the IPv6 range is let through (issue 33 finding 6).
+   */
   checkAddress(address: string, family: 4 | 6): string | undefined {
     const type = family === 6 ? "ipv6" : "ipv4";
-    const mapped = family === 6 ? mappedV4(address) : undefined;
-    if (this.allowedNets.check(address, type) || (mapped !== undefined && this.allowedNets.check(mapped, "ipv4"))) return undefined;
-    // An IPv4-mapped IPv6 address is refused in any case (A-28): a way to spell IPv4 past naive checks.
-    if (mapped !== undefined) return "must not be an IPv4-mapped IPv6 address; use the IPv4 address or a host name";
+    const embedded = family === 6 ? embeddedIPv4(address) : undefined;
+    if (embedded !== undefined) {
+      const allowed = (v4: string) => this.allowedNets.check(v4, "ipv4");
+      if (embedded.addresses.every(allowed)) return undefined;
+      // Mapped, compatible and SIIT spellings reach no public host an IPv4 address would not (A-28): refused in any case.
+      if (embedded.form === "IPv4-mapped" || embedded.form === "IPv4-compatible" || embedded.form === "SIIT") {
+        return `must not be an ${embedded.form} IPv6 address; use the IPv4 address or a host name`;
+      }
+      if (embedded.addresses.some((v4) => !allowed(v4) && this.blocked.check(v4, "ipv4"))) {
+        return `must not be a ${embedded.form} IPv6 address that carries a loopback, private, link-local, shared or reserved IPv4 address`;
+      }
+    }
+    if (this.allowedNets.check(address, type)) return undefined;
     if (this.blocked.check(address, type)) {
       return "must not point at a loopback, private, link-local, shared or reserved address";
     }
@@ -191,16 +205,4 @@ function normalHost(host: string): string {
     .toLowerCase()
     .replace(/^\[(.*)\]$/, "$1")
     .replace(/\.$/, "");
-}
-
-/** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:hhhh:hhhh). */
-function mappedV4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return undefined;
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }

@@ -10,11 +10,14 @@ import type { PushConfigStore } from "../lifecycle/push-config-store.js";
 import type { PushOutbox } from "../lifecycle/push-outbox.js";
 import { DestinationGuard, type Resolver } from "./destination-guard.js";
 import { PushService } from "./push-service.js";
+import type { WebhookSigner } from "./signature.js";
 import { WebhookSender } from "./webhook-sender.js";
 
 export { DestinationGuard, DestinationRefusedError, systemResolver, type Resolver, type ResolvedAddress } from "./destination-guard.js";
 export { DELIVERY_CHANNEL, PushService, type DeliveryOutcome } from "./push-service.js";
 export { WebhookSender } from "./webhook-sender.js";
+export { createWebhookSigner } from "./signing-key.js";
+export { pushSignatureDeclaration, PUSH_SIGNATURE_EXTENSION } from "./signing-extension.js";
 
 export interface PushDelivery {
   readonly guard: DestinationGuard;
@@ -28,6 +31,8 @@ export function createPushDelivery(options: {
   readonly settings: PushSettings;
   readonly logger: CoreLogger;
   readonly resolver?: Resolver;
+  /** Signs every webhook (createWebhookSigner); undefined = unsigned. */
+  readonly signer?: WebhookSigner;
 }): PushDelivery {
   const { settings } = options;
   const guard = new DestinationGuard({ allowHosts: settings.allowHosts, allowHttp: settings.allowHttp }, options.resolver);
@@ -38,7 +43,8 @@ export function createPushDelivery(options: {
     sender,
     retry: { maxAttempts: settings.maxAttempts, backoffMs: settings.backoffMs, maxBackoffMs: settings.maxBackoffMs, maxAgeMs: settings.maxAgeMs },
     concurrency: settings.concurrency,
-    signingKey: settings.signingKey ?? undefined,
+    concurrencyPerHost: settings.concurrencyPerHost,
+    signer: options.signer,
     logger: options.logger,
   });
   return {

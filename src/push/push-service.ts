@@ -5,7 +5,9 @@ import type { CoreLogger } from "../lifecycle/logger.js";
 import type { PushConfigStore } from "../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox } from "../lifecycle/push-outbox.js";
 import { webhookBody } from "./body-encoding.js";
+import { FairScheduler, destinationHost, principalShare } from "./fair-scheduler.js";
 import { nextAttemptDelay, parseRetryAfter, verdictOf, type RetryPolicy } from "./retry-schedule.js";
+import type { WebhookSigner } from "./signature.js";
 import type { AttemptResult, WebhookRequest } from "./webhook-sender.js";
 import { webhookRequest } from "./webhook-request.js";
 
@@ -31,8 +33,10 @@ export interface PushServiceOptions {
   readonly retry: RetryPolicy;
   /** Requests in flight at most (A2A_PUSH_CONCURRENCY). */
   readonly concurrency: number;
-  /** Standard Webhooks signing key; undefined = no webhook-signature header. */
-  readonly signingKey?: Buffer;
+  /** Requests in flight to one host at most (A2A_PUSH_CONCURRENCY_PER_HOST); default: no cap beyond `concurrency`. */
+  readonly concurrencyPerHost?: number;
+  /** Makes the Standard Webhooks signature; undefined = no webhook-signature header. */
+  readonly signer?: WebhookSigner;
   readonly logger: CoreLogger;
   /** (task, config) lanes held in memory at most: the rest wait in the outbox. */
   readonly maxLanes?: number;
@@ -50,6 +54,10 @@ export interface PushServiceOptions {
  */
 interface Lane {
   readonly key: string;
+  /** The owner scope of the lane's task: whose share of the request slots it uses. */
+  readonly principal: string;
+  /** The host of the config's URL as last read: the per-host cap counts it. */
+  host: string | undefined;
   head: OutboxEntry;
   /** Entries after `head`, in order, as they were handed over after their commit (at most MAX_QUEUED). */
   readonly queued: OutboxEntry[];
@@ -93,7 +101,8 @@ const deliveryStart = channel(CHANNELS.pushDeliveryStart);
  */
 export class PushService {
   private readonly lanes = new Map<string, Lane>();
-  private readonly ready: Lane[] = [];
+  /** Lanes waiting for a request slot, served fairly (issue 33 finding 4). */
+  private readonly ready: FairScheduler<Lane>;
   private inFlight = 0;
   /** Every entry up to here was seen by a scan (it has a lane, or was delivered). */
   private cursor = 0;
@@ -127,6 +136,7 @@ export class PushService {
     this.now = options.now ?? Date.now;
     this.revision = options.configs.revision;
     this.claims = options.outbox.claimLanes !== undefined;
+    this.ready = new FairScheduler({ perHost: options.concurrencyPerHost ?? options.concurrency, perPrincipal: principalShare(options.concurrency) });
   }
 
   /** Starts watching the outbox, resuming whatever a previous process left pending. */
@@ -147,7 +157,7 @@ export class PushService {
     for (const lane of this.lanes.values()) clearTimeout(lane.timer);
     this.stopping.abort(new Error("push delivery is stopping"));
     this.lanes.clear();
-    this.ready.length = 0;
+    this.ready.clear();
   }
 
   /** For metrics (#16): deliveries pending, and the age of the oldest one held. */
@@ -241,6 +251,8 @@ export class PushService {
   private open(key: string, head: OutboxEntry): void {
     const lane: Lane = {
       key,
+      principal: `${head.scope.tenant}\u0000${head.scope.principal}`,
+      host: undefined,
       head,
       queued: [],
       behind: false,
@@ -262,8 +274,9 @@ export class PushService {
   }
 
   private pump(): void {
-    while (!this.stopped && this.inFlight < this.options.concurrency && this.ready.length > 0) {
-      const lane = this.ready.shift()!;
+    while (!this.stopped && this.inFlight < this.options.concurrency) {
+      const lane = this.ready.take();
+      if (lane === undefined) break; // none waits, or every waiting one is at its principal's or host's cap
       this.inFlight++;
       void this.attempt(lane)
         .catch((error: unknown) => {
@@ -272,6 +285,7 @@ export class PushService {
         })
         .finally(() => {
           this.inFlight--;
+          this.ready.finished(lane);
           this.pump();
           this.checkIdle();
         });
@@ -290,6 +304,20 @@ export class PushService {
       await this.advance(lane);
       return;
     }
+    lane.host = destinationHost(config.url);
+    if (!this.ready.acquireHost(lane.host)) {
+      this.ready.push(lane); // its host is at its cap: the lane waits for a request to that host to end
+      return;
+    }
+    try {
+      await this.send(lane, entry, config);
+    } finally {
+      this.ready.releaseHost(lane.host);
+    }
+  }
+
+  /** Sends the lane's head to its config's URL, and acts on the answer. */
+  private async send(lane: Lane, entry: OutboxEntry, config: TaskPushNotificationConfig): Promise<void> {
     const started = this.now();
     lane.body ??= entry.body ?? webhookBody(entry.event); // the store's body when it made one with the entry
     lane.started = undefined;
@@ -298,7 +326,7 @@ export class PushService {
       lane.started = { traceContext: entry.traceContext, headers: {} };
       deliveryStart.publish(lane.started);
     }
-    const request = webhookRequest(config, entry, lane.body, this.options.signingKey, started, lane.started?.headers);
+    const request = webhookRequest(config, entry, lane.body, this.options.signer, started, lane.started?.headers);
     const result = await this.options.sender.send(request, this.stopping.signal);
     if (this.stopped) return;
     const durationMs = this.now() - started;

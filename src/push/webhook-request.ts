@@ -1,7 +1,7 @@
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { OutboxEntry } from "../lifecycle/push-outbox.js";
 import { WEBHOOK_CONTENT_TYPE } from "./body-encoding.js";
-import { signatureHeaders } from "./signature.js";
+import { signatureHeaders, type WebhookSigner } from "./signature.js";
 import type { WebhookRequest } from "./webhook-sender.js";
 
 /**
@@ -14,7 +14,7 @@ export function webhookRequest(
   config: TaskPushNotificationConfig,
   entry: OutboxEntry,
   body: string,
-  key: Buffer | undefined,
+  signer: WebhookSigner | undefined,
   nowMs: number,
   extra?: Readonly<Record<string, string>>,
 ): WebhookRequest {
@@ -22,7 +22,7 @@ export function webhookRequest(
     ...extra,
     "content-type": WEBHOOK_CONTENT_TYPE,
     "user-agent": "a2a-grpc-server",
-    ...signatureHeaders(`msg_${entry.seq}_${entry.taskId}`, Math.floor(nowMs / 1000), body, key),
+    ...signatureHeaders(`msg_${entry.seq}_${entry.taskId}`, Math.floor(nowMs / 1000), body, signer, entry.scope.tenant),
   };
   const auth = config.authentication;
   if (auth !== undefined && auth.scheme !== "") headers.authorization = auth.credentials === "" ? auth.scheme : `${auth.scheme} ${auth.credentials}`;

@@ -66,8 +66,11 @@ describe("configuration", () => {
         maxBackoffMs: 300_000,
         maxAgeMs: 86_400_000,
         concurrency: 32,
+        concurrencyPerHost: 4,
         maxConfigsPerTask: 10,
         signingKey: null,
+        signing: "ed25519",
+        signingKeyFile: null,
       },
       agentName: null,
       agentDescription: null,
@@ -158,6 +161,7 @@ describe("configuration", () => {
         A2A_PUSH_MAX_BACKOFF_MS: "50",
         A2A_PUSH_MAX_AGE: "30m",
         A2A_PUSH_CONCURRENCY: "4",
+        A2A_PUSH_CONCURRENCY_PER_HOST: "2",
         A2A_PUSH_MAX_CONFIGS_PER_TASK: "2",
         A2A_PUSH_SIGNING_SECRET: secret,
       },
@@ -173,8 +177,11 @@ describe("configuration", () => {
       maxBackoffMs: 50,
       maxAgeMs: 1_800_000,
       concurrency: 4,
+      concurrencyPerHost: 2,
       maxConfigsPerTask: 2,
       signingKey: Buffer.alloc(32, 1),
+      signing: "hmac",
+      signingKeyFile: null,
     });
   });
 
@@ -183,6 +190,10 @@ describe("configuration", () => {
     [{ env: { A2A_PUSH_ALLOW_HOSTS: "a b" } }, "A2A_PUSH_ALLOW_HOSTS (--push-allow-hosts)"],
     [{ env: { A2A_PUSH_SIGNING_SECRET: "hunter2" } }, "A2A_PUSH_SIGNING_SECRET (--push-signing-secret)"],
     [{ env: { A2A_PUSH_CONCURRENCY: "0" } }, "A2A_PUSH_CONCURRENCY (--push-concurrency)"],
+    [{ env: { A2A_PUSH_CONCURRENCY_PER_HOST: "0" } }, "A2A_PUSH_CONCURRENCY_PER_HOST (--push-concurrency-per-host)"],
+    [{ env: { A2A_PUSH_SIGNING: "rsa" } }, "A2A_PUSH_SIGNING (--push-signing)"],
+    [{ env: { A2A_PUSH_SIGNING: "hmac" } }, "A2A_PUSH_SIGNING (--push-signing)"],
+    [{ env: { A2A_PUSH_SIGNING_KEY_FILE: "/nonexistent/key.pem" } }, "A2A_PUSH_SIGNING_KEY_FILE (--push-signing-key-file)"],
     [{ env: { A2A_PUSH_MAX_AGE: "off" } }, "A2A_PUSH_MAX_AGE (--push-max-age)"],
     [{ env: { A2A_PUSH_BACKOFF_MS: "500", A2A_PUSH_MAX_BACKOFF_MS: "100" } }, "A2A_PUSH_MAX_BACKOFF_MS (--push-max-backoff-ms)"],
   ])("issue 21: a bad push setting stops start-up naming it (%j)", (sources, name) => {

@@ -5,7 +5,7 @@
  */
 import { DestinationGuard, DestinationRefusedError, type ResolvedAddress } from "../../src/push/destination-guard.js";
 import { nextAttemptDelay, parseRetryAfter, verdictOf } from "../../src/push/retry-schedule.js";
-import { parseSigningSecret, signatureHeaders } from "../../src/push/signature.js";
+import { TenantHmacSigner, parseSigningSecret, signatureHeaders, tenantSigningSecret } from "../../src/push/signature.js";
 import { createHmac } from "node:crypto";
 
 const strict = new DestinationGuard({ allowHosts: [], allowHttp: false }, async () => {
@@ -146,10 +146,12 @@ describe("A-29 / A-12 policies", () => {
     expect(parseRetryAfter("soon", 0)).toBeUndefined();
   });
 
-  test("A-29: Standard Webhooks signature = v1, base64 HMAC-SHA256 of id.timestamp.body with the secret's bytes", () => {
-    const key = parseSigningSecret(`whsec_${Buffer.alloc(32, 7).toString("base64")}`);
-    const headers = signatureHeaders("msg_1", 1700000000, '{"a":1}', key);
-    const expected = createHmac("sha256", Buffer.alloc(32, 7)).update('msg_1.1700000000.{"a":1}').digest("base64");
+  test("A-29: Standard Webhooks signature = v1, base64 HMAC-SHA256 of id.timestamp.body with the tenant's secret's bytes", () => {
+    const root = parseSigningSecret(`whsec_${Buffer.alloc(32, 7).toString("base64")}`);
+    const headers = signatureHeaders("msg_1", 1700000000, '{"a":1}', new TenantHmacSigner(root), "acme");
+    const expected = createHmac("sha256", tenantSigningSecret(Buffer.alloc(32, 7), "acme"))
+      .update('msg_1.1700000000.{"a":1}')
+      .digest("base64");
     expect(headers).toEqual({ "webhook-id": "msg_1", "webhook-timestamp": "1700000000", "webhook-signature": `v1,${expected}` });
     expect(signatureHeaders("msg_1", 1, "", undefined)).toEqual({ "webhook-id": "msg_1", "webhook-timestamp": "1" });
     expect(() => parseSigningSecret("plain-secret")).toThrow(/whsec_/);

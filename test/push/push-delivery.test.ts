@@ -9,6 +9,7 @@ import * as grpc from "@grpc/grpc-js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { TaskState, dispatchAgent, expectA2AError, gate, rpc, sendForTask, sendRequest, userMessage } from "../e2e/e2e-helpers.js";
 import { DELIVERY_CHANNEL, type DeliveryOutcome } from "../../src/push/index.js";
+import { tenantSigningSecret } from "../../src/push/signature.js";
 import { kindOf, startReceiver, stateOf, type Received, type Receiver } from "./receiver.js";
 import { loopbackResolver, pushConfig, pushRpc } from "./push-helpers.js";
 import { until } from "../foundation/helpers.js";
@@ -98,7 +99,7 @@ test("A-10 / R-SEND-7 / R-PUSHD-1: an inline config gets the task snapshot first
   expect(new Set(got.map((g) => g.headers["webhook-id"])).size).toBe(5);
 });
 
-test("A-29: Standard Webhooks headers verify with the operator's secret (the README receiver's check)", async () => {
+test("A-29: Standard Webhooks headers verify with the default tenant's HMAC secret, derived from the operator's root secret (A2A_PUSH_SIGNING_SECRET selects HMAC)", async () => {
   const r = await receiver();
   await sendForTask(s, userMessage(STEPS), inline(r.url()));
   const got = await r.waitFor(5);
@@ -106,7 +107,7 @@ test("A-29: Standard Webhooks headers verify with the operator's secret (the REA
     const id = req.headers["webhook-id"] as string;
     const timestamp = req.headers["webhook-timestamp"] as string;
     expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60);
-    const expected = createHmac("sha256", SECRET).update(`${id}.${timestamp}.${req.body}`).digest("base64");
+    const expected = createHmac("sha256", tenantSigningSecret(SECRET, "")).update(`${id}.${timestamp}.${req.body}`).digest("base64");
     expect((req.headers["webhook-signature"] as string).split(" ")).toContain(`v1,${expected}`);
   }
 });
@@ -131,7 +132,7 @@ test("A-29 / A-12: a receiver answering 500 for a while, then 200, gets every ev
   try {
     await sendForTask(s, userMessage(MANY), inline(r.url()));
     // Snapshot + 12 WORKING + COMPLETED = 14 events; wait until each got through once.
-    await r.waitFor(14, 20_000, (all) => deliveredOnce(r, (req) => req.atMs >= until).length);
+    await r.waitFor(14, 20_000, () => deliveredOnce(r, (req) => req.atMs >= until).length);
     const firsts = deliveredOnce(r, (req) => req.atMs >= until);
     expect(firsts.map(kindOf)).toEqual(["task", ...Array(13).fill("statusUpdate")]);
     const texts = firsts

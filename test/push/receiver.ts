@@ -24,16 +24,20 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** A loopback address a receiver listens on: ::1, or any of 127.0.0.0/8 (one per "host" in fairness tests). */
+export type LoopbackHost = "::1" | `127.${number}.${number}.${number}`;
+
 /**
  * A real HTTP webhook receiver on loopback (127.0.0.1 or ::1, port 0): what push tests send
  * to. Nothing in the tests is ever sent anywhere else.
  */
-export async function startReceiver(options: { host?: "127.0.0.1" | "::1"; answer?: Answerer } = {}): Promise<Receiver> {
+export async function startReceiver(options: { host?: LoopbackHost; answer?: Answerer } = {}): Promise<Receiver> {
   const host = options.host ?? "127.0.0.1";
   let answerer: Answerer = options.answer ?? (() => ({ status: 200 }));
   const requests: Received[] = [];
   const waiters: Array<() => void> = [];
   const pending = new Set<ServerResponse>();
+  const timers = new Set<NodeJS.Timeout>();
   let n = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -51,11 +55,13 @@ export async function startReceiver(options: { host?: "127.0.0.1" | "::1"; answe
       requests.push(received);
       for (const w of waiters.splice(0)) w();
       pending.add(res);
-      setTimeout(() => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
         pending.delete(res);
         res.writeHead(answer.status, answer.headers ?? {});
         res.end();
       }, answer.delayMs ?? 0);
+      timers.add(timer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -78,6 +84,7 @@ export async function startReceiver(options: { host?: "127.0.0.1" | "::1"; answe
       });
     },
     close() {
+      for (const timer of timers) clearTimeout(timer);
       for (const res of pending) res.destroy();
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
