@@ -200,6 +200,12 @@ export const SETTINGS = {
     "Claim listing the tenants a token may act in (string or array); a request without a tenant gets the first.",
   ),
   jwtJwksTimeoutMs: setting("A2A_JWT_JWKS_TIMEOUT_MS", "jwt-jwks-timeout-ms", "5000", "Timeout of a JWKS fetch, ms."),
+  jwtMaxTokenLifetime: setting(
+    "A2A_JWT_MAX_TOKEN_LIFETIME",
+    "jwt-max-token-lifetime",
+    "24h",
+    "Longest lifetime a token may claim (exp - iat, or exp - now without iat), as a duration (1h, 30m); longer-lived tokens are refused.",
+  ),
   apiKeysFile: setting(
     "A2A_API_KEYS_FILE",
     "api-keys-file",
