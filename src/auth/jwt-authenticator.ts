@@ -41,6 +41,8 @@ export interface JwtSettings {
 export const MAX_TOKEN_LENGTH = 16 * 1024;
 const DEFAULT_CACHE_ENTRIES = 10_000;
 const DEFAULT_CACHE_TTL_MS = 2 * 60_000;
+/** How long fetched JWKS keys are used before they are fetched again: a withdrawn key stops verifying by then. */
+const DEFAULT_JWKS_MAX_AGE_MS = 2 * 60_000;
 /** A2A_JWT_MAX_TOKEN_LIFETIME's default: a day, longer than any access token an issuer should mint. */
 export const DEFAULT_MAX_TOKEN_LIFETIME_MS = 24 * 3_600_000;
 const EXPECTED = "authorization: Bearer <JWT>";
@@ -81,7 +83,7 @@ export class JwtAuthenticator implements Authenticator {
     } else if (settings.jwksUrl !== undefined) {
       this.#key = createRemoteJWKSet(settings.jwksUrl, {
         timeoutDuration: settings.jwksTimeoutMs,
-        cacheMaxAge: settings.jwksMaxAgeMs ?? 10 * 60_000,
+        cacheMaxAge: settings.jwksMaxAgeMs ?? DEFAULT_JWKS_MAX_AGE_MS,
         cooldownDuration: 30_000,
         [customFetch]: (url, options) => this.#fetchJwks(url, options),
       });

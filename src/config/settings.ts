@@ -181,7 +181,7 @@ export const SETTINGS = {
     "A2A_JWT_JWKS_URL",
     "jwt-jwks-url",
     "(unset)",
-    "JWKS URL of the token issuer's signing keys (https; http only to loopback); cached 10 min, refetched for an unknown kid.",
+    "JWKS URL of the token issuer's signing keys (https; http only to loopback); cached 2 min, refetched for an unknown kid.",
   ),
   jwtIssuer: setting("A2A_JWT_ISSUER", "jwt-issuer", "(required with jwt)", "The iss every token must carry."),
   jwtAudience: setting("A2A_JWT_AUDIENCE", "jwt-audience", "(required with jwt)", "The aud every token must carry."),
