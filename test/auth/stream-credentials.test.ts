@@ -11,7 +11,7 @@ import { apiKeyLine, newApiKey } from "../../src/auth/index.js";
 import { rpc, scriptedAgent, sendRequest, taskOf, userMessage } from "../e2e/e2e-helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { bearer, expectAuthError, makeIssuer, withAuth, type TestIssuer } from "./auth-support.js";
-import { readStream, streamSend, subscribe, type StreamResult } from "./stream-support.js";
+import { streamSend, subscribe, type readStream, type StreamResult } from "./stream-support.js";
 
 /** Works until the server stops it: its streams stay open as long as the server lets them. */
 const agent = scriptedAgent(async (ctx) => {
