@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { invalidCredential } from "./auth-error.js";
 import { digestsMentioned, hashApiKey, parseApiKeyFileAt, readApiKeyFileText, type ApiKeyEntry } from "./api-key-file.js";
 import type { Authenticator, CredentialSource, Identity } from "./identity.js";
@@ -79,6 +80,7 @@ interface ActiveKey {
 
 function activeKey(entry: ApiKeyEntry): ActiveKey {
   const revoke = new AbortController();
+  setMaxListeners(0, revoke.signal); // one listener per open stream of the key: thousands are normal
   const identity: Identity = Object.freeze({
     scheme: "api-key",
     principal: entry.principal,
