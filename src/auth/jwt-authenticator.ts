@@ -72,6 +72,8 @@ export class JwtAuthenticator implements Authenticator {
   /** The key set last fetched from the JWKS, as compared text. */
   #jwksKeys: string | undefined;
   #verifications = 0;
+  /** Bumped whenever the keys change: a check begun under other keys is not cached. */
+  #keyGeneration = 0;
 
   constructor(private readonly settings: JwtSettings) {
     this.#cacheEntries = settings.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
@@ -122,7 +124,7 @@ export class JwtAuthenticator implements Authenticator {
     const current = this.#key;
     if (typeof current !== "function" && current.equals(next)) return false;
     this.#key = next;
-    this.#cache.clear();
+    this.#forgetVerified();
     return true;
   }
 
@@ -133,15 +135,21 @@ export class JwtAuthenticator implements Authenticator {
     const body = await response.text();
     const keys = keySetText(body);
     if (keys !== undefined) {
-      if (this.#jwksKeys !== undefined && keys !== this.#jwksKeys) this.#cache.clear();
+      if (this.#jwksKeys !== undefined && keys !== this.#jwksKeys) this.#forgetVerified();
       this.#jwksKeys = keys;
     }
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
+  #forgetVerified(): void {
+    this.#keyGeneration++;
+    this.#cache.clear();
+  }
+
   async #verify(token: string): Promise<Identity> {
     const s = this.settings;
     this.#verifications++;
+    const generation = this.#keyGeneration;
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.#key as KeyObject, {
@@ -157,6 +165,7 @@ export class JwtAuthenticator implements Authenticator {
     }
     this.#checkLifetime(payload);
     const identity = this.#identity(payload);
+    if (generation !== this.#keyGeneration) return identity; // checked against keys since replaced: answer, but keep nothing
     if (this.#cache.size >= this.#cacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
     this.#cache.set(token, { identity, trustedUntilMs: Math.min(payload.exp! * 1000, this.#now() + this.#cacheTtlMs) });
     return identity;
