@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { AgentCard } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { buildAgentCard, buildExtendedAgentCard } from "./agents/agent-card.js";
 import { loadAgent } from "./agents/agent-loader.js";
-import { cardSecurity, createAuth } from "./auth/index.js";
+import { cardSecurity, createAuth, legacyOwnerPrefix, useMigrationOwnerPrefix } from "./auth/index.js";
 import { AUTH_FAILURE_BURST_SECONDS, ConcurrencyLimiter, RateLimiter, RunLimiter, TaskQuota } from "./limits/index.js";
 import type { Config } from "./config/config.js";
 import { EventHub, type TaskEventHub } from "./events/event-hub.js";
@@ -91,6 +91,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       : undefined;
   const onListenerError = (error: unknown, event: TaskEvent) =>
     logger.warn({ err: error, task_id: event.taskId }, "a task event listener failed and was removed");
+  // Owners stored before they named their scheme are migrated to the one scheme configured now (A-31).
+  useMigrationOwnerPrefix(legacyOwnerPrefix(config.auth));
   const store: OpenedStore = overrides.repository
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
     : await openStore(config, logger, onListenerError, resume);
@@ -180,10 +182,26 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       const keys = auth.reloadApiKeys();
       if (keys !== undefined) logger.info({ keys }, "reloaded the API key file");
     } catch (error) {
-      logger.error({ err: error }, "could not reload the API key file; the previous keys stay in force");
+      // Loud (issue 33 #11): an error line with FILE:LINE, and a2a_auth_key_reload_failures_total.
+      metrics?.metrics.authKeyReloadFailures.inc();
+      const line = (error as { line?: number }).line;
+      logger.error(
+        { err: error, file: config.auth.apiKeysFile, line },
+        `could not reload the API key file: ${(error as Error).message}; the keys it still lists stay in force (check it with: a2a-grpc-server keys check FILE)`,
+      );
+    }
+  };
+  // ...and the JWT public key file: a new key empties the verified-token cache (issue 33 #3).
+  const onHangupJwt = () => {
+    try {
+      if (auth.reloadJwtKey() === true)
+        logger.info({ file: config.auth.jwt?.publicKeyFile }, "reloaded the JWT public key file: a new key; tokens are verified again");
+    } catch (error) {
+      logger.error({ err: error }, `could not reload the JWT public key file: ${(error as Error).message}; the previous key stays in force`);
     }
   };
   if (config.auth.apiKeysFile !== undefined) process.on("SIGHUP", onHangup);
+  if (config.auth.jwt?.publicKeyFile !== undefined) process.on("SIGHUP", onHangupJwt);
   const limits = config.limits;
   const handlers = createA2AHandlers({
     service,
@@ -222,6 +240,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     stopRuns: (graceMs) => service.shutdown(graceMs),
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
+      process.off("SIGHUP", onHangupJwt);
       auth.close();
       sweeper?.stop();
       clearInterval(orphanSweep);

@@ -6,7 +6,7 @@
  */
 import type { Logger } from "pino";
 import { createApp, createAppTelemetry, type A2AApp } from "./app.js";
-import { runKeygen } from "./auth/index.js";
+import { runKeygen, runKeysCommand } from "./auth/index.js";
 import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
@@ -36,6 +36,14 @@ async function main(argv: readonly string[]): Promise<void> {
     );
     return;
   }
+  if (argv[0] === "keys") {
+    process.exitCode = runKeysCommand(
+      argv.slice(1),
+      (t) => process.stdout.write(t),
+      (t) => process.stderr.write(t),
+    );
+    return;
+  }
   if (argv[0] === "push") {
     process.exitCode = runPushCommand(
       argv.slice(1),
@@ -47,7 +55,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   if (wantsHelp(argv)) {
     process.stdout.write(
-      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n       a2a-grpc-server push public-key | push tenant-secret --tenant=NAME\n\n${describeConfig()}\n`,
+      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n       a2a-grpc-server keys check FILE\n       a2a-grpc-server push public-key | push tenant-secret --tenant=NAME\n\n${describeConfig()}\n`,
     );
     return;
   }

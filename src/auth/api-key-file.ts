@@ -8,6 +8,7 @@
  * slow password hash: nobody can guess a 256-bit key from its digest.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 
 export interface ApiKeyEntry {
   readonly principal: string;
@@ -36,6 +37,46 @@ export function apiKeyLine(key: string, entry: ApiKeyEntry): string {
   if (entry.tenants !== undefined) parts.push(`tenants=${entry.tenants.join(",")}`);
   if (entry.scopes.length > 0) parts.push(`scopes=${entry.scopes.join(",")}`);
   return parts.join(" ");
+}
+
+/** Why a key file cannot be used: `FILE:LINE: reason` (line 0: the file itself cannot be read). */
+export class ApiKeyFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly reason: string,
+  ) {
+    super(line > 0 ? `${file}:${line}: ${reason}` : `${file}: ${reason}`);
+    this.name = "ApiKeyFileError";
+  }
+}
+
+/** The keys of the file at `path`; throws an ApiKeyFileError naming the file and the first bad line. */
+export function readApiKeyFile(path: string): Map<string, ApiKeyEntry> {
+  return parseApiKeyFileAt(path, readApiKeyFileText(path));
+}
+
+export function readApiKeyFileText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ApiKeyFileError(path, 0, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
+/** parseApiKeyFile, its error naming `path` and the line. */
+export function parseApiKeyFileAt(path: string, text: string): Map<string, ApiKeyEntry> {
+  try {
+    return parseApiKeyFile(text);
+  } catch (e) {
+    const match = /^line (\d+): (.*)$/s.exec((e as Error).message);
+    throw match ? new ApiKeyFileError(path, Number(match[1]), match[2]!) : e;
+  }
+}
+
+/** The digests a key file's text mentions anywhere, also in lines that do not parse. */
+export function digestsMentioned(text: string): Set<string> {
+  return new Set([...text.matchAll(/sha256:([0-9a-f]{64})/gi)].map((m) => m[1]!.toLowerCase()));
 }
 
 /** Parses the file's text into digest → entry. Throws one Error naming the first bad line. */

@@ -3,10 +3,10 @@ import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { ConfigError } from "../config/config-error.js";
-import { parseChoice, parseHostPort, parseInteger } from "../config/parse-values.js";
+import { parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "../config/parse-values.js";
 import { SETTINGS, settingName, type SettingKey } from "../config/settings.js";
 import type { AuthScheme } from "./identity.js";
-import { ALLOWED_JWT_ALGORITHMS, DEFAULT_JWT_ALGORITHMS, type JwtSettings } from "./jwt-authenticator.js";
+import { ALLOWED_JWT_ALGORITHMS, DEFAULT_JWT_ALGORITHMS, DEFAULT_MAX_TOKEN_LIFETIME_MS, type JwtSettings } from "./jwt-authenticator.js";
 import type { MtlsPrincipalSource } from "./mtls-authenticator.js";
 import type { GuardedService } from "../protocol/service-guard.js";
 import { RpcScopes } from "./rpc-scopes.js";
@@ -141,8 +141,17 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
       scopesClaim: raw("jwtScopesClaim") ?? "scope",
       tenantsClaim: raw("jwtTenantsClaim"),
       jwksTimeoutMs: parseOr("jwtJwksTimeoutMs", (v) => parseInteger(v, { min: 100, max: 60_000 }), 5000),
+      maxTokenLifetimeMs: parseOr("jwtMaxTokenLifetime", parseLifetime, DEFAULT_MAX_TOKEN_LIFETIME_MS),
+      publicKeyFile: keyFile === undefined ? undefined : resolve(cwd, keyFile),
     };
   }
+}
+
+/** A2A_JWT_MAX_TOKEN_LIFETIME: a duration from a minute to a year (never off: an unbounded exp is the flaw it closes). */
+function parseLifetime(value: string): number {
+  const ms = value.toLowerCase() === "off" ? null : parseDurationOrOff(value);
+  if (ms === null || ms < 60_000 || ms > 366 * 86_400_000) throw new Error("expected a duration from 1m to 366d, like 24h or 90m");
+  return ms;
 }
 
 /** A2A_AUTH_OPEN_SERVICES: a comma list of health and reflection, or none (or empty). */

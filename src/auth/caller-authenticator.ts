@@ -1,6 +1,7 @@
 import type { Caller } from "../lifecycle/agent.js";
 import { AuthError } from "./auth-error.js";
-import type { Authenticator, CredentialSource, Identity } from "./identity.js";
+import type { AuthenticatedCaller } from "./credential-watch.js";
+import { ownerPrincipal, type Authenticator, type CredentialSource, type Identity } from "./identity.js";
 import type { RpcScopes } from "./rpc-scopes.js";
 
 /** How each scheme's credential travels, for messages that say what to send. */
@@ -21,7 +22,9 @@ export interface CallerAuthenticatorOptions {
  * check (A-15): the first scheme whose credential the call carries verifies it (a bad one is
  * UNAUTHENTICATED, the next scheme is not tried), then the tenant (A-31: credentials may limit
  * a principal to some tenants) and the scopes the operator mapped to the RPC
- * (PERMISSION_DENIED). The result is the Caller the lifecycle core scopes every task by.
+ * (PERMISSION_DENIED). The result is the Caller the lifecycle core scopes every task by; its
+ * principal names the scheme too (ownerPrincipal), and it keeps the credential so that a stream
+ * can end when the credential does (credential-watch.ts).
  */
 export class CallerAuthenticator {
   readonly #authenticators: readonly Authenticator[];
@@ -99,7 +102,15 @@ export class CallerAuthenticator {
         );
       }
     }
-    return { tenant: scopeTenant, principal: identity.principal, scheme: identity.scheme, scopes: identity.scopes, claims: identity.claims };
+    const caller: AuthenticatedCaller = {
+      tenant: scopeTenant,
+      principal: ownerPrincipal(identity),
+      scheme: identity.scheme,
+      scopes: identity.scopes,
+      claims: identity.claims,
+      credential: identity,
+    };
+    return caller;
   }
 
   close(): void {

@@ -19,3 +19,6 @@ export { API_KEY_HEADER } from "./api-key-authenticator.js";
 export { apiKeyLine, hashApiKey, newApiKey, parseApiKeyFile } from "./api-key-file.js";
 export { JwtAuthenticator, DEFAULT_JWT_ALGORITHMS } from "./jwt-authenticator.js";
 export type { AuthScheme, Identity, Authenticator, CredentialSource } from "./identity.js";
+export { ANONYMOUS_PRINCIPAL, LEGACY_OWNER_PREFIX, legacyOwnerPrefix, ownerPrincipal, useMigrationOwnerPrefix } from "./identity.js";
+export { ApiKeyFileError, readApiKeyFile } from "./api-key-file.js";
+export { runKeysCommand, KEYS_USAGE } from "./keys-command.js";

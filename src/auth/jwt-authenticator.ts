@@ -1,6 +1,6 @@
 import type * as grpc from "@grpc/grpc-js";
 import { createPublicKey, type KeyObject } from "node:crypto";
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { createRemoteJWKSet, customFetch, errors, jwtVerify, type FetchImplementation, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { AuthError, invalidCredential } from "./auth-error.js";
 import type { Authenticator, CredentialSource, Identity } from "./identity.js";
 
@@ -12,6 +12,8 @@ export const ALLOWED_JWT_ALGORITHMS: readonly string[] = ["RS256", "RS384", "RS5
 export interface JwtSettings {
   /** PEM public key (SPKI) or certificate; exactly one of publicKeyPem and jwksUrl. */
   readonly publicKeyPem?: Buffer;
+  /** The file publicKeyPem was read from, read again on SIGHUP (create-auth.ts). */
+  readonly publicKeyFile?: string;
   readonly jwksUrl?: URL;
   readonly issuer: string;
   readonly audience: string;
@@ -26,45 +28,66 @@ export interface JwtSettings {
   readonly jwksTimeoutMs: number;
   /** How long fetched JWKS keys are used before they are fetched again, ms. */
   readonly jwksMaxAgeMs?: number;
-  /** Most verified tokens kept (each until it expires). */
+  /** Most verified tokens kept (each until it expires, or cacheTtlMs after its check). */
   readonly cacheEntries?: number;
+  /** Longest a verified token is trusted without a new check, ms (default 2 min): a removed key stops working by then. */
+  readonly cacheTtlMs?: number;
+  /** Longest lifetime a token may claim, ms (A2A_JWT_MAX_TOKEN_LIFETIME): exp - iat, or exp - now without iat. */
+  readonly maxTokenLifetimeMs?: number;
   readonly now?: () => number;
 }
 
 /** Longest token accepted: anything longer is refused before any parsing. */
 export const MAX_TOKEN_LENGTH = 16 * 1024;
 const DEFAULT_CACHE_ENTRIES = 10_000;
+const DEFAULT_CACHE_TTL_MS = 2 * 60_000;
+/** How long fetched JWKS keys are used before they are fetched again: a withdrawn key stops verifying by then. */
+const DEFAULT_JWKS_MAX_AGE_MS = 2 * 60_000;
+/** A2A_JWT_MAX_TOKEN_LIFETIME's default: a day, longer than any access token an issuer should mint. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_MS = 24 * 3_600_000;
 const EXPECTED = "authorization: Bearer <JWT>";
 
 interface CachedToken {
   readonly identity: Identity;
-  /** When the token expires, ms since the epoch. */
-  readonly expiresAtMs: number;
+  /** Until when the check holds: the token's exp, or cacheTtlMs after the check if sooner; ms since the epoch. */
+  readonly trustedUntilMs: number;
 }
 
 /**
  * Bearer JWTs (RFC 6750 in the `authorization` metadata), verified with jose against a PEM key
  * or a JWKS: signature, allowed algorithm, issuer, audience, expiry (with a small skew), and a
- * `sub`. A verified token is cached until it expires, so a client that reuses its token pays the
- * signature check once (bounded: the oldest entry goes when the cache is full).
+ * `sub`, and a lifetime (exp - iat) no longer than maxTokenLifetimeMs. A verified token is cached,
+ * so a client that reuses its token pays the signature check rarely; but only for cacheTtlMs at
+ * most, and the cache is emptied when the JWKS comes back with other keys, so a key the issuer
+ * withdrew stops verifying within minutes (bounded: the oldest entry goes when the cache is full).
  */
 export class JwtAuthenticator implements Authenticator {
   readonly scheme = "jwt" as const;
-  readonly #key: KeyObject | JWTVerifyGetKey;
+  #key: KeyObject | JWTVerifyGetKey;
   readonly #cache = new Map<string, CachedToken>();
   readonly #cacheEntries: number;
+  readonly #cacheTtlMs: number;
+  readonly #maxLifetimeMs: number;
   readonly #now: () => number;
+  /** The key set last fetched from the JWKS, as compared text. */
+  #jwksKeys: string | undefined;
+  #verifications = 0;
+  /** Bumped whenever the keys change: a check begun under other keys is not cached. */
+  #keyGeneration = 0;
 
   constructor(private readonly settings: JwtSettings) {
     this.#cacheEntries = settings.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
+    this.#cacheTtlMs = settings.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
+    this.#maxLifetimeMs = settings.maxTokenLifetimeMs ?? DEFAULT_MAX_TOKEN_LIFETIME_MS;
     this.#now = settings.now ?? Date.now;
     if (settings.publicKeyPem !== undefined) {
       this.#key = publicKeyFromPem(settings.publicKeyPem);
     } else if (settings.jwksUrl !== undefined) {
       this.#key = createRemoteJWKSet(settings.jwksUrl, {
         timeoutDuration: settings.jwksTimeoutMs,
-        cacheMaxAge: settings.jwksMaxAgeMs ?? 10 * 60_000,
+        cacheMaxAge: settings.jwksMaxAgeMs ?? DEFAULT_JWKS_MAX_AGE_MS,
         cooldownDuration: 30_000,
+        [customFetch]: (url, options) => this.#fetchJwks(url, options),
       });
     } else {
       throw new Error("a JWT authenticator needs a public key or a JWKS URL");
@@ -76,7 +99,7 @@ export class JwtAuthenticator implements Authenticator {
     if (token === undefined) return undefined;
     const cached = this.#cache.get(token);
     if (cached !== undefined) {
-      if (this.#now() < cached.expiresAtMs) return cached.identity;
+      if (this.#now() < cached.trustedUntilMs) return cached.identity;
       this.#cache.delete(token);
     }
     return this.#verify(token);
@@ -87,8 +110,46 @@ export class JwtAuthenticator implements Authenticator {
     return this.#cache.size;
   }
 
+  /** Signature checks made so far (for tests: a cached token costs none). */
+  get verifications(): number {
+    return this.#verifications;
+  }
+
+  /**
+   * Puts a new PEM key in force (the key file was read again); verified tokens are forgotten when
+   * it differs from the key in force. Throws, keeping the key, when the PEM is not a public key.
+   */
+  replacePublicKey(pem: Buffer): boolean {
+    const next = publicKeyFromPem(pem);
+    const current = this.#key;
+    if (typeof current !== "function" && current.equals(next)) return false;
+    this.#key = next;
+    this.#forgetVerified();
+    return true;
+  }
+
+  /** jose's JWKS fetch, watched: a key set unlike the last one empties the token cache before jose sees it. */
+  async #fetchJwks(url: string, options: Parameters<FetchImplementation>[1]): Promise<Response> {
+    const response = await fetch(url, options);
+    if (!response.ok) return response;
+    const body = await response.text();
+    const keys = keySetText(body);
+    if (keys !== undefined) {
+      if (this.#jwksKeys !== undefined && keys !== this.#jwksKeys) this.#forgetVerified();
+      this.#jwksKeys = keys;
+    }
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
+  #forgetVerified(): void {
+    this.#keyGeneration++;
+    this.#cache.clear();
+  }
+
   async #verify(token: string): Promise<Identity> {
     const s = this.settings;
+    this.#verifications++;
+    const generation = this.#keyGeneration;
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, this.#key as KeyObject, {
@@ -102,10 +163,25 @@ export class JwtAuthenticator implements Authenticator {
     } catch (error) {
       throw this.#refusal(error);
     }
+    this.#checkLifetime(payload);
     const identity = this.#identity(payload);
+    if (generation !== this.#keyGeneration) return identity; // checked against keys since replaced: answer, but keep nothing
     if (this.#cache.size >= this.#cacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(token, { identity, expiresAtMs: payload.exp! * 1000 });
+    this.#cache.set(token, { identity, trustedUntilMs: Math.min(payload.exp! * 1000, this.#now() + this.#cacheTtlMs) });
     return identity;
+  }
+
+  /** A token that claims to hold longer than the operator allows is refused, whatever its signature (a year 9999 exp). */
+  #checkLifetime(payload: JWTPayload): void {
+    const from = typeof payload.iat === "number" ? payload.iat * 1000 : this.#now();
+    if (payload.exp! * 1000 - from > this.#maxLifetimeMs) {
+      const limit = `${Math.round(this.#maxLifetimeMs / 1000)} s`;
+      throw invalidCredential(
+        "jwt",
+        `the token's lifetime (exp - iat) is longer than this server accepts (${limit})`,
+        `a token whose exp is at most ${limit} after its iat`,
+      );
+    }
   }
 
   #identity(payload: JWTPayload): Identity {
@@ -117,6 +193,7 @@ export class JwtAuthenticator implements Authenticator {
     return {
       scheme: "jwt",
       principal: sub,
+      expiresAtMs: payload.exp! * 1000,
       // A token without the claim may act in the default (empty) tenant only.
       tenants: tenantsClaim === undefined ? undefined : (stringList(payload[tenantsClaim], "tenants", tenantsClaim) ?? [""]),
       scopes: stringList(payload[this.settings.scopesClaim], "scopes", this.settings.scopesClaim) ?? [],
@@ -196,4 +273,18 @@ function stringList(value: unknown, what: string, claim: string): string[] | und
 /** Node's fetch rejects with a TypeError "fetch failed" (by name: it may come from another realm). */
 function isFetchFailure(error: unknown): boolean {
   return (error as Error | undefined)?.name === "TypeError" && /fetch/i.test((error as Error).message);
+}
+
+/** A JWKS document's keys in a canonical order, to tell a changed key set; undefined when it is not a JWKS. */
+function keySetText(body: string): string | undefined {
+  try {
+    const keys = (JSON.parse(body) as { keys?: unknown }).keys;
+    if (!Array.isArray(keys)) return undefined;
+    return keys
+      .map((k) => JSON.stringify(Object.entries(k as object).sort(([a], [b]) => (a < b ? -1 : 1))))
+      .sort()
+      .join("\n");
+  } catch {
+    return undefined;
+  }
 }

@@ -199,7 +199,7 @@ export const SETTINGS = {
     "A2A_JWT_JWKS_URL",
     "jwt-jwks-url",
     "(unset)",
-    "JWKS URL of the token issuer's signing keys (https; http only to loopback); cached 10 min, refetched for an unknown kid.",
+    "JWKS URL of the token issuer's signing keys (https; http only to loopback); cached 2 min, refetched for an unknown kid.",
   ),
   jwtIssuer: setting("A2A_JWT_ISSUER", "jwt-issuer", "(required with jwt)", "The iss every token must carry."),
   jwtAudience: setting("A2A_JWT_AUDIENCE", "jwt-audience", "(required with jwt)", "The aud every token must carry."),
@@ -218,6 +218,12 @@ export const SETTINGS = {
     "Claim listing the tenants a token may act in (string or array); a request without a tenant gets the first.",
   ),
   jwtJwksTimeoutMs: setting("A2A_JWT_JWKS_TIMEOUT_MS", "jwt-jwks-timeout-ms", "5000", "Timeout of a JWKS fetch, ms."),
+  jwtMaxTokenLifetime: setting(
+    "A2A_JWT_MAX_TOKEN_LIFETIME",
+    "jwt-max-token-lifetime",
+    "24h",
+    "Longest lifetime a token may claim (exp - iat, or exp - now without iat), as a duration (1h, 30m); longer-lived tokens are refused.",
+  ),
   apiKeysFile: setting(
     "A2A_API_KEYS_FILE",
     "api-keys-file",

@@ -81,6 +81,7 @@ export interface A2AMetrics {
   readonly storeCommitDuration: HotPathHistogram<"store">;
   readonly storeCommitWrites: HotPathHistogram<"store">;
   readonly storeCommitsFailed: Counter<"store">;
+  readonly authKeyReloadFailures: Counter;
 }
 
 /** Reads for the gauges that are sampled at scrape time rather than kept up to date. */
@@ -242,6 +243,11 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
       name: "a2a_store_commits_failed_total",
       help: "Group commits that failed (their writes were lost and their callers told)",
       labelNames: ["store"],
+      registers,
+    }),
+    authKeyReloadFailures: new Counter({
+      name: "a2a_auth_key_reload_failures_total",
+      help: "Reloads of the API key file (SIGHUP) that failed: the file did not read or parse, and the keys it still lists stayed in force",
       registers,
     }),
   };

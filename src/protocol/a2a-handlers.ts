@@ -17,6 +17,7 @@ import type {
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { getExtendedAgentCard } from "../agents/agent-card.js";
 import type { CallerAuthenticator } from "../auth/caller-authenticator.js";
+import { ANONYMOUS_PRINCIPAL } from "../auth/identity.js";
 import type { Caller } from "../lifecycle/agent.js";
 import { InvalidRequestError, LimitExceededError, PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
 import type { PushConfigService } from "../lifecycle/push-configs.js";
@@ -302,8 +303,8 @@ const EXTENDED_CARD_NEEDS_AUTHENTICATION = () =>
     "the extended agent card is served only to authenticated callers (R-XCARD-2), and this server runs without authentication; its operator must set A2A_AUTH",
   );
 
-/** The principal of every call when no authentication is configured. */
-export const ANONYMOUS = "anonymous";
+/** The principal of every call when no authentication is configured (reserved: no credential maps to it, A-31). */
+export const ANONYMOUS = ANONYMOUS_PRINCIPAL;
 
 /** The lifecycle's view of one call. A class: its accessors are shared, not closures made per call. */
 class EdgeRequestContext implements RequestContext {

@@ -1,5 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import type { StreamResponse, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { watchCredential } from "../auth/credential-watch.js";
 import { approximateSize } from "../codec/stream-response-encoder.js";
 import type { RequestContext, StreamHandle } from "../lifecycle/task-service.js";
 import type { StreamSink } from "../lifecycle/task-feed.js";
@@ -148,6 +149,8 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
     endStream();
   };
   streamOpened();
+  // A stream lives no longer than its credential (issue 33 #7): UNAUTHENTICATED at a JWT's exp or when its key is removed.
+  const unwatch = watchCredential(rc.caller, (error) => endStream(error));
   call.signal.addEventListener("abort", onAbort, { once: true });
   if (call.signal.aborted) onAbort();
   let handle: StreamHandle | undefined;
@@ -163,6 +166,7 @@ export async function pipeStream(options: PipeOptions): Promise<void> {
   } finally {
     released = true;
     if (heartbeats !== undefined) clearInterval(heartbeats);
+    unwatch();
     call.signal.removeEventListener("abort", onAbort);
     handle?.close();
     backlog.clear();

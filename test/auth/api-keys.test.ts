@@ -38,7 +38,7 @@ describe("API keys (A-30)", () => {
   test("A-30: a listed key lets its principal in, in its tenant, with its scopes", async () => {
     const { response, error } = await send(alice);
     expect(error).toBeUndefined();
-    expect(textOf(taskOf(response!).status!.message)).toBe("alice@acme:tasks.write");
+    expect(textOf(taskOf(response!).status!.message)).toBe("apikey:alice@acme:tasks.write"); // the owner names its scheme
   });
 
   test("A-30: an unknown key is UNAUTHENTICATED, naming the x-api-key scheme", async () => {

@@ -29,14 +29,14 @@ afterAll(async () => {
 const send = (md: grpc.Metadata, tenant = "") => rpc(s).send(sendRequest(userMessage("hi"), undefined, tenant), md);
 
 describe("JWT bearer authentication (A-30, R-SEC-1)", () => {
-  test("A-30: a valid token reaches the agent as ctx.caller: principal = sub, scopes, claims, tenant", async () => {
+  test("A-30 A-31: a valid token reaches the agent as ctx.caller: principal = jwt:<iss>#<sub>, scopes, claims, tenant", async () => {
     const token = await issuer.token({ sub: "alice", scope: "tasks.read tasks.write", team: "blue" });
     const { response, error } = await send(bearer(token));
     expect(error).toBeUndefined();
     const text = textOf(taskOf(response!).status!.message);
     expect(text).toMatch(/^{/);
     const seen = JSON.parse(text);
-    expect(seen).toEqual({ tenant: "", principal: "alice", scheme: "jwt", scopes: ["tasks.read", "tasks.write"], sub: "alice", team: "blue" });
+    expect(seen).toEqual({ tenant: "", principal: `jwt:${ISSUER}#alice`, scheme: "jwt", scopes: ["tasks.read", "tasks.write"], sub: "alice", team: "blue" });
   });
 
   test("A-30: no credential is UNAUTHENTICATED / CREDENTIALS_MISSING naming the Bearer scheme", async () => {
@@ -123,7 +123,7 @@ describe("JWT bearer authentication (A-30, R-SEC-1)", () => {
     await send(bearer(token));
     await send(withAuth({ authorization: `Bearer ${token}x` }));
     expect(JSON.stringify(s.lines)).not.toContain(token.slice(20));
-    expect(s.lines.filter((l) => l["principal"] === "frank").map((l) => l["method"])).toEqual(["SendMessage"]);
+    expect(s.lines.filter((l) => l["principal"] === `jwt:${ISSUER}#frank`).map((l) => l["method"])).toEqual(["SendMessage"]);
   });
 });
 

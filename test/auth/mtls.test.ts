@@ -34,7 +34,7 @@ beforeAll(async () => {
   server = await startServer({ listen: config.listen, tls: config.tls, logger });
   const agent = scriptedAgent(async (ctx) => {
     await ctx.working();
-    await ctx.complete(`${ctx.caller.scheme}:${ctx.caller.principal}`);
+    await ctx.complete(ctx.caller.principal); // A-31: the owner name carries the scheme: mtls:<CN>
   });
   const app = await createApp(config, logger, { agent });
   server.onShutdown(() => app.close(0));

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { migrationOwnerPrefixInUse } from "../../auth/identity.js";
 import { PostgresStoreError } from "./postgres-store-error.js";
 
 /**
@@ -34,6 +35,9 @@ import { PostgresStoreError } from "./postgres-store-error.js";
  *   waiting for that lock, so a put committed before the write holds the row is seen) and calls
  *   `a2a_push_owe` only when it is set: a task without configs, the usual one, owes nothing and
  *   pays for no function call. Never cleared (a deleted last config leaves only that call).
+ * - (v6) Owners name their scheme (A-31, issue 33 #2): `a2a_tasks.principal` was the bare name, so
+ *   an API key and a JWT subject of the same name shared tasks. Every owner but `anonymous` gets
+ *   the prefix the configuration at migration time gives (src/auth/identity.ts legacyOwnerPrefix).
  *
  * State numbers are the proto's TaskState values, written out so a step keeps its meaning if the
  * generated code changes: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4 CANCELED=5 REJECTED=7.
@@ -42,6 +46,14 @@ export interface Migration {
   readonly version: number;
   readonly description: string;
   readonly sql: string;
+  /** Runs after `sql`, in its transaction, for a step that needs what only the configuration knows. */
+  readonly apply?: (client: pg.ClientBase, context: MigrationContext) => Promise<unknown>;
+}
+
+/** What the server's configuration tells the migrations. */
+export interface MigrationContext {
+  /** Put before every owner stored without a scheme (anonymous aside): see legacyOwnerPrefix. */
+  readonly legacyOwnerPrefix: string;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -164,6 +176,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TRIGGER a2a_push_configured AFTER INSERT ON a2a_push_configs FOR EACH ROW EXECUTE FUNCTION a2a_push_configured();
     `,
   },
+  {
+    version: 6,
+    description: "owners name their scheme: the principal of every task but anonymous ones gets the configured scheme's prefix",
+    sql: "SELECT 1;",
+    // One statement: no unique index holds the principal, so no row can collide halfway.
+    apply: (client, { legacyOwnerPrefix }) =>
+      client.query({ text: "UPDATE a2a_tasks SET principal = $1 || principal WHERE principal <> 'anonymous'", values: [legacyOwnerPrefix] }),
+  },
 ];
 
 /** The schema version this code writes and understands. */
@@ -176,7 +196,11 @@ export const MIGRATION_LOCK_KEY = 0x41324154;
  * Brings the schema to `target` (default: the newest), one replica at a time. Refuses, before
  * writing anything, a schema newer than this code. Returns the version found and the one left.
  */
-export async function migrate(client: pg.ClientBase, target = SCHEMA_VERSION): Promise<{ from: number; to: number }> {
+export async function migrate(
+  client: pg.ClientBase,
+  target = SCHEMA_VERSION,
+  context: MigrationContext = { legacyOwnerPrefix: migrationOwnerPrefixInUse() },
+): Promise<{ from: number; to: number }> {
   await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
   try {
     await client.query("CREATE TABLE IF NOT EXISTS a2a_schema (version integer NOT NULL)");
@@ -193,6 +217,7 @@ export async function migrate(client: pg.ClientBase, target = SCHEMA_VERSION): P
       await client.query("BEGIN");
       try {
         await client.query(step.sql);
+        await step.apply?.(client, context);
         await client.query("DELETE FROM a2a_schema");
         await client.query("INSERT INTO a2a_schema (version) VALUES ($1)", [step.version]);
         await client.query("COMMIT");

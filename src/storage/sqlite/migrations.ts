@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { migrationOwnerPrefixInUse } from "../../auth/identity.js";
 import { SqliteStoreError } from "./sqlite-store-error.js";
 
 /**
@@ -37,6 +38,9 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  *   row, so a chunk written per commit costs the chunk.
  * - (v7) A batch `task_events` row of appends may point at its commit's `artifact_tail` row
  *   instead of holding the same bytes again (flags 1, body NULL): a burst writes its chunks once.
+ * - (v8) Owners name their scheme (A-31, issue 33 #2): `scopes.principal` was the bare name, so
+ *   an API key and a JWT subject of the same name shared tasks. Every owner but `anonymous` gets
+ *   the prefix the configuration at migration time gives (src/auth/identity.ts legacyOwnerPrefix).
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -46,6 +50,14 @@ export interface Migration {
   readonly version: number;
   readonly description: string;
   readonly sql: string;
+  /** Runs after `sql`, in its transaction, for a step that needs what only the configuration knows. */
+  readonly apply?: (db: Database, context: MigrationContext) => void;
+}
+
+/** What the server's configuration tells the migrations. */
+export interface MigrationContext {
+  /** Put before every owner stored without a scheme (anonymous aside): see legacyOwnerPrefix. */
+  readonly legacyOwnerPrefix: string;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -225,6 +237,22 @@ export const MIGRATIONS: readonly Migration[] = [
       SELECT 1;
     `,
   },
+  {
+    version: 8,
+    description: "owners name their scheme: the principal of every scope but anonymous gets the configured scheme's prefix",
+    sql: "SELECT 1;",
+    // Two passes, because UNIQUE (tenant, principal) is checked row by row: a bare name that equals
+    // another's prefixed form (a JWT sub "apikey:bob" beside the key "bob") would collide halfway.
+    // A blob never equals a text, so the first pass parks every row on a value no row holds.
+    apply(db, { legacyOwnerPrefix }) {
+      db.exec("CREATE TEMP TABLE owner_map AS SELECT scope_id, principal FROM scopes WHERE principal <> 'anonymous'");
+      db.exec("UPDATE scopes SET principal = CAST(scope_id AS BLOB) WHERE scope_id IN (SELECT scope_id FROM owner_map)");
+      db.prepare(
+        "UPDATE scopes SET principal = ? || (SELECT m.principal FROM owner_map m WHERE m.scope_id = scopes.scope_id) WHERE scope_id IN (SELECT scope_id FROM owner_map)",
+      ).run(legacyOwnerPrefix);
+      db.exec("DROP TABLE temp.owner_map");
+    },
+  },
 ];
 
 /** The schema version this code writes and understands. */
@@ -268,7 +296,12 @@ export function checkSchema(db: Database, file: string): { version: number } {
  * `user_version`; the version is re-read inside the transaction so two processes starting
  * at once do not both apply a step.
  */
-export function migrate(db: Database, file: string, target = SCHEMA_VERSION): { from: number; to: number } {
+export function migrate(
+  db: Database,
+  file: string,
+  target = SCHEMA_VERSION,
+  context: MigrationContext = { legacyOwnerPrefix: migrationOwnerPrefixInUse() },
+): { from: number; to: number } {
   const from = db.pragma("user_version", { simple: true }) as number;
   for (const step of MIGRATIONS) {
     if (step.version > target) break;
@@ -279,6 +312,7 @@ export function migrate(db: Database, file: string, target = SCHEMA_VERSION): { 
         throw new SqliteStoreError(file, `schema version ${current} cannot be upgraded by step ${step.version}`);
       }
       db.exec(step.sql);
+      step.apply?.(db, context);
       db.pragma(`application_id = ${APPLICATION_ID}`);
       db.pragma(`user_version = ${step.version}`);
     }).immediate();
