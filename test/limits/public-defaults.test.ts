@@ -69,7 +69,7 @@ describe("per-principal defaults (issue 33 #12)", () => {
       for (let i = 0; i < 500 && open.some((o) => o.events.length === 0); i++) await new Promise((r) => setTimeout(r, 10));
       expect(open.filter((o) => o.events.length > 0)).toHaveLength(allowed);
       const oneMore = await subscribe(s.client, id, keyed(alice)).result;
-      expectExhausted(oneMore.error, "TOO_MANY_STREAMS", /"alice" has too many open streams/);
+      expectExhausted(oneMore.error, "TOO_MANY_STREAMS", /"apikey:alice" has too many open streams/);
       // Bob's task is his own; his first stream opens.
       const bobsTask = taskOf((await rpc(s).send(sendRequest(userMessage("ask")), keyed(bob))).response!).id;
       const bobs = subscribe(s.client, bobsTask, keyed(bob));
@@ -115,7 +115,7 @@ describe("stored tasks per principal (issue 33 #12)", () => {
     expect([first.error, second.error]).toEqual([undefined, undefined]);
 
     const third = await rpc(s).send(sendRequest(userMessage("three")), keyed(alice));
-    expectExhausted(third.error, "TASK_QUOTA_EXCEEDED", /"alice" has 2 stored tasks, the most this server keeps per principal \(2\)/);
+    expectExhausted(third.error, "TASK_QUOTA_EXCEEDED", /"apikey:alice" has 2 stored tasks, the most this server keeps per principal \(2\)/);
     const streamed = await streamSend(s.client, sendRequest(userMessage("three, streamed")), keyed(alice)).result;
     expectExhausted(streamed.error, "TASK_QUOTA_EXCEEDED", /stored tasks/);
     expect(streamed.events).toEqual([]);
