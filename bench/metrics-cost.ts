@@ -43,7 +43,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { MessageSchema, Role, SendMessageRequestSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
-import { EVENT_LOOP_QUIET_MS } from "../src/observability/event-loop-lag.js";
 import { profileSummary } from "./lib/cpu-profile.js";
 import { loadClient, runLoad, type LoadClient } from "./lib/load.js";
 import { getClosing, getKeptAlive } from "./lib/http-get.js";
@@ -70,8 +69,8 @@ const WARMUP = 4_000;
 const SETTLE_MS = 100;
 /** How long the servers' idle CPU is read for. */
 const IDLE_MS = 3_000;
-/** How long after the last calls it is read from: the event-loop lag sampler stops 2–4 s after the last activity. */
-const IDLE_WAIT_MS = 2 * EVENT_LOOP_QUIET_MS + 1_000;
+/** How long after the last calls it is read from (timers a burst of calls left behind have run out). */
+const IDLE_WAIT_MS = 5_000;
 /** Prometheus's usual scrape interval, for the scrape's cost per call. */
 const SCRAPE_EVERY_S = 15;
 
