@@ -1,6 +1,6 @@
 // One process of `npm run bench -- tracing-calls`: the Tracing class's hooks for one blocking
 // SendMessage (call started, handler in its context, agent run started and ended, call ended) and
-// the OTLP processor writing both spans, with a sender that drops the bytes, as bench/otel-span-cost.ts's
+// the SDK's BatchSpanProcessor serialising both spans, with an exporter that drops the bytes, as bench/otel-span-cost.ts's
 // tracingPerCall does, from the compiled build at argv[2] (a checkout with dist/). Prints one JSON line:
 // the CPU µs per call of each block of argv[3] calls (argv[4] blocks).
 import { Metadata, status } from "@grpc/grpc-js";
@@ -8,13 +8,18 @@ import { Metadata, status } from "@grpc/grpc-js";
 const [root, callsArg, blocksArg] = process.argv.slice(2);
 const calls = Number(callsArg);
 const blocks = Number(blocksArg);
-const { OtlpProtobufSpanProcessor } = await import(`${root}/dist/src/observability/otlp-span-processor.js`);
+const { BatchSpanProcessor } = await import("@opentelemetry/sdk-trace-base");
+const { ProtobufTraceSerializer } = await import("@opentelemetry/otlp-transformer");
 const { Tracing } = await import(`${root}/dist/src/observability/tracing.js`);
 const { endRunObservation, invokeObserved, startRunObservation } = await import(`${root}/dist/src/lifecycle/run-observation.js`);
-const processor = new OtlpProtobufSpanProcessor(
-  { send: (_batch, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {} },
-  { maxQueueSize: 65_536, maxExportBatchSize: 2048, scheduledDelayMillis: 500, exportTimeoutMillis: 30_000 },
-);
+const exporter = {
+  export: (spans, done) => {
+    ProtobufTraceSerializer.serializeRequest(spans);
+    done({ code: 0 });
+  },
+  shutdown: async () => {},
+};
+const processor = new BatchSpanProcessor(exporter, { maxQueueSize: 65_536, maxExportBatchSize: 2048, scheduledDelayMillis: 500, exportTimeoutMillis: 30_000 });
 const tracing = await Tracing.start({ env: {}, spanProcessors: [processor] });
 tracing.agentName = "bench";
 const metadata = new Metadata();
