@@ -12,12 +12,9 @@
  */
 import { ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { loadavg } from "node:os";
 import { markdownTable } from "./lib/table.js";
-import { encodeRequest, encodeResource, encodeScope, ProtoWriter, writeSpan } from "../src/observability/otlp-protobuf.js";
-import { OtlpProtobufSpanProcessor } from "../src/observability/otlp-span-processor.js";
-import { ServiceTracer } from "../src/observability/service-span.js";
 import { Tracing } from "../src/observability/tracing.js";
 import { endRunObservation, invokeObserved, startRunObservation } from "../src/lifecycle/run-observation.js";
 import type { AgentRun } from "../src/lifecycle/agent-run.js";
@@ -63,31 +60,6 @@ export async function runOtelSpanCost(): Promise<string> {
   for (let i = 0; i < CALLS; i++) call(i);
   const spansCpu = cpuSince(before) / CALLS;
 
-  // The same two spans as the service makes them (service-span.ts: the SDK tracer's sampler, ids and processor, lighter spans).
-  const service = new ServiceTracer(new BasicTracerProvider({ spanProcessors: [processor] }).getTracer("a2a-grpc-server"));
-  const serviceCall = (i: number) => {
-    const server = service.startSpan("lf.a2a.v1.A2AService/SendMessage", SpanKind.SERVER, { ...rpcAttributes }, ROOT_CONTEXT);
-    const callContext = service.contextWith(ROOT_CONTEXT, server);
-    const run = service.startSpan(
-      "invoke_agent bench",
-      SpanKind.INTERNAL,
-      { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bench", "gen_ai.conversation.id": `context-${i}` },
-      callContext,
-    );
-    service.contextWith(callContext, run);
-    run.setAttribute("a2a.task.id", `task-${i}`);
-    run.end();
-    server.setAttribute("rpc.grpc.status_code", 0);
-    server.setAttribute("a2a.task.id", `task-${i}`);
-    server.setAttribute("network.peer.address", "127.0.0.1");
-    server.setAttribute("network.peer.port", 50_000);
-    server.end();
-  };
-  for (let i = 0; i < 20_000; i++) serviceCall(i);
-  const serviceBefore = process.cpuUsage();
-  for (let i = 0; i < CALLS; i++) serviceCall(i);
-  const serviceCpu = cpuSince(serviceBefore) / CALLS;
-
   const batch = kept.slice(0, BATCH);
   for (let i = 0; i < 20; i++) ProtobufTraceSerializer.serializeRequest(batch);
   const rounds = 100;
@@ -97,20 +69,6 @@ export async function runOtelSpanCost(): Promise<string> {
   const callsSerialised = (rounds * batch.length) / 2;
   const serialiseCpu = cpuSince(serialiseBefore) / callsSerialised;
 
-  // Ours (src/observability/otlp-protobuf.ts): each span written when it ends, the request put together per batch.
-  const writer = new ProtoWriter();
-  const resource = encodeResource(batch[0]!.resource);
-  const scope = encodeScope(batch[0]!.instrumentationScope);
-  const ours = () => {
-    writer.reset();
-    for (const span of batch) writeSpan(writer, 2, span);
-    return encodeRequest(resource, undefined, [{ scope, schemaUrl: undefined, spans: writer.bytes() }]).length;
-  };
-  for (let i = 0; i < 20; i++) ours();
-  let ourBytes = 0;
-  const oursBefore = process.cpuUsage();
-  for (let i = 0; i < rounds; i++) ourBytes += ours();
-  const oursCpu = cpuSince(oursBefore) / callsSerialised;
   const tracingCpu = await tracingPerCall();
   return [
     "# What the OpenTelemetry SDK costs per traced call (two spans), in-process",
@@ -121,17 +79,12 @@ export async function runOtelSpanCost(): Promise<string> {
       ["step", "CPU µs per call"],
       [
         ["start, set attributes, end: the SERVER span and the invoke_agent span (the SDK's spans)", spansCpu.toFixed(2)],
-        ["the same as the service makes them (src/observability/service-span.ts)", serviceCpu.toFixed(2)],
         [
           `OTLP protobuf serialisation of both (batches of ${BATCH} spans; ${(bytes / rounds / (batch.length / 2)).toFixed(0)} B per call)`,
           serialiseCpu.toFixed(2),
         ],
         [
-          `the same with our writer (src/observability/otlp-protobuf.ts; ${(ourBytes / rounds / (batch.length / 2)).toFixed(0)} B per call)`,
-          oursCpu.toFixed(2),
-        ],
-        [
-          "all of it as the server does it: src/observability's Tracing (call started, handler in its context, agent run started and ended, call ended) and our OTLP processor writing both spans (no network)",
+          "all of it as the server does it: src/observability's Tracing (call started, handler in its context, agent run started and ended, call ended) the SDK's BatchSpanProcessor and OTLP protobuf serialisation of both spans (no network)",
           tracingCpu.toFixed(2),
         ],
       ],
@@ -144,12 +97,21 @@ function cpuSince(before: NodeJS.CpuUsage): number {
   return used.user + used.system;
 }
 
-/** The Tracing class's hooks as the edge and the lifecycle call them for one SendMessage, with our processor and a sender that drops the bytes. */
+/** The Tracing class's hooks as the edge and the lifecycle call them for one SendMessage, with the SDK's BatchSpanProcessor and an exporter that serialises the batch and drops the bytes. */
 export async function tracingPerCall(): Promise<number> {
-  const processor = new OtlpProtobufSpanProcessor(
-    { send: (_batch, done) => done({ code: 0 }), forceFlush: async () => {}, shutdown: async () => {} },
-    { maxQueueSize: 65_536, maxExportBatchSize: 2048, scheduledDelayMillis: 500, exportTimeoutMillis: 30_000 },
-  );
+  const exporter: SpanExporter = {
+    export: (spans, done) => {
+      ProtobufTraceSerializer.serializeRequest(spans);
+      done({ code: 0 });
+    },
+    shutdown: async () => {},
+  };
+  const processor = new BatchSpanProcessor(exporter, {
+    maxQueueSize: 65_536,
+    maxExportBatchSize: 2048,
+    scheduledDelayMillis: 500,
+    exportTimeoutMillis: 30_000,
+  });
   const tracing = await Tracing.start({ env: {}, spanProcessors: [processor] });
   tracing.agentName = "bench";
   const metadata = new Metadata();

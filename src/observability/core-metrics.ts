@@ -17,7 +17,7 @@ import type { A2AMetrics } from "./metrics-catalogue.js";
  * publishing on; the returned function turns it off again.
  */
 export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
-  const { tallies, eventLoopLag } = metrics;
+  const { tallies } = metrics;
   const runOk = metrics.runDuration.series({ outcome: "ok" });
   const runError = metrics.runDuration.series({ outcome: "error" });
   const pushDuration = metrics.pushDeliveryDuration.series({});
@@ -34,13 +34,7 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
   const handlers: Array<[string, (message: unknown) => void]> = [
     [CHANNELS.taskCreated, () => tallies.tasksCreated++],
     [CHANNELS.taskSettled, (m) => tallies.tasksSettled[(m as TaskSettled).state]!++],
-    [
-      CHANNELS.runStart,
-      () => {
-        tallies.runsStarted++;
-        eventLoopLag.touch();
-      },
-    ],
+    [CHANNELS.runStart, () => tallies.runsStarted++],
     [
       CHANNELS.runEnd,
       (m) => {
@@ -63,7 +57,6 @@ export function subscribeCoreMetrics(metrics: A2AMetrics): () => void {
       CHANNELS.pushDelivery,
       (m) => {
         const delivery = m as PushDelivery;
-        eventLoopLag.touch();
         tallies.pushDeliveries.set(delivery.outcome, (tallies.pushDeliveries.get(delivery.outcome) ?? 0) + 1);
         pushDuration.observe(delivery.durationMs / 1000);
       },

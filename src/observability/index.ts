@@ -10,9 +10,8 @@
  * - Tracing: `Tracing` (OpenTelemetry, configured by OTEL_*, off by default): a server span per A2A
  *   RPC, an invoke_agent span per agent run, spans for store commits and push deliveries;
  *   `currentTraceContext` for the trace context a push outbox entry keeps of its write (the
- *   webhook request's traceparent). OTLP/HTTP protobuf goes through `OtlpProtobufSpanProcessor`
- *   (spans written as protobuf when they end, sent by the SDK's HTTP export); other exporters are
- *   the SDK's.
+ *   webhook request's traceparent). OTLP/HTTP protobuf goes through the SDK's BatchSpanProcessor
+ *   and OTLP http/protobuf exporter; other exporters are the SDK's (tracing-sdk.ts).
  */
 export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from "./logger.js";
 export { ServiceMetrics, type ServiceMetricsOptions } from "./metrics.js";
@@ -20,5 +19,3 @@ export { METRICS_PATH, metricsDocument, startMetricsServer, type MetricsServer }
 export { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 export { currentTraceContext, injectTraceHeaders, Tracing, tracingRequested, type TracingOptions } from "./tracing.js";
 export { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry.js";
-// Types only: the processor module loads the SDK packages, imported when tracing starts.
-export type { BatchLimits, EncodedBatch, OtlpBatchSender } from "./otlp-span-processor.js";

@@ -1,6 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { EVENT_LOOP_LAG_METRICS, EventLoopLag } from "./event-loop-lag.js";
 import { HotPathHistogram } from "./hot-path-histogram.js";
 
 /**
@@ -27,12 +26,12 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000];
 const PUSH_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * prom-client's own event-loop-lag sampler ticks at this resolution, ms: the largest a libuv timer
- * takes (~24 days), so it never wakes the process; its gauges are replaced by EventLoopLag's,
- * which samples only while the service works (event-loop-lag.ts says why).
+ * The resolution of prom-client's event-loop lag sampler (`collectDefaultMetrics`' own
+ * `monitorEventLoopDelay`), ms: a blocked loop is seen to within this, well inside the 200 ms
+ * alert; each tick wakes an idle process, 20 times a second (prom-client's default of 10 ms
+ * would be 100).
  */
-const PROM_CLIENT_LAG_SAMPLER_IDLE_MS = 2 ** 31 - 1;
-export { EVENT_LOOP_SAMPLE_MS, EVENT_LOOP_QUIET_MS } from "./event-loop-lag.js";
+export const EVENT_LOOP_SAMPLE_MS = 50;
 
 /** Label values known in advance, so each series exists (at zero) from the first scrape. */
 const SETTLED_STATE_NUMBERS: ReadonlyArray<readonly [string, TaskState]> = [
@@ -62,8 +61,6 @@ export class Tallies {
 export interface A2AMetrics {
   readonly registry: Registry;
   readonly tallies: Tallies;
-  /** The event-loop lag gauges' sampler: touch it when work arrives. */
-  readonly eventLoopLag: EventLoopLag;
   readonly callDuration: HotPathHistogram<"rpc_service" | "rpc_method" | "rpc_grpc_status_code">;
   readonly activeCalls: Gauge<"rpc_method">;
   readonly tasksCreated: Counter;
@@ -92,22 +89,17 @@ export interface GaugeSources {
   openStreams(): number;
   /** Push deliveries waiting, and the age of the oldest (0 when none); undefined while push is off. */
   pushStats(): { readonly pending: number; readonly oldestPendingAgeMs: number } | undefined;
-  /** Work in progress (calls, agent runs): keeps the event-loop lag sampled while nothing new arrives. */
-  busy?(): boolean;
 }
 
-/** A fresh registry with the default process metrics (event-loop lag among them: EventLoopLag) and the service's own. */
+/** A fresh registry with prom-client's default process metrics (event-loop lag among them) and the service's own. */
 export function createMetrics(sources: GaugeSources): A2AMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: PROM_CLIENT_LAG_SAMPLER_IDLE_MS });
-  for (const name of EVENT_LOOP_LAG_METRICS) registry.removeSingleMetric(name);
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const registers = [registry];
   const tallies = new Tallies();
-  const busy = sources.busy;
   const metrics: A2AMetrics = {
     registry,
     tallies,
-    eventLoopLag: new EventLoopLag({ registry, busy: () => tallies.runsStarted > tallies.runsEnded || (busy?.() ?? false) }),
     callDuration: new HotPathHistogram({
       name: "rpc_server_call_duration_seconds",
       help: "Duration of RPCs as the server sees them, from the call's arrival to its status (streams: until they end); _count is the number of calls",

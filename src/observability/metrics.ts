@@ -44,7 +44,6 @@ export class ServiceMetrics {
       activeCalls: () => this.#activeByMethod(),
       openStreams,
       pushStats: () => this.#pushStats?.(),
-      busy: () => this.#anyActive(),
     });
     this.#pushStats = options.pushStats;
     this.document = metricsDocument(this.metrics.registry);
@@ -59,7 +58,6 @@ export class ServiceMetrics {
   /** The call seam's observer: counts calls in progress, and each call's duration by method and status. */
   readonly observer: CallObserver<MethodCalls> = {
     started: (call) => {
-      this.metrics.eventLoopLag.touch();
       const calls = this.#methodCalls(call.service, call.method);
       calls.active++;
       return calls;
@@ -88,14 +86,8 @@ export class ServiceMetrics {
     return active;
   }
 
-  #anyActive(): boolean {
-    for (const methods of this.#calls.values()) for (const calls of methods.values()) if (calls.active > 0) return true;
-    return false;
-  }
-
-  /** Stops listening to the diagnostics channels and sampling the loop (the registry stays readable). */
+  /** Stops listening to the diagnostics channels (the registry stays readable). */
   close(): void {
     this.#unsubscribe();
-    this.metrics.eventLoopLag.close();
   }
 }

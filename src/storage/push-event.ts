@@ -1,7 +1,7 @@
 import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { artifactUpdateJson, statusUpdateJson, taskJson } from "../codec/stream-response-json.js";
 import { encodeArtifactUpdatePayload, encodeStatusUpdatePayload, encodeTaskPayload } from "../codec/task-encoder.js";
 import type { TaskChange } from "../lifecycle/task-repository.js";
+import { webhookBody } from "../push/body-encoding.js";
 
 /**
  * The StreamResponse a webhook gets for one write, in protobuf binary, as a store keeps it in
@@ -36,10 +36,10 @@ export function pushSnapshotOf(task: Task): Uint8Array {
 
 /**
  * What an outbox entry carries for one write: the event in protobuf binary (the durable record)
- * and, made from the same event object, the webhook body (its ProtoJSON, A-9), so that delivery
- * from the handed-over entries neither decodes the binary again nor walks it reflectively.
- * `body` is undefined when the static JSON encoder refuses the event (a NaN in metadata, a
- * timestamp out of range): delivery then makes it from `event` as before, and fails as before.
+ * and the webhook body made from those bytes (its ProtoJSON, A-9, webhookBody), so that delivery
+ * from the handed-over entries sends it as it is. `body` is undefined when toJsonString refuses
+ * the event (a NaN in metadata, a timestamp out of range): delivery then makes it from `event`,
+ * and fails as before.
  * Never throws: it runs inside the task write.
  */
 export interface PushPayload {
@@ -51,7 +51,7 @@ export function pushPayloadOf(taskId: string, contextId: string, change: TaskCha
   switch (change.kind) {
     case "status": {
       const value: TaskStatusUpdateEvent = { $typeName: "lf.a2a.v1.TaskStatusUpdateEvent", taskId, contextId, status: change.status, metadata: undefined };
-      return { event: encodeStatusUpdatePayload(value), body: jsonOrUndefined(() => `{"statusUpdate":${statusUpdateJson(value)}}`) };
+      return withBody(encodeStatusUpdatePayload(value));
     }
     case "artifact": {
       const value: TaskArtifactUpdateEvent = {
@@ -63,7 +63,7 @@ export function pushPayloadOf(taskId: string, contextId: string, change: TaskCha
         lastChunk: change.lastChunk,
         metadata: undefined,
       };
-      return { event: encodeArtifactUpdatePayload(value), body: jsonOrUndefined(() => `{"artifactUpdate":${artifactUpdateJson(value)}}`) };
+      return withBody(encodeArtifactUpdatePayload(value));
     }
     case "history":
       return undefined;
@@ -72,13 +72,14 @@ export function pushPayloadOf(taskId: string, contextId: string, change: TaskCha
 
 /** The snapshot's payload (see pushSnapshotOf and pushPayloadOf). */
 export function pushSnapshotPayloadOf(task: Task): PushPayload {
-  return { event: encodeTaskPayload(task), body: jsonOrUndefined(() => `{"task":${taskJson(task)}}`) };
+  return withBody(encodeTaskPayload(task));
 }
 
-function jsonOrUndefined(encode: () => string): string | undefined {
+/** The event and its webhook body (undefined where toJsonString refuses the event: delivery fails on it as before). */
+function withBody(event: Uint8Array): PushPayload {
   try {
-    return encode();
+    return { event, body: webhookBody(event) };
   } catch {
-    return undefined;
+    return { event, body: undefined };
   }
 }

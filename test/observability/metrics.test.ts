@@ -72,7 +72,7 @@ describe("Prometheus metrics at /metrics", () => {
 
       // A client error: NOT_FOUND (5).
       expect((await rpc(s).get({ id: "no-such-task" })).error!.code).toBe(5);
-      // The calls started the event-loop lag sampling; its first tick only marks the time: let a few pass.
+      // The event-loop lag sampler's first tick only marks the time: let a few pass.
       await delay(EVENT_LOOP_SAMPLE_MS * 3);
 
       const { samples, text } = await metricsOf(s.app.metricsPort!);
@@ -135,7 +135,7 @@ describe("Prometheus metrics at /metrics", () => {
     expect(EVENT_LOOP_SAMPLE_MS).toBeLessThanOrEqual(50); // a lag is seen to within this, well inside the 200 ms alert
     await withServer({}, async (s) => {
       await metricsOf(s.app.metricsPort!); // a scrape starts the lag histogram afresh
-      // A call: the service is working, so the loop is sampled (from now until 2 s after it).
+      // A call, then the loop blocked while the sampler runs.
       expect((await rpc(s).send(sendRequest(userMessage(`${complete} please`)))).error).toBeUndefined();
       await delay(EVENT_LOOP_SAMPLE_MS * 2);
       const blockedUntil = performance.now() + 150;
