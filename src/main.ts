@@ -9,7 +9,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { createApp, createAppTelemetry, type A2AApp } from "./app.js";
 import { runKeygen } from "./auth/index.js";
-import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
+import { ConfigError, describeConfigForTerminal, loadConfig, wantsHelp, type Config } from "./config/index.js";
 import { SETTINGS } from "./config/settings.js";
 import { describeListenFailure, type Listener } from "./listen-failure.js";
 import { createLogger } from "./observability/logger.js";
@@ -35,7 +35,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   if (wantsHelp(argv)) {
     process.stdout.write(
-      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n\n${describeConfig()}\n`,
+      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n\n${describeConfigForTerminal()}\n`,
     );
     return;
   }
