@@ -74,7 +74,8 @@ export async function startThrowawayPostgres(options: ThrowawayPostgresOptions =
     });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
-    throw new Error(`could not start the test PostgreSQL: ${String(error)}\n${log.join("").slice(-4000)}`);
+    const asRoot = process.getuid?.() === 0 ? ` (it runs as the postgres user, who must be able to enter ${dir})` : "";
+    throw new Error(`could not start the test PostgreSQL${asRoot}: ${String(error)}\n${log.join("").slice(-4000)}`);
   }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
@@ -92,16 +93,16 @@ export async function startThrowawayPostgres(options: ThrowawayPostgresOptions =
  * end the whole test run.
  */
 async function withoutCrashing(work: () => Promise<void>): Promise<void> {
-  let uncaught: unknown;
-  const record = (error: unknown) => void (uncaught ??= error);
-  process.on("uncaughtException", record);
+  // A spawn error settles nothing in the library (no 'close' follows): fail at once instead.
+  let crash: (error: unknown) => void = () => undefined;
+  const crashed = new Promise<never>((_, reject) => {
+    crash = reject;
+  });
+  process.on("uncaughtException", crash);
   try {
-    await work().catch((error: unknown) => {
-      throw uncaught ?? error;
-    });
-    if (uncaught !== undefined) throw uncaught;
+    await Promise.race([work(), crashed]);
   } finally {
-    process.off("uncaughtException", record);
+    process.off("uncaughtException", crash);
   }
 }
 
