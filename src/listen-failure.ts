@@ -51,3 +51,16 @@ function listenerAt(listeners: readonly Listener[], at: { host: string; port: st
   const samePort = listeners.filter((l) => split(l.address).port === at.port);
   return samePort.find((l) => split(l.address).host === at.host) ?? samePort[0];
 }
+
+/**
+ * Two listeners given one host:port (port 0 aside) would collide with each other, and the bind
+ * error would blame whichever came second as if something else held the port: say so first.
+ */
+export function describeSharedAddress(listeners: readonly Listener[]): string | undefined {
+  for (const [index, later] of listeners.entries()) {
+    if (later.address.endsWith(":0")) continue;
+    const earlier = listeners.slice(0, index).find((l) => l.address === later.address);
+    if (earlier !== undefined) return `${later.setting.env} ${later.address} is also ${earlier.setting.env}; give each listener its own port`;
+  }
+  return undefined;
+}

@@ -11,7 +11,7 @@ import { createApp, createAppTelemetry, type A2AApp } from "./app.js";
 import { runKeygen } from "./auth/index.js";
 import { ConfigError, describeConfigForTerminal, loadConfig, wantsHelp, type Config } from "./config/index.js";
 import { SETTINGS } from "./config/settings.js";
-import { describeListenFailure, type Listener } from "./listen-failure.js";
+import { describeListenFailure, describeSharedAddress, type Listener } from "./listen-failure.js";
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
 import { startServer, type RunningServer } from "./protocol/server.js";
@@ -45,6 +45,12 @@ async function main(argv: readonly string[]): Promise<void> {
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`${e.message}\n`);
+    process.exit(2);
+  }
+
+  const shared = describeSharedAddress([{ setting: SETTINGS.listen, address: config.listen }, ...httpListeners(config)]);
+  if (shared !== undefined) {
+    process.stderr.write(`${shared}\n`);
     process.exit(2);
   }
 

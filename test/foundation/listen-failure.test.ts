@@ -63,6 +63,14 @@ describe("a listen address that cannot be bound", () => {
     expect(stdout).toBe(""); // nothing was logged: no fatal record, no stack
   });
 
+  test("two listeners given one address: one line naming both, exit 2, before anything binds", async () => {
+    const address = `127.0.0.1:${held.port}`;
+    const { code, stdout, stderr } = await runService({ A2A_CARD_LISTEN: address, A2A_METRICS_LISTEN: address });
+    expect(stderr).toBe(`A2A_METRICS_LISTEN ${address} is also A2A_CARD_LISTEN; give each listener its own port\n`);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+
   const root = process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
   (root ? test : test.skip)("a port below 1024 for a user without the privilege (EACCES): one line, exit 2", async () => {
     const { code, stdout, stderr } = await runService({ A2A_LISTEN: "127.0.0.1:81" }, 65534);
