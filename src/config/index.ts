@@ -3,3 +3,4 @@ export { ConfigError } from "./config-error.js";
 export { describeConfig, describeConfigForTerminal } from "./describe-config.js";
 export { loadConfig, wantsHelp, type ConfigSources } from "./load-config.js";
 export { SETTINGS, type Setting, type SettingKey } from "./settings.js";
+export { SETTING_GROUPS, type SettingGroup } from "./settings.js";
