@@ -1,13 +1,17 @@
 #!/usr/bin/env node
 /**
  * The service's entry point: configuration, the A2A app, the gRPC server, signals.
- * Exit codes: 0 after a clean (or forced) shutdown, 2 for invalid configuration, 1 for
+ * Exit codes: 0 after a clean (or forced) shutdown, 2 for invalid configuration or a listen
+ * address that cannot be bound (in use, not allowed, not on this machine), 1 for
  * anything else that stops the service.
  */
+import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { createApp, createAppTelemetry, type A2AApp } from "./app.js";
 import { runKeygen, runKeysCommand } from "./auth/index.js";
-import { ConfigError, describeConfig, loadConfig, wantsHelp, type Config } from "./config/index.js";
+import { ConfigError, describeConfigForTerminal, loadConfig, wantsHelp, type Config } from "./config/index.js";
+import { SETTINGS } from "./config/settings.js";
+import { describeListenFailure, describeSharedAddress, type Listener } from "./listen-failure.js";
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
 import { startServer, type RunningServer } from "./protocol/server.js";
@@ -55,7 +59,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   if (wantsHelp(argv)) {
     process.stdout.write(
-      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n       a2a-grpc-server keys check FILE\n       a2a-grpc-server push public-key | push tenant-secret --tenant=NAME\n\n${describeConfig()}\n`,
+      `Usage: a2a-grpc-server [--flag=value ...]\n       a2a-grpc-server keygen --principal=NAME [--tenants=a,b] [--scopes=x,y]\n       a2a-grpc-server keys check FILE\n       a2a-grpc-server push public-key | push tenant-secret --tenant=NAME\n\n${describeConfigForTerminal()}\n`,
     );
     return;
   }
@@ -65,6 +69,12 @@ async function main(argv: readonly string[]): Promise<void> {
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`${e.message}\n`);
+    process.exit(2);
+  }
+
+  const shared = describeSharedAddress([{ setting: SETTINGS.listen, address: config.listen }, ...httpListeners(config)]);
+  if (shared !== undefined) {
+    process.stderr.write(`${shared}\n`);
     process.exit(2);
   }
 
@@ -78,6 +88,8 @@ async function main(argv: readonly string[]): Promise<void> {
   // Bind first (health NOT_SERVING, A2A answers UNIMPLEMENTED), so that the agent card can
   // advertise the port really bound when the listen address asked for port 0.
   let server: RunningServer;
+  // grpc-js prints its own line for a failed bind; the operator gets ours (below) instead.
+  grpc.setLogger({ error: (...parts: unknown[]) => logger.debug({ grpc: parts.join(" ") }, "grpc-js") });
   try {
     server = await startServer({
       listen: config.listen,
@@ -90,16 +102,21 @@ async function main(argv: readonly string[]): Promise<void> {
       guardedServices: config.auth.guardedServices,
     });
   } catch (err) {
+    exitIfListenFailed(err, [{ setting: SETTINGS.listen, address: config.listen }]);
     fatal(logger, err, `could not listen on ${config.listen}`);
+  } finally {
+    grpc.setLogger(console);
   }
   let app: A2AApp;
   try {
     const publicGrpcAddress = config.publicGrpcAddress === config.listen ? server.address : config.publicGrpcAddress;
     app = await createApp({ ...config, publicGrpcAddress }, logger, { telemetry });
   } catch (err) {
-    logger.fatal({ err }, `could not start: ${err instanceof Error ? err.message : String(err)}`);
+    const failed = describeListenFailure(err, httpListeners(config));
+    if (failed === undefined) logger.fatal({ err }, `could not start: ${err instanceof Error ? err.message : String(err)}`);
     await server.shutdown(0);
-    process.exit(1);
+    if (failed !== undefined) process.stderr.write(`${failed}\n`);
+    process.exit(failed === undefined ? 1 : 2);
   }
   const started = app;
   // Runs once the server has stopped: stop agents, the card listener and the store.
@@ -152,6 +169,22 @@ async function main(argv: readonly string[]): Promise<void> {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+}
+
+/** A listener that could not bind ends the process with one line naming its setting, exit 2. */
+function exitIfListenFailed(err: unknown, listeners: readonly Listener[]): void {
+  const failed = describeListenFailure(err, listeners);
+  if (failed === undefined) return;
+  process.stderr.write(`${failed}\n`);
+  process.exit(2);
+}
+
+/** The HTTP listeners createApp binds, in its order: the agent card's, then the metrics' own. */
+function httpListeners(config: Config): Listener[] {
+  const listeners: Listener[] = [];
+  if (config.cardListen !== null) listeners.push({ setting: SETTINGS.cardListen, address: config.cardListen });
+  if (config.metricsListen !== null && config.metricsListen !== "card") listeners.push({ setting: SETTINGS.metricsListen, address: config.metricsListen });
+  return listeners;
 }
 
 function fatal(logger: Logger, err: unknown, msg: string): never {

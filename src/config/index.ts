@@ -1,5 +1,6 @@
 export type { Config, TlsConfig } from "./config.js";
 export { ConfigError } from "./config-error.js";
-export { describeConfig } from "./describe-config.js";
+export { describeConfig, describeConfigForTerminal } from "./describe-config.js";
 export { loadConfig, wantsHelp, type ConfigSources } from "./load-config.js";
 export { SETTINGS, type Setting, type SettingKey } from "./settings.js";
+export { SETTING_GROUPS, type SettingGroup } from "./settings.js";

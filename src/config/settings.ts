@@ -331,3 +331,87 @@ export type SettingKey = keyof typeof SETTINGS;
 export function settingName(s: Setting): string {
   return `${s.env} (--${s.flag})`;
 }
+
+/** A concern `--help` lists its settings under; the keys most-used first. */
+export interface SettingGroup {
+  readonly title: string;
+  readonly keys: readonly SettingKey[];
+}
+
+/**
+ * The settings by concern, the most-used groups first (`--help` and docs list them in this
+ * order). A setting in no group is still listed, under "Other"; a test insists that none is.
+ */
+export const SETTING_GROUPS: readonly SettingGroup[] = [
+  {
+    title: "Server",
+    keys: [
+      "listen",
+      "cardListen",
+      "publicGrpcAddress",
+      "tlsCert",
+      "tlsKey",
+      "tlsClientCa",
+      "shutdownGraceMs",
+      "maxMessageBytes",
+      "keepaliveTimeMs",
+      "keepaliveTimeoutMs",
+      "allowMissingVersion",
+    ],
+  },
+  { title: "Agent", keys: ["agentModule", "agentName", "agentDescription"] },
+  {
+    title: "Storage",
+    keys: ["store", "dataDir", "databaseUrl", "retention", "databasePoolSize", "leaseMs", "storeDurability", "storeCommitWindow"],
+  },
+  {
+    title: "Authentication",
+    keys: [
+      "auth",
+      "apiKeysFile",
+      "jwtIssuer",
+      "jwtAudience",
+      "jwtPublicKeyFile",
+      "jwtJwksUrl",
+      "jwtAlgorithms",
+      "jwtScopesClaim",
+      "jwtTenantsClaim",
+      "jwtClockSkewS",
+      "jwtJwksTimeoutMs",
+      "mtlsPrincipal",
+      "authScopes",
+      "authOpenServices",
+    ],
+  },
+  { title: "Observability", keys: ["logLevel", "logFormat", "metricsListen"] },
+  {
+    title: "Push notifications",
+    keys: [
+      "pushNotifications",
+      "pushAllowHosts",
+      "pushAllowHttp",
+      "pushSigningSecret",
+      "pushTimeoutMs",
+      "pushMaxAttempts",
+      "pushBackoffMs",
+      "pushMaxBackoffMs",
+      "pushMaxAge",
+      "pushConcurrency",
+      "pushMaxConfigsPerTask",
+    ],
+  },
+  {
+    title: "Streams",
+    keys: [
+      "streaming",
+      "streamResumeRetention",
+      "streamHeartbeat",
+      "streamBufferEvents",
+      "streamBacklogBytes",
+      "streamsBacklogBytes",
+      "streamResumeEvents",
+      "streamResumeBytes",
+    ],
+  },
+  { title: "Limits", keys: ["limitRate", "limitBurst", "limitRunsPerPrincipal", "limitRuns", "limitStreamsPerPrincipal"] },
+];

@@ -10,6 +10,11 @@ export interface TestDatabase {
 
 export function testPostgresUrl(): string {
   const url = process.env.A2A_TEST_POSTGRES_URL;
+  const startFailure = process.env.A2A_TEST_POSTGRES_ERROR;
+  if (startFailure !== undefined && startFailure !== "") {
+    // One clear message, without the server log the global setup printed the start of.
+    throw new Error(`the test PostgreSQL did not start, so this PostgreSQL suite cannot run: ${startFailure.split("\n")[0]}`);
+  }
   if (url === undefined || url === "") {
     throw new Error("A2A_TEST_POSTGRES_URL is not set: run the tests through jest (its globalSetup starts PostgreSQL)");
   }
