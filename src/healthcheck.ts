@@ -10,7 +10,7 @@ import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { Health, HealthCheckRequestSchema, HealthCheckResponse_ServingStatus, type HealthCheckResponse } from "../gen/es/grpc/health/v1/health_pb.js";
 import { loadConfig, type Config } from "./config/index.js";
-import { formatHostPort, parseHostPort } from "./config/parse-values.js";
+import { formatHostPort, parseHostPort } from "./settings/parse-values.js";
 import { createServiceDefinition } from "./protocol/grpc-adapter.js";
 
 const DEADLINE_MS = 3000;

@@ -15,7 +15,7 @@ import { describeListenFailure, describeSharedAddress, type Listener } from "./l
 import { createLogger } from "./observability/logger.js";
 import { a2aStatusMapper } from "./protocol/status-mapper.js";
 import { startServer, type RunningServer } from "./protocol/server.js";
-import { runPushCommand } from "./push/push-command.js";
+import { runPushCommand } from "./commands/push-command.js";
 import { packageVersion } from "./version.js";
 
 /** Time the shutdown hooks get beyond the grace period before the process gives up on them. */

@@ -2,13 +2,13 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { ConfigError } from "../config/config-error.js";
-import { parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "../config/parse-values.js";
-import { SETTINGS, settingName, type SettingKey } from "../config/settings.js";
+import { ConfigError } from "../settings/config-error.js";
+import { parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "../settings/parse-values.js";
+import { settingName, type Setting } from "../settings/setting.js";
+import { AUTH_SETTINGS } from "./auth-settings.js";
 import type { AuthScheme } from "./identity.js";
 import { ALLOWED_JWT_ALGORITHMS, DEFAULT_JWT_ALGORITHMS, DEFAULT_MAX_TOKEN_LIFETIME_MS, type JwtSettings } from "./jwt-authenticator.js";
 import type { MtlsPrincipalSource } from "./mtls-authenticator.js";
-import type { GuardedService } from "../protocol/service-guard.js";
 import { RpcScopes } from "./rpc-scopes.js";
 
 /** Authentication as configured (A-30): what the server enforces and what its card declares. */
@@ -28,6 +28,9 @@ export interface AuthConfig {
   readonly guardedServices: readonly GuardedService[];
 }
 
+/** A gRPC service beside A2A that may be made to need a credential (A2A_AUTH_OPEN_SERVICES). */
+export type GuardedService = "health" | "reflection";
+
 /** The gRPC services beside A2A whose calls may be made to need a credential. */
 export const GUARDABLE_SERVICES: readonly GuardedService[] = ["health", "reflection"];
 
@@ -35,19 +38,32 @@ const SCHEMES: readonly AuthScheme[] = ["jwt", "api-key", "mtls"];
 /** What the scope table (A2A_AUTH_SCOPES) may name: the A2A RPCs, and health and reflection as wholes. */
 const RPC_NAMES = [...A2AService.methods.map((m) => m.name), ...GUARDABLE_SERVICES];
 
+export type AuthSettingKey = keyof typeof AUTH_SETTINGS;
+
+/** What the server's own settings tell authentication: where it listens, and whether mTLS is possible. */
+export interface ServerFacts {
+  /** The gRPC listen address (host:port). */
+  readonly listen: string;
+  readonly listenSetting: Setting;
+  /** A2A_TLS_CLIENT_CA is set: clients can present certificates. */
+  readonly mtlsReady: boolean;
+  readonly clientCaSetting: Setting;
+}
+
 /**
  * Reads the authentication settings. `listen` and `mtlsReady` (A2A_TLS_CLIENT_CA is set) are
  * checked against them: with no A2A_AUTH the server may only listen on loopback (A-30).
  */
-export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd: string, listen: string, mtlsReady: boolean): AuthConfig {
-  const name = (key: SettingKey) => settingName(SETTINGS[key]);
-  const invalid = (key: SettingKey, why: string) => new ConfigError(`invalid configuration: ${name(key)} = ${JSON.stringify(raw(key) ?? "")}: ${why}`);
+export function loadAuthConfig(raw: (key: AuthSettingKey) => string | undefined, cwd: string, server: ServerFacts): AuthConfig {
+  const { listen, mtlsReady } = server;
+  const name = (key: AuthSettingKey) => settingName(AUTH_SETTINGS[key]);
+  const invalid = (key: AuthSettingKey, why: string) => new ConfigError(`invalid configuration: ${name(key)} = ${JSON.stringify(raw(key) ?? "")}: ${why}`);
   const authText = raw("auth");
   const rpcScopes = parseOr("authScopes", (v) => RpcScopes.parse(v, RPC_NAMES), RpcScopes.NONE);
   const mtlsPrincipal = parseOr("mtlsPrincipal", (v) => parseChoice(v, ["subject", "san"] as const), "subject" as const);
   const openServices = parseOr("authOpenServices", parseOpenServices, GUARDABLE_SERVICES);
 
-  function parseOr<T>(key: SettingKey, parse: (v: string) => T, fallback: T): T {
+  function parseOr<T>(key: AuthSettingKey, parse: (v: string) => T, fallback: T): T {
     const v = raw(key);
     if (v === undefined) return fallback;
     try {
@@ -61,7 +77,7 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
     const anonymous = authText === undefined ? "loopback" : "none";
     if (anonymous === "loopback" && !isLoopbackOnly(listen)) {
       throw new ConfigError(
-        `refusing to start: ${name("listen")} = ${listen} is reachable beyond loopback and no authentication is configured; set ${name("auth")} to jwt, api-key or mtls (see README "Authentication"), or A2A_AUTH=none to allow anonymous callers`,
+        `refusing to start: ${settingName(server.listenSetting)} = ${listen} is reachable beyond loopback and no authentication is configured; set ${name("auth")} to jwt, api-key or mtls (see README "Authentication"), or A2A_AUTH=none to allow anonymous callers`,
       );
     }
     return { schemes: [], anonymous, jwt: undefined, apiKeysFile: undefined, mtlsPrincipal, rpcScopes, guardedServices: [] };
@@ -74,7 +90,7 @@ export function loadAuthConfig(raw: (key: SettingKey) => string | undefined, cwd
   }
   if (schemes.includes("mtls") && !mtlsReady) {
     throw new ConfigError(
-      `invalid configuration: ${name("auth")} includes mtls but ${name("tlsClientCa")} is not set: client certificates need TLS with a client CA`,
+      `invalid configuration: ${name("auth")} includes mtls but ${settingName(server.clientCaSetting)} is not set: client certificates need TLS with a client CA`,
     );
   }
   const apiKeysFile = raw("apiKeysFile");

@@ -1,6 +1,7 @@
 import type { LevelWithSilent } from "pino";
 import type { AuthConfig } from "../auth/auth-config.js";
 import type { LimitsConfig } from "../limits/limits-config.js";
+import type { PushSettings } from "../push/push-config.js";
 
 /** TLS material, already read and checked at startup. */
 export interface TlsConfig {
@@ -11,28 +12,6 @@ export interface TlsConfig {
   /** Set = mutual TLS: clients must present a certificate signed by this CA. */
   readonly clientCaFile: string | null;
   readonly clientCa: Buffer | null;
-}
-
-/** Push notification delivery (src/push), parsed. */
-export interface PushSettings {
-  /** Host names, IPs and CIDRs let through the destination guard. */
-  readonly allowHosts: readonly string[];
-  readonly allowHttp: boolean;
-  readonly timeoutMs: number;
-  readonly maxAttempts: number;
-  readonly backoffMs: number;
-  readonly maxBackoffMs: number;
-  readonly maxAgeMs: number;
-  readonly concurrency: number;
-  /** Requests in flight to one destination host at most. */
-  readonly concurrencyPerHost: number;
-  readonly maxConfigsPerTask: number;
-  /** HMAC root secret bytes (A2A_PUSH_SIGNING_SECRET); null = unset. */
-  readonly signingKey: Buffer | null;
-  /** How webhooks are signed (issue 33 finding 5). */
-  readonly signing: "ed25519" | "hmac" | "off";
-  /** Absolute path of the Ed25519 key file; null = the data directory's. */
-  readonly signingKeyFile: string | null;
 }
 
 /** The service's whole configuration, parsed and validated (see settings.ts for the sources). */

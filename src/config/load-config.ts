@@ -2,15 +2,13 @@ import { X509Certificate, createPrivateKey } from "node:crypto";
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Config, PushSettings, TlsConfig } from "./config.js";
+import type { Config, TlsConfig } from "./config.js";
 import { isLoopbackOnly, loadAuthConfig } from "../auth/auth-config.js";
 import { loadLimitsConfig } from "../limits/limits-config.js";
-import { ConfigError } from "./config-error.js";
-import { formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "./parse-values.js";
+import { ConfigError } from "../settings/config-error.js";
+import { formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "../settings/parse-values.js";
 import { SETTINGS, settingName, type Setting, type SettingKey } from "./settings.js";
-import { parseNetwork } from "../push/destination-guard.js";
-import { parseSigningSecret } from "../push/signature.js";
-import { readKeyFile } from "../push/signing-key.js";
+import { loadPushSettings } from "../push/push-config.js";
 
 export interface ConfigSources {
   /** Command-line arguments after the script name. */
@@ -101,15 +99,20 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     streamBacklogBytes: get("streamBacklogBytes", parseBytes, "4MiB"),
     streamsBacklogBytes: get("streamsBacklogBytes", parseBytes, "256MiB"),
     pushNotifications: get("pushNotifications", parseBoolean, "true"),
-    push: loadPush(get, cwd),
+    push: loadPushSettings(get, cwd),
     streamResumeRetentionMs: get("streamResumeRetention", parseDurationOrOff, "10m"),
     streamResumeEvents: get("streamResumeEvents", (v) => parseInteger(v, { min: 1, max: 100_000_000 }), "100000"),
     streamResumeBytes: get("streamResumeBytes", parseBytes, "64MiB"),
     streamHeartbeatMs: get("streamHeartbeat", parseDurationOrOff, "15s"),
     agentName: raw("agentName") ?? null,
     agentDescription: raw("agentDescription") ?? null,
-    auth: loadAuthConfig(raw, cwd, sources.probe ? "127.0.0.1:0" : listen, tls?.clientCa != null),
-    limits: loadLimitsConfig(raw),
+    auth: loadAuthConfig(raw, cwd, {
+      listen: sources.probe ? "127.0.0.1:0" : listen,
+      listenSetting: SETTINGS.listen,
+      mtlsReady: tls?.clientCa != null,
+      clientCaSetting: SETTINGS.tlsClientCa,
+    }),
+    limits: loadLimitsConfig(raw, isAuthenticated(raw("auth"))),
   };
 }
 
@@ -134,76 +137,18 @@ function defaultMetricsListen(listen: string, cardListen: string | null): string
   return PRIVATE_METRICS_LISTEN;
 }
 
+/** A2A_AUTH names a scheme (not unset, empty or none): the limits take their public defaults. */
+function isAuthenticated(authText: string | undefined): boolean {
+  const text = authText?.trim().toLowerCase();
+  return text !== undefined && text !== "" && text !== "none";
+}
+
 /** `0` or a duration up to a second: `1ms`, `5ms`. */
 function parseCommitWindow(value: string): number {
   if (value === "0") return 0;
   const ms = /^\d/.test(value) ? parseDurationOrOff(value) : null; // "off" is not a window: 0 is
   if (ms === null || ms > 1000) throw new Error("expected 0 or a duration up to 1s, e.g. 1ms");
   return ms;
-}
-
-type Getter = <T>(key: SettingKey, parse: (v: string) => T, fallback: string) => T;
-
-function loadPush(get: Getter, cwd: string): PushSettings {
-  const ms =
-    (min: number, max = 2 ** 31 - 1) =>
-    (v: string) =>
-      parseInteger(v, { min, max });
-  const backoffMs = get("pushBackoffMs", ms(1), "1000");
-  const maxBackoffMs = get("pushMaxBackoffMs", ms(1), "300000");
-  if (maxBackoffMs < backoffMs) {
-    throw new ConfigError(
-      `invalid configuration: ${settingName(SETTINGS.pushMaxBackoffMs)} (${maxBackoffMs}) is below ${settingName(SETTINGS.pushBackoffMs)} (${backoffMs})`,
-    );
-  }
-  return {
-    allowHosts: get("pushAllowHosts", parseHostList, " "),
-    allowHttp: get("pushAllowHttp", parseBoolean, "false"),
-    timeoutMs: get("pushTimeoutMs", ms(100, 600_000), "10000"),
-    maxAttempts: get("pushMaxAttempts", ms(1, 1000), "10"),
-    backoffMs,
-    maxBackoffMs,
-    maxAgeMs: get(
-      "pushMaxAge",
-      (v) => {
-        const d = parseDurationOrOff(v);
-        if (d === null) throw new Error("expected a duration like 24h or 30m");
-        return d;
-      },
-      "24h",
-    ),
-    concurrency: get("pushConcurrency", ms(1, 10_000), "32"),
-    concurrencyPerHost: get("pushConcurrencyPerHost", ms(1, 10_000), "4"),
-    maxConfigsPerTask: get("pushMaxConfigsPerTask", ms(1, 1000), "10"),
-    ...loadPushSigning(get, cwd),
-  };
-}
-
-/** Ed25519 by default; HMAC (per tenant) when asked, or when only the HMAC root secret is given. */
-function loadPushSigning(get: Getter, cwd: string): Pick<PushSettings, "signingKey" | "signing" | "signingKeyFile"> {
-  const signingKey = get("pushSigningSecret", (v) => (v.trim() === "" ? null : parseSigningSecret(v)), " ");
-  const signing = get("pushSigning", (v) => parseChoice(v, ["ed25519", "hmac", "off"] as const), signingKey === null ? "ed25519" : "hmac");
-  if (signing === "hmac" && signingKey === null) {
-    throw new ConfigError(`invalid configuration: ${settingName(SETTINGS.pushSigning)} = "hmac" needs ${settingName(SETTINGS.pushSigningSecret)}`);
-  }
-  const signingKeyFile = get("pushSigningKeyFile", (v) => (v.trim() === "" ? null : (readKeyFile(resolve(cwd, v)), resolve(cwd, v))), " ");
-  return { signingKey, signing, signingKeyFile };
-}
-
-/** `a.example, 127.0.0.1, 10.0.0.0/8`: host names, IPs and CIDRs. */
-function parseHostList(value: string): string[] {
-  const entries = value
-    .split(",")
-    .map((e) => e.trim())
-    .filter((e) => e !== "");
-  for (const entry of entries) {
-    if (entry.includes("/") && parseNetwork(entry) === undefined)
-      throw new Error(`${JSON.stringify(entry)} is not a CIDR range such as 10.0.0.0/8 or fd00::/8`);
-    if (!entry.includes("/") && parseNetwork(entry) === undefined && !/^[a-z0-9.-]+$/i.test(entry)) {
-      throw new Error(`${JSON.stringify(entry)} is neither a host name, an IP address nor a CIDR range`);
-    }
-  }
-  return entries;
 }
 
 /** Settings whose value is a secret or may hold one (a password in a database URL): an error never repeats them, not even in part. */

@@ -1,6 +1,9 @@
-import { ConfigError } from "../config/config-error.js";
-import { parseInteger } from "../config/parse-values.js";
-import { SETTINGS, settingName, type SettingKey } from "../config/settings.js";
+import { ConfigError } from "../settings/config-error.js";
+import { parseInteger } from "../settings/parse-values.js";
+import { settingName } from "../settings/setting.js";
+import { LIMITS_SETTINGS } from "./limits-settings.js";
+
+type LimitsSettingKey = keyof typeof LIMITS_SETTINGS;
 
 /** Per-principal and global limits; 0 = no limit. */
 export interface LimitsConfig {
@@ -49,18 +52,18 @@ export const AUTHENTICATED_DEFAULT_LIMITS: LimitsConfig = Object.freeze({
 /** A client address may spend this many seconds' worth of refused credentials at once. */
 export const AUTH_FAILURE_BURST_SECONDS = 5;
 
-export function loadLimitsConfig(raw: (key: SettingKey) => string | undefined): LimitsConfig {
-  const int = (key: SettingKey, fallback: number, min = 0): number => {
+/** Reads the limits settings; `authenticated` (A2A_AUTH names a scheme) picks the public defaults. */
+export function loadLimitsConfig(raw: (key: LimitsSettingKey) => string | undefined, authenticated: boolean): LimitsConfig {
+  const int = (key: LimitsSettingKey, fallback: number, min = 0): number => {
     const v = raw(key);
     if (v === undefined) return fallback;
     try {
       return parseInteger(v, { min, max: 1_000_000_000 });
     } catch (e) {
-      throw new ConfigError(`invalid configuration: ${settingName(SETTINGS[key])} = ${JSON.stringify(v)}: ${(e as Error).message}`);
+      throw new ConfigError(`invalid configuration: ${settingName(LIMITS_SETTINGS[key])} = ${JSON.stringify(v)}: ${(e as Error).message}`);
     }
   };
-  const authText = raw("auth")?.trim().toLowerCase();
-  const defaults = authText === undefined || authText === "" || authText === "none" ? DEFAULT_LIMITS : AUTHENTICATED_DEFAULT_LIMITS;
+  const defaults = authenticated ? AUTHENTICATED_DEFAULT_LIMITS : DEFAULT_LIMITS;
   const ratePerSecond = int("limitRate", defaults.ratePerSecond);
   return {
     ratePerSecond,

@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { file_grpc_health_v1_health } from "../../gen/es/grpc/health/v1/health_pb.js";
 import { A2AService, file_lf_a2a_v1_a2a } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { formatHostPort, parseHostPort } from "../config/parse-values.js";
+import { formatHostPort, parseHostPort } from "../settings/parse-values.js";
 import { createCallLog } from "./call-log.js";
 import { CallObservers, createObservingInterceptor, servicePaths, type CallObserver } from "./call-observer.js";
 import {

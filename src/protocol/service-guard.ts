@@ -1,6 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import type { PeerCertificate } from "node:tls";
 import { toGrpcStatus } from "./error-status.js";
+import type { GuardedService } from "../auth/auth-config.js";
 
 /*
  * Credentials for the services beside A2A (health, reflection) when the operator closes them
@@ -12,7 +13,7 @@ import { toGrpcStatus } from "./error-status.js";
  */
 
 /** A service beside A2A that may need a credential. */
-export type GuardedService = "health" | "reflection";
+export type { GuardedService };
 
 /** What a guard may look at: the call's metadata and its TLS peer (mTLS). */
 export interface GuardedCall {

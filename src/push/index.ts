@@ -4,7 +4,7 @@
  * encoding; the sender (undici, pinned to vetted addresses) and the service that drains the
  * outbox the stores write.
  */
-import type { PushSettings } from "../config/config.js";
+import type { PushSettings } from "./push-config.js";
 import type { CoreLogger } from "../lifecycle/logger.js";
 import type { PushConfigStore } from "../lifecycle/push-config-store.js";
 import type { PushOutbox } from "../lifecycle/push-outbox.js";

@@ -1,7 +1,6 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { PushSettings } from "../config/config.js";
 import { Ed25519Signer, TenantHmacSigner, type WebhookSigner } from "./signature.js";
 
 /** Where the server keeps the Ed25519 key it made, in the data directory. */
@@ -21,7 +20,16 @@ export interface SignerSource {
  * HMAC derives one secret per tenant from A2A_PUSH_SIGNING_SECRET. Throws an Error naming the file
  * when a key file cannot be read or holds no Ed25519 private key (never its content).
  */
-export function createWebhookSigner(settings: PushSettings, source: SignerSource): WebhookSigner | undefined {
+/** How webhooks are signed (part of PushSettings). */
+export interface PushSigningSettings {
+  readonly signing: "ed25519" | "hmac" | "off";
+  /** HMAC root secret bytes (per-tenant secrets are derived from it); null = none. */
+  readonly signingKey: Buffer | null;
+  /** PEM file of the Ed25519 key; null = the key the server keeps in its data directory. */
+  readonly signingKeyFile: string | null;
+}
+
+export function createWebhookSigner(settings: PushSigningSettings, source: SignerSource): WebhookSigner | undefined {
   if (settings.signing === "off") return undefined;
   if (settings.signing === "hmac") {
     if (settings.signingKey === null) throw new Error("push signing hmac needs A2A_PUSH_SIGNING_SECRET");

@@ -56,8 +56,8 @@ describe("per-principal defaults (issue 33 #12)", () => {
     expect(loadConfig({ argv: [], env: {} }).limits).toEqual(DEFAULT_LIMITS);
     expect(DEFAULT_LIMITS).toMatchObject({ ratePerSecond: 50_000, runsPerPrincipal: 10_000 });
     // A setting still wins over either default; the burst follows a rate that is set.
-    const raw: Record<string, string> = { auth: "jwt", limitRate: "7" };
-    expect(loadLimitsConfig((key) => raw[key])).toMatchObject({ ratePerSecond: 7, burst: 14 });
+    const raw: Record<string, string> = { limitRate: "7" };
+    expect(loadLimitsConfig((key) => raw[key], true)).toMatchObject({ ratePerSecond: 7, burst: 14 });
   });
 
   test("R-SEC-6: with authentication on and no limit set, one principal past its open streams is TOO_MANY_STREAMS while another goes on", async () => {

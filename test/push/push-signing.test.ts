@@ -14,7 +14,7 @@ import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { dispatchAgent, sendForTask, userMessage } from "../e2e/e2e-helpers.js";
 import { loadConfig, ConfigError } from "../../src/config/index.js";
 import { PUSH_SIGNATURE_EXTENSION } from "../../src/push/index.js";
-import { runPushCommand } from "../../src/push/push-command.js";
+import { runPushCommand } from "../../src/commands/push-command.js";
 import { a2a } from "../cli/cli-helpers.js";
 import { loopbackResolver, pushConfig } from "./push-helpers.js";
 import { startReceiver, type Received, type Receiver } from "./receiver.js";

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/index.js";
-import { Ed25519Signer, formatSigningSecret, parseSigningSecret, tenantSigningSecret } from "./signature.js";
-import { SIGNING_KEY_FILE_NAME, readKeyFile } from "./signing-key.js";
+import { Ed25519Signer, formatSigningSecret, parseSigningSecret, tenantSigningSecret } from "../push/signature.js";
+import { SIGNING_KEY_FILE_NAME, readKeyFile } from "../push/signing-key.js";
 
 export const PUSH_COMMAND_USAGE = `Usage: a2a-grpc-server push public-key [--flag=value ...]
        a2a-grpc-server push tenant-secret --tenant=NAME
