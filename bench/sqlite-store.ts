@@ -74,7 +74,7 @@ async function fill(file: string, from: number, to: number): Promise<number> {
   for (let start = from; start < to; start += 2_500) {
     const end = Math.min(to, start + 2_500);
     // Written within one turn: the store applies each write at once and commits them in batches.
-    const results: Array<Promise<unknown>> = [];
+    const results: unknown[] = [];
     for (let i = start; i < end; i++) {
       const { task, changes } = taskLife(i);
       results.push(repo.create(SCOPE, task));
@@ -116,7 +116,7 @@ async function measure(file: string, total: number): Promise<void> {
   const runs = 300;
   const list = async (q: TaskQuery) => {
     await repo.list(SCOPE, q); // warm the statement
-    return timeUsAsync(runs, () => repo.list(SCOPE, q));
+    return timeUsAsync(runs, async () => repo.list(SCOPE, q));
   };
   const listFirst = await list(base);
   const listDeep = await list({ ...base, after: deep });
@@ -124,15 +124,19 @@ async function measure(file: string, total: number): Promise<void> {
   const listContext = await list({ ...base, contextId: ctx });
   const listState = await list({ ...base, state: TaskState.COMPLETED, after: deep });
   const listSince = await list({ ...base, statusMicrosAtLeast: T0 + (total - 1000) * 10 });
-  const get = await timeUsAsync(runs, (i) => repo.get(SCOPE, `task-${((i * 7919) % total).toString().padStart(8, "0")}`));
+  const get = await timeUsAsync(runs, async (i) => repo.get(SCOPE, `task-${((i * 7919) % total).toString().padStart(8, "0")}`));
 
   // New tasks' whole lives, one write at a time (each its own commit): create, then updates.
   const writes = 500;
   const lives = Array.from({ length: writes }, (_, i) => taskLife(total + i));
-  const createUs = await timeUsAsync(writes, (i) => repo.create(SCOPE, lives[i]!.task));
+  const acked = async (answer: unknown) => {
+    await answer;
+    await new Promise<void>((resolve, reject) => repo.afterCommit((error) => (error === undefined ? resolve() : reject(error))));
+  };
+  const createUs = await timeUsAsync(writes, (i) => acked(repo.create(SCOPE, lives[i]!.task)));
   let updateSum = 0;
   for (let step = 0; step < 3; step++) {
-    updateSum += await timeUsAsync(writes, (i) => repo.update(SCOPE, lives[i]!.task.id, step + 1, lives[i]!.changes[step]!));
+    updateSum += await timeUsAsync(writes, (i) => acked(repo.update(SCOPE, lives[i]!.task.id, step + 1, lives[i]!.changes[step]!)));
   }
   const updateUs = updateSum / 3;
   const rssAfter = process.memoryUsage().rss;

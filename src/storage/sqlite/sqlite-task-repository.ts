@@ -4,6 +4,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import Database, { type Database as Db, type Statement } from "better-sqlite3";
 import { cloneMessage, cloneTask } from "../../codec/task-clone.js";
 import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Answer } from "../../lifecycle/answer.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { applyChange, mergeArtifact } from "../../lifecycle/task-change.js";
 import { storeCommitChannel, type StoreCommit } from "../../lifecycle/diagnostics.js";
@@ -13,7 +14,6 @@ import {
   DuplicateTaskError,
   InvalidChangeError,
   type CommitCallback,
-  type ImmediateTaskRepository,
   VersionConflictError,
   type ReadOptions,
   type StoredTask,
@@ -285,8 +285,7 @@ interface StagedTask {
  * Nothing is cached but scope ids, the tasks of the open batch and up to KEPT_LIMIT tasks still
  * going (as their last commit left them), so memory stays flat however many tasks are stored.
  */
-export class SqliteTaskRepository implements TaskRepository, ImmediateTaskRepository {
-  readonly immediate: ImmediateTaskRepository = this;
+export class SqliteTaskRepository implements TaskRepository {
   private readonly s;
   private readonly tx;
   private readonly pageStatements = new Map<string, Statement>();
@@ -432,30 +431,40 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       commitIfStaged: (taskId) => {
         if (this.staged.has(taskId)) this.commit();
       },
+      commitOpenBatch: () => this.commit(),
       scopeId: (scope) => this.scopeId(scope, false),
-      snapshot: (scope, taskId) => this.getNow(scope, taskId)?.task,
+      snapshot: (scope, taskId) => this.read(scope, taskId)?.task,
       guarded: (operation) => this.guarded(operation),
     });
   }
 
-  async create(scope: TaskScope, task: Task): Promise<StoredTask> {
-    const copy = cloneTask(task); // taken now: the caller keeps its object and may change it once this call returned
-    this.createNow(scope, task);
-    await this.committed();
-    return { task: copy, version: 1 };
+  create(scope: TaskScope, task: Task, handOver = false): Answer<StoredTask> {
+    try {
+      this.stageNew(scope, task, handOver);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return { task: handOver ? task : cloneTask(task), version: 1 };
   }
 
-  async get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined> {
-    return this.getNow(scope, taskId, options);
+  get(scope: TaskScope, taskId: string, options?: ReadOptions): Answer<StoredTask | undefined> {
+    try {
+      return this.read(scope, taskId, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number> {
-    const version = this.updateNow(scope, taskId, expectedVersion, change);
-    await this.committed();
-    return version;
+  update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Answer<number> {
+    try {
+      return this.stageChange(scope, taskId, expectedVersion, change);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  createNow(scope: TaskScope, task: Task, handOver = false): number {
+  /** `create` within the call: checked and staged in the open batch; throws when refused. */
+  private stageNew(scope: TaskScope, task: Task, handOver: boolean): void {
     if (task.id === "") throw new InvalidChangeError(task.id, "a task needs an id");
     if (task.status === undefined) throw new InvalidChangeError(task.id, "a task needs a status");
     if (task.status.state !== INITIAL_STATE) {
@@ -488,10 +497,10 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       push: undefined,
       newEvents: undefined,
     });
-    return 1;
   }
 
-  getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined {
+  /** A read of committed state: a staged write of the task is committed first. Throws on damage. */
+  private read(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined {
     if (this.staged.has(taskId)) this.commit();
     const written = this.justCommitted?.get(taskId);
     return this.guarded(() => {
@@ -507,7 +516,8 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     });
   }
 
-  updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
+  /** `update` within the call: checked, applied and staged in the open batch; throws when refused. */
+  private stageChange(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number {
     this.makeRoom();
     const scopeId = this.scopeId(scope, false);
     const known = this.staged.get(taskId);
@@ -548,20 +558,28 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
     else this.batchCallbacks.push(callback);
   };
 
-  async list(scope: TaskScope, query: TaskQuery): Promise<TaskPage> {
-    this.commit(); // a page shows every write applied so far, committed
-    // One read transaction: the count and the page see the same snapshot.
-    return this.guarded(() => this.tx.list.deferred(scope, query));
+  list(scope: TaskScope, query: TaskQuery): Answer<TaskPage> {
+    try {
+      this.commit(); // a page shows every write applied so far, committed
+      // One read transaction: the count and the page see the same snapshot.
+      return this.guarded(() => this.tx.list.deferred(scope, query));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>> {
-    this.commit();
-    return this.guarded(() =>
-      (this.s.active.all() as Array<TaskRow & { tenant: string; principal: string }>).map((row) => ({
-        scope: { tenant: row.tenant, principal: row.principal },
-        task: { task: this.assemble(row, undefined, true), version: row.version },
-      })),
-    );
+  listActive(): Answer<Array<{ scope: TaskScope; task: StoredTask }>> {
+    try {
+      this.commit();
+      return this.guarded(() =>
+        (this.s.active.all() as Array<TaskRow & { tenant: string; principal: string }>).map((row) => ({
+          scope: { tenant: row.tenant, principal: row.principal },
+          task: { task: this.assemble(row, undefined, true), version: row.version },
+        })),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -600,11 +618,6 @@ export class SqliteTaskRepository implements TaskRepository, ImmediateTaskReposi
       this.db.close();
     }
     this.lock?.release();
-  }
-
-  /** Resolves once the open batch committed; rejects if it was lost. */
-  private committed(): Promise<void> {
-    return new Promise<void>((resolve, reject) => this.afterCommit((error) => (error === undefined ? resolve() : reject(error))));
   }
 
   /** A task not staged yet, as its row holds it; undefined if there is no such row. */
