@@ -35,7 +35,7 @@ import {
 } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
-import { createPushDelivery, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
+import { createPushDelivery, type PushDelivery, type Resolver } from "./push/index.js";
 import { BacklogBudget, openStreamCount, streamResumeDeclaration } from "./streams/index.js";
 import type { EventLogOptions } from "./lifecycle/event-log.js";
 
@@ -88,7 +88,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
     : await openStore(config, logger, onListenerError, resume);
   const { repository, pageTokenSecret, leases } = store;
-  const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
+  const pushStore = config.pushNotifications ? repository.push : undefined;
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
