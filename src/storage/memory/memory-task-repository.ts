@@ -22,11 +22,16 @@ import { ownChange } from "../owned-change.js";
 import { EventRing } from "./event-ring.js";
 import { MemoryPushStore } from "./memory-push-store.js";
 
-/** One stored task: the object itself (its whole history and artifacts), its scope and version. */
-interface Entry {
+/**
+ * The tasks of one scope: each the object itself (its whole history and artifacts), and its
+ * version. Why two maps and not an object per task: V8 tracks the class of what an object's
+ * fields hold, and a task of another shape in a new entry threw away the optimized code of every
+ * write path that had read an entry (test/streaming/stream-call-targets.test.ts).
+ */
+interface ScopeTasks {
   readonly scope: TaskScope;
-  readonly task: Task;
-  version: number;
+  readonly tasks: Map<string, Task>;
+  readonly versions: Map<string, number>;
 }
 
 /**
@@ -45,7 +50,7 @@ export class MemoryTaskRepository implements TaskRepository {
   readonly push: MemoryPushStore;
   private readonly ring: EventRing | undefined;
   /** Tasks by scope key (see scopeKey), then by id: an id is unique within its scope only. */
-  private readonly scopes = new Map<string, Map<string, Entry>>();
+  private readonly scopes = new Map<string, ScopeTasks>();
 
   constructor(options: { readonly eventLog?: EventLogOptions } = {}) {
     this.ring = options.eventLog === undefined ? undefined : new EventRing(options.eventLog);
@@ -53,46 +58,53 @@ export class MemoryTaskRepository implements TaskRepository {
       this.ring === undefined
         ? undefined
         : { retentionMs: this.ring.retentionMs, readAfter: async (scope, taskId, after) => this.readEventsAfter(scope, taskId, after) };
-    this.push = new MemoryPushStore({ snapshot: (scope, taskId) => this.entry(scope, taskId)?.task });
+    this.push = new MemoryPushStore({ snapshot: (scope, taskId) => this.scopes.get(scopeKey(scope))?.tasks.get(taskId) });
   }
 
   create(scope: TaskScope, task: Task, handOver = false): Answer<StoredTask> {
     if (task.id === "") return Promise.reject(new InvalidChangeError(task.id, "a new task needs an id"));
     if (task.status?.state !== INITIAL_STATE) return Promise.reject(new InvalidChangeError(task.id, "a new task must be in TASK_STATE_SUBMITTED"));
-    let tasks = this.scopes.get(scopeKey(scope));
-    if (tasks === undefined) this.scopes.set(scopeKey(scope), (tasks = new Map()));
-    if (tasks.has(task.id)) return Promise.reject(new DuplicateTaskError(task.id));
+    let home = this.scopes.get(scopeKey(scope));
+    if (home === undefined) {
+      home = { scope: { tenant: scope.tenant, principal: scope.principal }, tasks: new Map(), versions: new Map() };
+      this.scopes.set(scopeKey(scope), home);
+    }
+    if (home.tasks.has(task.id)) return Promise.reject(new DuplicateTaskError(task.id));
     // Unless handed over, the caller keeps its object and may change it: the store keeps a copy.
-    tasks.set(task.id, { scope: { tenant: scope.tenant, principal: scope.principal }, task: handOver ? task : cloneTask(task), version: 1 });
+    home.tasks.set(task.id, handOver ? task : cloneTask(task));
+    home.versions.set(task.id, 1);
     return { task: handOver ? task : cloneTask(task), version: 1 };
   }
 
   get(scope: TaskScope, taskId: string, options: ReadOptions = {}): Answer<StoredTask | undefined> {
-    const entry = this.entry(scope, taskId);
-    if (entry === undefined) return undefined;
-    return { task: copyOf(entry.task, options.historyLength, true), version: entry.version };
+    const home = this.scopes.get(scopeKey(scope));
+    const task = home?.tasks.get(taskId);
+    if (task === undefined) return undefined;
+    return { task: copyOf(task, options.historyLength, true), version: home!.versions.get(taskId)! };
   }
 
   update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Answer<number> {
-    const entry = this.entry(scope, taskId);
-    if (entry === undefined) return Promise.reject(new TaskNotFoundError(taskId));
-    if (entry.version !== expectedVersion) return Promise.reject(new VersionConflictError(taskId, expectedVersion, entry.version));
+    const home = this.scopes.get(scopeKey(scope));
+    const task = home?.tasks.get(taskId);
+    if (task === undefined) return Promise.reject(new TaskNotFoundError(taskId));
+    const stored = home!.versions.get(taskId)!;
+    if (stored !== expectedVersion) return Promise.reject(new VersionConflictError(taskId, expectedVersion, stored));
     const owned = ownChange(change); // the caller may change its objects once this returned
     try {
-      applyChange(entry.task, owned); // throws, and changes nothing, if refused
+      applyChange(task, owned); // throws, and changes nothing, if refused
     } catch (error) {
       return Promise.reject(error);
     }
-    const version = ++entry.version;
-    const contextId = entry.task.contextId;
-    if (this.push.active) this.push.recordWrite(taskId, contextId, owned); // the outbox, in the same write
-    this.ring?.record(eventAtVersion(taskId, contextId, version, owned));
+    const version = stored + 1;
+    home!.versions.set(taskId, version);
+    if (this.push.active) this.push.recordWrite(taskId, task.contextId, owned); // the outbox, in the same write
+    this.ring?.record(eventAtVersion(taskId, task.contextId, version, owned));
     return version;
   }
 
   list(scope: TaskScope, query: TaskQuery): Answer<TaskPage> {
     const matching: Array<{ task: Task; micros: number }> = [];
-    for (const { task } of this.scopes.get(scopeKey(scope))?.values() ?? []) {
+    for (const task of this.scopes.get(scopeKey(scope))?.tasks.values() ?? []) {
       if (query.contextId !== undefined && task.contextId !== query.contextId) continue;
       if (query.state !== undefined && task.status!.state !== query.state) continue;
       const micros = statusMicros(task);
@@ -115,9 +127,9 @@ export class MemoryTaskRepository implements TaskRepository {
 
   listActive(): Answer<Array<{ scope: TaskScope; task: StoredTask }>> {
     const active: Array<{ scope: TaskScope; task: StoredTask }> = [];
-    for (const tasks of this.scopes.values()) {
-      for (const entry of tasks.values()) {
-        if (ACTIVE_STATES.has(entry.task.status!.state)) active.push({ scope: entry.scope, task: { task: cloneTask(entry.task), version: entry.version } });
+    for (const home of this.scopes.values()) {
+      for (const [id, task] of home.tasks) {
+        if (ACTIVE_STATES.has(task.status!.state)) active.push({ scope: home.scope, task: { task: cloneTask(task), version: home.versions.get(id)! } });
       }
     }
     return active;
@@ -125,15 +137,16 @@ export class MemoryTaskRepository implements TaskRepository {
 
   async purgeTerminalBefore(statusMicrosBefore: number): Promise<number> {
     let removed = 0;
-    for (const [key, tasks] of this.scopes) {
-      for (const [id, { task }] of tasks) {
+    for (const [key, home] of this.scopes) {
+      for (const [id, task] of home.tasks) {
         if (!isTerminal(task.status!.state) || statusMicros(task) >= statusMicrosBefore) continue;
-        tasks.delete(id);
+        home.tasks.delete(id);
+        home.versions.delete(id);
         this.push.taskRemoved(id); // its configs and pending deliveries go with it
         this.ring?.forget(id);
         removed++;
       }
-      if (tasks.size === 0) this.scopes.delete(key);
+      if (home.tasks.size === 0) this.scopes.delete(key);
     }
     return removed;
   }
@@ -144,15 +157,12 @@ export class MemoryTaskRepository implements TaskRepository {
     this.ring?.clear();
   }
 
-  private entry(scope: TaskScope, taskId: string): Entry | undefined {
-    return this.scopes.get(scopeKey(scope))?.get(taskId);
-  }
-
   private readEventsAfter(scope: TaskScope, taskId: string, afterVersion: number): EventLogRead {
-    const entry = this.entry(scope, taskId);
-    if (entry === undefined) return { kind: "not-found" };
-    const events = this.ring!.after(taskId, afterVersion, entry.version);
-    return events === undefined ? { kind: "expired" } : { kind: "events", events, state: entry.task.status!.state };
+    const home = this.scopes.get(scopeKey(scope));
+    const task = home?.tasks.get(taskId);
+    if (task === undefined) return { kind: "not-found" };
+    const events = this.ring!.after(taskId, afterVersion, home!.versions.get(taskId)!);
+    return events === undefined ? { kind: "expired" } : { kind: "events", events, state: task.status!.state };
   }
 }
 
