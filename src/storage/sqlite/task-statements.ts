@@ -1,4 +1,4 @@
-import type { Database as Db } from "better-sqlite3";
+import type { Database as Db, Statement } from "better-sqlite3";
 import { BATCH } from "./event-row-codec.js";
 
 export const ACTIVE = "(1, 2)"; // SUBMITTED, WORKING: must match the partial index tasks_active
@@ -54,9 +54,40 @@ export interface ListRow {
 export type ArtifactsRow = Pick<TaskRow, "pk" | "artifacts" | "tail_bytes">;
 
 /** The task store's statements, prepared once: every call reuses a compiled statement. */
-export type TaskStatements = ReturnType<typeof prepareTaskStatements>;
+export type TaskStatements = { readonly [name in TaskStatementName]: Statement };
 
-export function prepareTaskStatements(db: Db) {
+type TaskStatementName =
+  | "findScope"
+  | "addScope"
+  | "insertTask"
+  | "taskExists"
+  | "selectTask"
+  | "updateStatus"
+  | "updateArtifacts"
+  | "putArtifacts"
+  | "moveArtifacts"
+  | "clearInline"
+  | "updateTail"
+  | "insertTail"
+  | "tailOf"
+  | "clearTail"
+  | "updateVersion"
+  | "insertHistory"
+  | "allHistory"
+  | "lastHistory"
+  | "active"
+  | "purgeBatch"
+  | "insertEvent"
+  | "insertEvents"
+  | "insertEventsInTail"
+  | "eventBodiesOutOfTail"
+  | "taskHead"
+  | "eventsAfter"
+  | "trimEvents"
+  | "getMeta"
+  | "setMeta";
+
+export function prepareTaskStatements(db: Db): TaskStatements {
   return {
     findScope: db.prepare("SELECT scope_id FROM scopes WHERE tenant = ? AND principal = ?").pluck(),
     addScope: db.prepare("INSERT INTO scopes (tenant, principal) VALUES (?, ?) ON CONFLICT DO NOTHING"),
