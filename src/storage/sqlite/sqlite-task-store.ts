@@ -58,10 +58,9 @@ const BATCH_OUTBOX_LIMIT = 16;
  * Group commit: at the end of the event-loop turn (setImmediate) the batch is written in ONE
  * transaction (or, when the last commit ended less than the commit window ago, once the window
  * is over, so a writer that writes once per turn shares one commit between many turns), each staged task to its row once, however many writes it took, with the
- * messages it gained. The async `create` and `update` resolve only after that COMMIT returned;
- * the synchronous face (`immediate`) answers at once and tells of the commit through
- * `afterCommit`, so an agent can finish a task within the turn and its four writes cost one
- * row write and share one commit. A failed commit loses the whole batch, and everyone who
+ * messages it gained. `create` and `update` answer at once, once applied, and tell of the commit
+ * through `afterCommit` (the lifecycle shows a write to clients only then), so an agent can finish
+ * a task within the turn and its four writes cost one row write and share one commit. A failed commit loses the whole batch, and everyone who
  * waits for it hears why. Reads never see a write that is not committed, nor miss one that
  * was applied: a read of a staged task (or any list) commits the batch first.
  *
