@@ -1,6 +1,6 @@
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { Answer } from "./answer.js";
-import type { TaskScope } from "./task-repository.js";
+import type { TaskScope } from "./task-scope.js";
 
 /**
  * Where a task's webhook configs live (R-PUSH, A-7, A-8). Implementations sit beside the task

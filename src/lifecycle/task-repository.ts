@@ -2,16 +2,10 @@ import type { Answer } from "./answer.js";
 import type { TaskEventLog } from "./event-log.js";
 import type { PushConfigStore } from "./push-config-store.js";
 import type { PushOutbox } from "./push-outbox.js";
+import type { TaskScope } from "./task-scope.js";
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 
-/**
- * Who a task belongs to: tenant and authenticated principal together (ruling A-22).
- * A task stored under one scope does not exist under any other.
- */
-export interface TaskScope {
-  readonly tenant: string;
-  readonly principal: string;
-}
+export type { TaskScope } from "./task-scope.js";
 
 /** A task as stored, with the version that guards the next write (compare-and-set). */
 export interface StoredTask {
