@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { type Message, MessageSchema, Role, TaskPushNotificationConfigSchema, TaskSchema, TaskState, TaskStatusSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { ImmediateTaskRepository, TaskChange, TaskRepository } from "../src/lifecycle/task-repository.js";
+import type { TaskChange, TaskRepository } from "../src/lifecycle/task-repository.js";
 import type { PushConfigStore } from "../src/lifecycle/push-config-store.js";
 import type { PushOutbox } from "../src/lifecycle/push-outbox.js";
 import { MemoryTaskRepository } from "../src/storage/memory/memory-task-repository.js";
@@ -25,7 +25,7 @@ const TASKS = 100;
 const UPDATES = 10;
 const scope = { tenant: "", principal: "bench" };
 
-type Store = TaskRepository & ImmediateTaskRepository & { push: PushConfigStore & PushOutbox };
+type Store = TaskRepository & { push: PushConfigStore & PushOutbox };
 
 function message(text: string, serial: number): Message {
   return create(MessageSchema, { messageId: `m-${serial}`, role: Role.AGENT, parts: [{ content: { case: "text", value: text } }] });
@@ -86,7 +86,7 @@ async function runOnce(kind: "sqlite" | "memory", gapMs: number, group: number):
       status: { state: TaskState.SUBMITTED, timestamp: timestampFromMs(Date.now()) },
       history: [{ ...message("push 10 500", ++serial), role: Role.USER, taskId: id, contextId }],
     });
-    store.createNow(scope, task);
+    store.create(scope, task);
     const config = create(TaskPushNotificationConfigSchema, { taskId: id, id: `cfg-${t}`, url: "http://127.0.0.1:9/hook", token: "bench-token" });
     await store.push.put(scope, config, { maxPerTask: 10, snapshot: true });
     ids.push({ id, contextId, version: 1 });
@@ -96,7 +96,7 @@ async function runOnce(kind: "sqlite" | "memory", gapMs: number, group: number):
   for (let i = 0; i <= UPDATES; i++) {
     for (let from = 0; from < ids.length; from += group) {
       // `group` tasks write in the same turn: the paced phase's agents wake in small groups, a few per commit.
-      for (const t of ids.slice(from, from + group)) t.version = store.updateNow(scope, t.id, t.version, changeOf(i, i === UPDATES, t.id, t.contextId));
+      for (const t of ids.slice(from, from + group)) t.version = store.update(scope, t.id, t.version, changeOf(i, i === UPDATES, t.id, t.contextId)) as number; // both stores answer within the call
       await turn();
       if (group < ids.length) await sleep(2); // past the commit window: the next group commits on its own
     }

@@ -36,7 +36,7 @@ import {
 } from "./observability/index.js";
 import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
-import { createPushDelivery, createWebhookSigner, pushSignatureDeclaration, pushStoreOf, type PushDelivery, type Resolver } from "./push/index.js";
+import { createPushDelivery, createWebhookSigner, pushSignatureDeclaration, type PushDelivery, type Resolver } from "./push/index.js";
 import { BacklogBudget, openStreamCount, streamResumeDeclaration } from "./streams/index.js";
 import type { EventLogOptions } from "./lifecycle/event-log.js";
 
@@ -97,7 +97,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     ? { repository: overrides.repository, pageTokenSecret: randomBytes(32), close: () => overrides.repository!.close() }
     : await openStore(config, logger, onListenerError, resume);
   const { repository, pageTokenSecret, leases } = store;
-  const pushStore = config.pushNotifications ? pushStoreOf(repository) : undefined;
+  const pushStore = config.pushNotifications ? repository.push : undefined;
   const pushSigner =
     pushStore && createWebhookSigner(config.push, { dataDir: config.dataDir, durable: config.store !== "memory" && overrides.repository === undefined });
   if (pushSigner !== undefined && config.store === "postgres" && config.push.signing === "ed25519" && config.push.signingKeyFile === null)

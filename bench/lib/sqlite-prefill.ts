@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   const viaRepository = Math.min(to, Math.max(from, THROUGH_REPOSITORY));
   for (let start = from; start < viaRepository; start += BATCH) {
     const end = Math.min(viaRepository, start + BATCH);
-    const results: Promise<unknown>[] = [];
+    const results: unknown[] = [];
     // Written within one turn: the store applies each write at once and commits them in batches.
     for (let i = start; i < end; i++) {
       const { task, changes } = taskLife(i, t0Us);

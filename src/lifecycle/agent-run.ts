@@ -2,6 +2,7 @@ import { newId } from "./ids.js";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { TaskState, type Artifact, type Message, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { AgentMisuseError } from "./agent-misuse.js";
+import type { Answer } from "./answer.js";
 import { checkJsonObject } from "./json-value.js";
 import { agentMessageLiteral, artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral } from "./message-literals.js";
 import { partsFromInput } from "./part-input.js";
@@ -16,12 +17,11 @@ import { WRITTEN, type TaskWriter } from "./task-writer.js";
 export interface RunHost {
   readonly clock: StatusClock;
   readonly logger: CoreLogger;
-  /** Stores a new task and returns its writer; the run's `onCreate` observers run before "created" is published. */
-  createTask(run: AgentRun, task: Task): Promise<TaskWriter>;
-  /** True when the store creates tasks synchronously: `createTaskNow` may then be used. */
-  readonly createsTasksNow: boolean;
-  /** `createTask`, within the call (only when `createsTasksNow`). */
-  createTaskNow(run: AgentRun, task: Task): TaskWriter;
+  /**
+   * Stores a new task and answers its writer, within the call on a store that can; the run's
+   * `onCreate` observers run before "created" is published.
+   */
+  createTask(run: AgentRun, task: Task): Answer<TaskWriter>;
 }
 
 /** One run: the incoming message, the task it continues (if any), and who asked. */
@@ -278,32 +278,35 @@ export class AgentRun implements AgentContext, ActiveRunLinks {
   private ensureTask(): Promise<TaskWriter> {
     if (this.writer) return Promise.resolve(this.writer);
     if (this.answered === "message") return Promise.reject(new AgentMisuseError("task update after reply(): a message-only answer has no task"));
-    this.creating ??= this.createTask();
-    return this.creating;
-  }
-
-  private async createTask(): Promise<TaskWriter> {
-    const writer = await this.host.createTask(this, this.newTask());
-    this.adopt(writer);
-    return writer;
+    if (this.creating === undefined) {
+      const writer = this.createTaskNow();
+      if (writer !== undefined) return Promise.resolve(writer);
+    }
+    return this.creating!;
   }
 
   /**
-   * The task made within this call, when the store can (see RunHost.createsTasksNow); else
-   * undefined, and ensureTask() makes it. A failure is kept, as ensureTask keeps it.
+   * The task made within this call, when the store answers at once; else undefined, and
+   * `creating` holds the creation to wait for (a failure too: later updates get it).
    */
   private createTaskNow(): TaskWriter | undefined {
-    if (!this.host.createsTasksNow || this.answered === "message" || this.creating !== undefined) return undefined;
-    let writer: TaskWriter;
+    if (this.answered === "message" || this.creating !== undefined) return undefined;
+    let answer: Answer<TaskWriter>;
     try {
-      writer = this.host.createTaskNow(this, this.newTask());
+      answer = this.host.createTask(this, this.newTask());
     } catch (error) {
-      this.creating = Promise.reject(error);
-      this.creating.catch(() => {}); // the caller gets the error thrown; later updates get this rejection
-      throw error;
+      answer = Promise.reject(error); // an observer of the creation threw: as a refused creation
     }
-    this.adopt(writer);
-    return writer;
+    if (!(answer instanceof Promise)) {
+      this.adopt(answer);
+      return answer;
+    }
+    this.creating = answer.then((writer) => {
+      this.adopt(writer);
+      return writer;
+    });
+    this.creating.catch(() => {}); // whoever waits for it gets the error; no one may
+    return undefined;
   }
 
   /** The new task for this turn: SUBMITTED, with the incoming message (now carrying the ids) as its history. */

@@ -1,5 +1,6 @@
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { TaskScope } from "./task-repository.js";
+import type { Answer } from "./answer.js";
+import type { TaskScope } from "./task-scope.js";
 
 /**
  * Where a task's webhook configs live (R-PUSH, A-7, A-8). Implementations sit beside the task
@@ -13,20 +14,17 @@ export interface PushConfigStore {
    * with the same id. Throws TaskNotFoundError when the scope has no such task, and
    * PushConfigLimitError when the task already has `maxPerTask` other configs.
    * `snapshot`: the task as it is now is queued for this config before any later event (the
-   * inline config of SendMessage, A-10).
+   * inline config of SendMessage, A-10). Answered within the call by a store that can (then an
+   * inline config put in the turn its task was created commits with the task); a refusal is a
+   * rejection.
    */
-  put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void>;
+  put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Answer<void>;
   /** Undefined when the task or the config is missing (the caller checks the task first). */
   get(scope: TaskScope, taskId: string, configId: string): Promise<TaskPushNotificationConfig | undefined>;
   /** Configs of a task ordered by id, strictly after `afterId`, at most `limit`. */
   list(scope: TaskScope, taskId: string, page: { readonly limit: number; readonly afterId?: string }): Promise<TaskPushNotificationConfig[]>;
   /** Removes the config and every delivery still pending for it; nothing when it is missing. */
   delete(scope: TaskScope, taskId: string, configId: string): Promise<void>;
-  /**
-   * `put` within the call, on a store that can (in the same batch as a task created in the
-   * same turn, so an inline config commits with its task).
-   */
-  readonly putNow?: (scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions) => void;
   /**
    * A number that changes whenever a config is put or deleted, or goes with its task, in this
    * process: what a reader read of configs (and of the deliveries they are owed) stays true while

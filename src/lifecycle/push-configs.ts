@@ -80,18 +80,12 @@ export class PushConfigService {
   attachInline(caller: Caller, taskId: string, inline: TaskPushNotificationConfig): Promise<void> | undefined {
     const config = this.stored(caller, inline, taskId);
     const options = { maxPerTask: this.options.maxPerTask, snapshot: true };
-    const store = this.options.store;
-    try {
-      if (store.putNow !== undefined) {
-        store.putNow(caller, config, options);
-        return undefined;
-      }
-    } catch (error) {
-      throw limitAsInvalid(error);
-    }
-    return store.put(caller, config, options).catch((error: unknown) => {
-      throw limitAsInvalid(error);
-    });
+    const answer = this.options.store.put(caller, config, options);
+    return answer instanceof Promise
+      ? answer.catch((error: unknown) => {
+          throw limitAsInvalid(error);
+        })
+      : undefined;
   }
 
   private stored(caller: Caller, request: TaskPushNotificationConfig, taskId = request.taskId): TaskPushNotificationConfig {

@@ -1,4 +1,4 @@
-import type { TaskScope } from "./task-repository.js";
+import type { TaskScope } from "./task-scope.js";
 
 /**
  * The deliveries still owed to webhooks. A store that holds push configs writes one entry per

@@ -1,7 +1,8 @@
 import type { Message, SendMessageRequest, Task, TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { Role, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { cloneMessage } from "../codec/task-clone.js";
+import { cloneMessage, cloneTask } from "../codec/task-clone.js";
 import { AgentRun, type RunHost } from "./agent-run.js";
+import { whenAnswered, type Answer } from "./answer.js";
 import type { Agent, Caller } from "./agent.js";
 import type { StatusClock } from "./clock.js";
 import { A2AError, ContentTypeNotSupportedError, InvalidRequestError, UnsupportedOperationError } from "./errors.js";
@@ -114,26 +115,16 @@ export class RunLauncher implements RunHost {
   }
 
   // RunHost: called by a run on its first task update.
-  async createTask(run: AgentRun, task: Task): Promise<TaskWriter> {
-    return this.created(run, await this.repository.create(run.caller, task));
-  }
-
-  get createsTasksNow(): boolean {
-    return this.repository.immediate !== undefined;
-  }
-
-  createTaskNow(run: AgentRun, task: Task): TaskWriter {
-    const store = this.repository.immediate!;
-    if (run.onCreate.length > 0) {
-      // A stream watches the creation: the store keeps a copy, and `task` stays the run's own for "created".
-      return this.created(run, { task, version: store.createNow(run.caller, task) });
-    }
-    // No one can see "created": a new id has no listener but a stream's, and a subscriber needs the
-    // task stored (committed) before it can attach. So the store may keep `task` itself, once its
-    // history holds a copy of the incoming message, which the agent keeps as ctx.message.
-    task.history = task.history.map((message) => (message === run.message ? cloneMessage(message) : message));
-    const version = store.createNow(run.caller, task, true);
-    return this.created(run, { task, version });
+  createTask(run: AgentRun, task: Task): Answer<TaskWriter> {
+    // The store is handed its own object, so it copies nothing. Unless a stream watches the
+    // creation, no one can see "created": a new id has no listener but a stream's, and a
+    // subscriber needs the task stored (committed) before it can attach. So the store may keep
+    // `task` itself, once its history holds a copy of the incoming message, which the agent keeps
+    // as ctx.message. Watched, the store gets a copy, and `task` stays the run's own for "created".
+    let kept = task;
+    if (run.onCreate.length > 0) kept = cloneTask(task);
+    else task.history = task.history.map((message) => (message === run.message ? cloneMessage(message) : message));
+    return whenAnswered(this.repository.create(run.caller, kept, true), (stored) => this.created(run, { task, version: stored.version }));
   }
 
   /** A run's new task is stored: its writer, the run on record, the observers told, "created" announced. */

@@ -1,5 +1,6 @@
 import type { SendMessageRequest, SendMessageResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentRun } from "./agent-run.js";
+import { whenAnswered } from "./answer.js";
 import { InvalidAgentResponseError, TaskNotFoundError } from "./errors.js";
 import { sendMessageResponseLiteral } from "./message-literals.js";
 import { watchGone, type RequestContext } from "./request-context.js";
@@ -64,7 +65,7 @@ export class SendMessageReply {
    * commit of their own; waiting lets them share one.
    */
   #taskNow(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): Promise<SendMessageResponse> {
-    const afterCommit = this.repository.immediate?.afterCommit;
+    const afterCommit = this.repository.afterCommit;
     if (afterCommit !== undefined && !writer.settled) {
       return new Promise<SendMessageResponse>((resolve, reject) =>
         afterCommit(() => {
@@ -84,14 +85,12 @@ export class SendMessageReply {
   }
 
   /**
-   * The task reply, once read from the store (the contract every store keeps); within the call,
-   * without a promise, on a store that offers `immediate`. Throws when it cannot be given.
+   * The task reply, once read from the store: within the call, without a promise, on a store that
+   * answers at once. Throws (or rejects) when it cannot be given.
    */
   #readTask(rc: RequestContext, request: SendMessageRequest, run: AgentRun, writer: TaskWriter): SendMessageResponse | Promise<SendMessageResponse> {
     const options: ReadOptions = { historyLength: request.configuration?.historyLength };
-    const immediate = this.repository.immediate;
-    if (immediate === undefined) return this.repository.get(rc.caller, writer.taskId, options).then((stored) => taskResponse(rc, run, writer, stored));
-    return taskResponse(rc, run, writer, immediate.getNow(rc.caller, writer.taskId, options));
+    return whenAnswered(this.repository.get(rc.caller, writer.taskId, options), (stored) => taskResponse(rc, run, writer, stored));
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Answer } from "./answer.js";
 import { create } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type StreamResponse, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskEventHub } from "../events/event-hub.js";
@@ -47,7 +48,7 @@ export class TaskFeed implements TaskEventReceiver {
   }
 
   /** For an existing task: subscribe, read the snapshot, send it, then what followed it. */
-  async attachWithSnapshot(taskId: string, read: () => Promise<StoredTask | undefined>): Promise<StoredTask | undefined> {
+  async attachWithSnapshot(taskId: string, read: () => Answer<StoredTask | undefined>): Promise<StoredTask | undefined> {
     this.held = [];
     this.unsubscribe = this.hub.subscribe(taskId, this);
     let stored: StoredTask | undefined;

@@ -1,14 +1,11 @@
+import type { Answer } from "./answer.js";
 import type { TaskEventLog } from "./event-log.js";
+import type { PushConfigStore } from "./push-config-store.js";
+import type { PushOutbox } from "./push-outbox.js";
+import type { TaskScope } from "./task-scope.js";
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 
-/**
- * Who a task belongs to: tenant and authenticated principal together (ruling A-22).
- * A task stored under one scope does not exist under any other.
- */
-export interface TaskScope {
-  readonly tenant: string;
-  readonly principal: string;
-}
+export type { TaskScope } from "./task-scope.js";
 
 /** A task as stored, with the version that guards the next write (compare-and-set). */
 export interface StoredTask {
@@ -71,68 +68,56 @@ export interface ReadOptions {
 
 /**
  * Storage for tasks, their history and artifacts, where every write is a guarded
- * transition. Implementations: src/storage/memory, src/storage/sqlite, src/storage/postgres (async only).
+ * transition. Implementations: src/storage/memory, src/storage/sqlite, src/storage/postgres.
  *
- * The contract is the async methods below: every store implements them, and the lifecycle works
- * on a store that offers nothing else (a networked one, PostgreSQL). Every store must pass
- * test/storage/task-repository.contract.ts, which also runs on the stores seen through their
- * async methods only (test/storage/async-only-repository.test.ts). `immediate` is an
- * optimisation a store may offer on top.
+ * One interface for every store: a method answers its value at once when the store can (memory,
+ * SQLite: no promise per call, which a blocking SendMessage would pay five times), or a promise of
+ * it (PostgreSQL). A refusal is always a rejected promise, never a throw. Callers that care take
+ * either with `whenAnswered` (./answer.ts); the others simply `await`. Every store must pass
+ * test/storage/task-repository.contract.ts.
  *
- * Failure modes of writes (thrown, nothing applied):
+ * Failure modes of writes (rejected, nothing applied):
  * - TaskNotFoundError: no such task in this scope;
  * - VersionConflictError: `expectedVersion` is not the stored version (another writer won);
  * - IllegalTransitionError: the state machine forbids it, or the task is terminal;
  * - InvalidChangeError: the change itself is malformed.
  */
 export interface TaskRepository {
-  /**
-   * Optional: set by a repository that can also apply a write within the call (its guards run and
-   * its result is known at once), even if the write becomes durable only later (see `afterCommit`).
-   * Same results as the async methods; the lifecycle takes this shortcut when it is there. Why: a blocking SendMessage makes five repository calls and the
-   * writes behind them cost three promises each when async; and an agent that need not wait
-   * for a commit between its updates finishes a task within one event-loop turn, so the task's
-   * writes share one commit instead of taking one each.
-   */
-  readonly immediate?: ImmediateTaskRepository;
   /** Present when the store keeps events for resuming streams (A-33; src/lifecycle/event-log.ts). */
   readonly eventLog?: TaskEventLog;
-  /** Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists. */
-  create(scope: TaskScope, task: Task): Promise<StoredTask>;
-  get(scope: TaskScope, taskId: string, options?: ReadOptions): Promise<StoredTask | undefined>;
-  /** Applies one change if the stored version is `expectedVersion`; returns the new version. */
-  update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Promise<number>;
-  list(scope: TaskScope, query: TaskQuery): Promise<TaskPage>;
+  /**
+   * Push configs and the outbox of pending deliveries, when the store keeps them beside its tasks
+   * (in the same commits as the task writes, A-29).
+   */
+  readonly push?: PushStorage;
+  /**
+   * Present on a store whose answered writes become durable later (group commit). Calls
+   * `callback` once every write answered so far is committed (`error` undefined) or was rolled
+   * back (`error` says why), in the order the callbacks were given. Until then nothing of those
+   * writes may be shown to a client. Absent: a write is final once answered.
+   */
+  readonly afterCommit?: (callback: CommitCallback) => void;
+  /**
+   * Stores a new task (state SUBMITTED, fresh id) at version 1. DuplicateTaskError if the id exists.
+   * The store keeps a copy of `task` and answers another, so the caller may go on changing its
+   * object; unless `handOver`: the caller gives `task` and everything in it to the store and never
+   * changes them again, and the store keeps and answers `task` itself (no copy).
+   */
+  create(scope: TaskScope, task: Task, handOver?: boolean): Answer<StoredTask>;
+  /** Reads committed state only: a store with writes waiting for their commit commits them first. */
+  get(scope: TaskScope, taskId: string, options?: ReadOptions): Answer<StoredTask | undefined>;
+  /** Applies one change if the stored version is `expectedVersion`; answers the new version. */
+  update(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): Answer<number>;
+  list(scope: TaskScope, query: TaskQuery): Answer<TaskPage>;
   /** Tasks in SUBMITTED or WORKING, in every scope: what a restart must settle. */
-  listActive(): Promise<Array<{ scope: TaskScope; task: StoredTask }>>;
+  listActive(): Answer<Array<{ scope: TaskScope; task: StoredTask }>>;
   /** Removes terminal tasks whose status timestamp is older than the given time; returns how many. */
   purgeTerminalBefore(statusMicros: number): Promise<number>;
   close(): Promise<void>;
 }
 
-/**
- * The synchronous face of a repository: same guards, same errors (thrown instead of rejected),
- * same results as `create`, `get` and `update`, except that `createNow` returns only the
- * version: it stores a copy and keeps no reference to `task` (unless handed over), so the caller
- * may go on using its own object (a copy less per task).
- */
-export interface ImmediateTaskRepository {
-  /**
-   * `handOver`: the caller gives `task` and everything in it to the store and never touches
-   * them again, so the store may keep them instead of a copy.
-   */
-  createNow(scope: TaskScope, task: Task, handOver?: boolean): number;
-  /** Reads committed state only: a store with writes waiting for their commit commits them first. */
-  getNow(scope: TaskScope, taskId: string, options?: ReadOptions): StoredTask | undefined;
-  updateNow(scope: TaskScope, taskId: string, expectedVersion: number, change: TaskChange): number;
-  /**
-   * Present on a store whose applied writes become durable later (group commit). Calls
-   * `callback` once every write applied so far is committed (`error` undefined) or was rolled
-   * back (`error` says why), in the order the callbacks were given. Until then nothing of those
-   * writes may be shown to a client. Absent: a write is final once applied.
-   */
-  readonly afterCommit?: (callback: CommitCallback) => void;
-}
+/** What a store keeps of push beside its tasks: the configs and the outbox of deliveries owed. */
+export type PushStorage = PushConfigStore & PushOutbox;
 
 /** Told whether the writes it waited for were committed (undefined) or lost (the error). */
 export type CommitCallback = (error: unknown) => void;

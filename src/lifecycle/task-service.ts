@@ -139,7 +139,7 @@ export class TaskService {
    * gets the events it waits for, so it ends with the store's error instead of hanging.
    */
   private failStreamIfWritesLost(writer: TaskWriter, feed: TaskFeed): void {
-    if (writer.settled || this.repository.immediate?.afterCommit === undefined) return;
+    if (writer.settled || this.repository.afterCommit === undefined) return;
     writer.onSettled(() => {
       if (writer.commitFailure !== undefined) feed.fail(writer.commitFailure);
     });

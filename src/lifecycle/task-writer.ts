@@ -2,13 +2,14 @@ import type { Task, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskEventHub } from "../events/event-hub.js";
 import type { TaskEvent } from "../events/task-event.js";
 import type { AgentRun } from "./agent-run.js";
+import { whenAnswered } from "./answer.js";
 import { taskCreatedChannel, taskSettledChannel } from "./diagnostics.js";
 import type { TaskSizeEstimate } from "./task-size.js";
 import { isSettled } from "./task-state.js";
-import { VersionConflictError, type ImmediateTaskRepository, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
+import { VersionConflictError, type TaskChange, type TaskRepository, type TaskScope } from "./task-repository.js";
 
 /**
- * What `write` returns for a write already applied (on a synchronous store): one shared
+ * What `write` returns for a write already applied (a store that answers within the call): one shared
  * resolved promise instead of a new one per write.
  */
 export const WRITTEN: Promise<void> = Promise.resolve();
@@ -40,7 +41,7 @@ type Unpublished = TaskChange | { readonly kind: "created"; readonly task: Task 
  * process wrote: the version is re-read once and the write retried through the repository's
  * guard.
  *
- * On a store that commits later (group commit, see ImmediateTaskRepository.afterCommit) a write
+ * On a store that commits later (group commit, see TaskRepository.afterCommit) a write
  * is applied and answered at once, but published, and counted towards "settled", only once it
  * is committed: the agent goes on without waiting for the disk, while no client sees a state
  * that a crash could take back.
@@ -187,39 +188,29 @@ export class TaskWriter {
   /** `writeEnded` for a queued write's promise. */
   private readonly done = (): void => this.writeEnded();
 
+  /**
+   * Applies `change`: WRITTEN when the store answered within the call, else a promise; a rejection
+   * if refused. A version conflict (another process wrote) is retried once at the stored version.
+   */
   private apply(change: TaskChange): Promise<void> {
-    const immediate = this.repository.immediate;
-    if (immediate !== undefined) return this.applyNow(immediate, change);
-    return this.repository.update(this.scope, this.taskId, this.version, change).then(
+    const answer = this.repository.update(this.scope, this.taskId, this.version, change);
+    if (!(answer instanceof Promise)) {
+      this.accepted(change, answer);
+      return WRITTEN;
+    }
+    return answer.then(
       (version) => this.accepted(change, version),
       (error: unknown) => {
         if (!(error instanceof VersionConflictError)) throw error;
-        return this.repository.update(this.scope, this.taskId, error.actual, change).then((version) => this.accepted(change, version));
+        return whenAnswered(this.repository.update(this.scope, this.taskId, error.actual, change), (version) => this.accepted(change, version));
       },
     );
-  }
-
-  /** `apply` on a synchronous store: WRITTEN once accepted, a rejection if refused. */
-  private applyNow(store: ImmediateTaskRepository, change: TaskChange): Promise<void> {
-    let version: number;
-    try {
-      try {
-        version = store.updateNow(this.scope, this.taskId, this.version, change);
-      } catch (error) {
-        if (!(error instanceof VersionConflictError)) throw error;
-        version = store.updateNow(this.scope, this.taskId, error.actual, change);
-      }
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    this.accepted(change, version);
-    return WRITTEN;
   }
 
   private accepted(change: Unpublished, version: number): void {
     this.version = version;
     if (change.kind === "status") this.currentState = change.status.state;
-    const afterCommit = this.repository.immediate?.afterCommit;
+    const afterCommit = this.repository.afterCommit;
     if (afterCommit === undefined) {
       this.publish(change, version);
       return;

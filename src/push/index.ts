@@ -57,9 +57,3 @@ export function createPushDelivery(options: {
     },
   };
 }
-
-/** The push store of a task store that has one (both built-in stores do). */
-export function pushStoreOf(repository: object): (PushConfigStore & PushOutbox) | undefined {
-  const push = (repository as { push?: PushConfigStore & PushOutbox }).push;
-  return push !== undefined && typeof push.put === "function" && typeof push.pendingAfter === "function" ? push : undefined;
-}

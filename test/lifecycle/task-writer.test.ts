@@ -14,13 +14,14 @@ import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { committed } from "../support/answered.js";
 import { asyncOnly } from "../support/async-only.js";
 import { newTask, scopeOf, statusChange } from "../support/tasks.js";
 
 /*
  * TaskWriter and the lifecycle on both kinds of store: one that answers within the call
- * (the memory store's `immediate` face) and one that answers later (any async store, here the
- * memory store with its synchronous face hidden). Same guards, same events, same order.
+ * (the memory store) and one that answers later with promises (any networked store, here the
+ * memory store behind test/support/async-only.ts). Same guards, same events, same order.
  */
 
 const scope = scopeOf("", "writer-test");
@@ -82,8 +83,8 @@ describe("TaskWriter on a store that answers within the call", () => {
       onIdle: () => {},
     });
     expect(other.write(statusChange(TaskState.WORKING, 2_000))).toBe(WRITTEN);
-    // `writer` still believes version 1: its write is refused once, then applied at version 3.
-    expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN);
+    // `writer` still believes version 1: its write is refused once (a rejection, a turn later), then applied at version 3.
+    await writer.write(statusChange(TaskState.WORKING, 3_000));
     expect(events.map((e) => e.version)).toEqual([2, 3]);
   });
 
@@ -167,6 +168,7 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
     const hub = new EventHub();
     const task = newTask({ micros: 1_000, text: "hello" });
     await sqlite.create(scope, task);
+    await committed(sqlite); // stored before the writer's first write
     const events: TaskEvent[] = [];
     hub.subscribe(task.id, (event) => events.push(event));
     const writer = new TaskWriter({
@@ -216,7 +218,7 @@ describe("TaskWriter on a store that commits later (SQLite group commit)", () =>
       events: 0,
       onDisk: 1,
     });
-    expect(writer.write(statusChange(TaskState.WORKING, 3_000))).toBe(WRITTEN); // believed version 2; retried at 1
+    await writer.write(statusChange(TaskState.WORKING, 3_000)); // believed version 2; refused, retried at 1
     await turnEnd();
     expect(events.map((e) => e.version)).toEqual([2]);
     expect(writer.commitFailure).toBeUndefined();
@@ -329,19 +331,11 @@ describe("blocking SendMessage on either kind of store", () => {
     const broken = new Error("disk full");
     const repository: TaskRepository =
       kind === "immediate"
-        ? Object.assign(Object.create(memory) as MemoryTaskRepository, {
-            immediate: {
-              createNow: () => {
-                throw broken;
-              },
-              getNow: memory.getNow.bind(memory),
-              updateNow: memory.updateNow.bind(memory),
-            },
-          })
+        ? Object.assign(Object.create(memory) as MemoryTaskRepository, { create: () => Promise.reject(broken) })
         : asyncOnly(memory, { create: () => Promise.reject(broken) });
     const service = serviceOn(repository);
     await expect(service.sendMessage(rc(), request())).rejects.toBe(broken);
-    expect(memory.tasksInProgress).toBe(0);
+    expect((await memory.list(scope, { pageSize: 10, includeArtifacts: false })).totalSize).toBe(0);
   });
 });
 

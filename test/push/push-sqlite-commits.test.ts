@@ -15,6 +15,7 @@ import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { openSqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { Clock, newTask, scopeOf, statusChange } from "../support/tasks.js";
 import { config } from "../storage/push-config-store.contract.js";
+import { ackedOnCommit, answered } from "../support/answered.js";
 
 /**
  * Issue 21 (push on SQLite): a client that starts many tasks at once with `return_immediately`
@@ -96,7 +97,7 @@ describe("the SQLite outbox alone", () => {
 
   test("A-29, issue 21: delivered entries leave count() at once and the file with the next batch of task writes; count() flushes nothing, and stays exact after a config delete", async () => {
     const file = join(dir, "tasks.db");
-    const repo = openSqliteTaskRepository({ file });
+    const repo = ackedOnCommit(openSqliteTaskRepository({ file }));
     const reader = new Database(file, { readonly: true });
     try {
       const rows = reader.prepare("SELECT seq FROM push_outbox ORDER BY seq").pluck();
@@ -145,7 +146,7 @@ describe("the SQLite outbox alone", () => {
 
   test("A-29, issue 21: tasks with push configs writing in one turn commit at most 16 outbox rows a batch, so the first deliveries are committed (and handed over) while later writes are still coming", async () => {
     const file = join(dir, "tasks.db");
-    const repo = openSqliteTaskRepository({ file });
+    const repo = ackedOnCommit(openSqliteTaskRepository({ file }));
     const reader = new Database(file, { readonly: true });
     try {
       const ids = await tasksWithConfigs(repo, 40);
@@ -160,7 +161,7 @@ describe("the SQLite outbox alone", () => {
         const write = (i: number) => {
           inFileAtWrite.push(committedRows.get() as number);
           handedAtWrite.push(handed);
-          repo.updateNow(alice, ids[i]!, 1, statusChange(TaskState.WORKING, clock.next()));
+          answered(repo.now.update(alice, ids[i]!, 1, statusChange(TaskState.WORKING, clock.next())));
           if (i + 1 < ids.length) queueMicrotask(() => write(i + 1));
           else resolve();
         };
@@ -183,12 +184,12 @@ describe("the SQLite outbox alone", () => {
 
   test("A-29, issue 21: delivered entries no batch of task writes takes are deleted once deliveries paused for 100 ms (the burst is over), not a second later by the next burst's first commit; and at most a second after the oldest while deliveries go on", async () => {
     const file = join(dir, "tasks.db");
-    const repo = openSqliteTaskRepository({ file });
+    const repo = ackedOnCommit(openSqliteTaskRepository({ file }));
     const reader = new Database(file, { readonly: true });
     try {
       const ids = await tasksWithConfigs(repo, 40);
       const rows = reader.prepare("SELECT count(*) FROM push_outbox").pluck();
-      for (const id of ids) repo.updateNow(alice, id, 1, statusChange(TaskState.WORKING, clock.next()));
+      for (const id of ids) answered(repo.now.update(alice, id, 1, statusChange(TaskState.WORKING, clock.next())));
       await new Promise((resolve) => setImmediate(resolve));
       const pending = await repo.push.pendingAfter(0, 100);
       expect(pending).toHaveLength(40);
@@ -215,7 +216,7 @@ describe("the SQLite outbox alone", () => {
       expect(await repo.push.count()).toBe(0);
       // A batch of task writes still takes whatever waits, however recent.
       const more = ids.slice(0, 3);
-      for (const id of more) repo.updateNow(alice, id, 2, statusChange(TaskState.WORKING, clock.next()));
+      for (const id of more) answered(repo.now.update(alice, id, 2, statusChange(TaskState.WORKING, clock.next())));
       await new Promise((resolve) => setImmediate(resolve));
       for (const entry of await repo.push.pendingAfter(0, 100)) await repo.push.remove(entry.seq);
       await repo.update(alice, ids[3]!, 2, statusChange(TaskState.WORKING, clock.next()));

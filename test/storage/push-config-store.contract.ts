@@ -151,17 +151,19 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
     });
 
     test("A-29: an inline config put in the turn its task is created commits with it: snapshot first", async () => {
-      const immediate = s.repo.immediate;
       const fresh = newTask({ micros: clock.next(), text: "inline" });
-      if (immediate !== undefined && s.configs.putNow !== undefined) {
-        immediate.createNow(alice, fresh);
-        s.configs.putNow(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true });
-        immediate.updateNow(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      const created = s.repo.create(alice, fresh);
+      if (!(created instanceof Promise)) {
+        // A store that answers within the call: the put and the agent's write in the creation's turn.
+        await Promise.all([
+          s.configs.put(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true }),
+          s.repo.update(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next())),
+        ]);
         await turn();
         await turn();
       } else {
-        // A store with no synchronous face (PostgreSQL): the put is awaited, the agent's write races it.
-        await s.repo.create(alice, fresh);
+        // A store that answers later (PostgreSQL): the put is awaited, the agent's write races it.
+        await created;
         await Promise.all([
           s.configs.put(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true }),
           s.repo.update(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next())),
@@ -183,12 +185,11 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
       await s.configs.put(alice, config(t.id, "c1"), LIMITS);
       let heard = 0;
       s.outbox.onAdded((added) => (heard += added)); // a store may also wake listeners with 0 (a poll)
-      const immediate = s.repo.immediate;
-      if (immediate !== undefined) {
-        immediate.updateNow(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
-        expect(heard).toBe(0);
+      const written = s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      if (!(written instanceof Promise)) {
+        expect(heard).toBe(0); // answered within the call
       } else {
-        await s.repo.update(alice, t.id, 1, statusChange(TaskState.WORKING, clock.next()));
+        await written;
         expect(heard).toBe(0); // the write has returned, and its listeners still wait for the next turn
       }
       await turn();

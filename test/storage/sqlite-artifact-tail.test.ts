@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { Clock, artifactChange, artifactTexts, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+import { ackedOnCommit, answered, type Acked } from "../support/answered.js";
 
 /**
  * Issue 15 item 5: an agent that appends one chunk per event-loop turn makes one commit per
@@ -19,12 +20,12 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 let dir: string;
 let file: string;
-let repo: SqliteTaskRepository;
+let repo: Acked<SqliteTaskRepository>;
 let reader: Database.Database;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-tail-"));
   file = join(dir, "tasks.db");
-  repo = openSqliteTaskRepository({ file });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file }));
   reader = new Database(file, { readonly: true });
 });
 afterEach(async () => {
@@ -58,7 +59,7 @@ test("issue 15 item 5: appends committed one per turn go to the tail, not the bl
   const expected = ["chunk-0"];
   let version = 3;
   for (let i = 1; i <= 60; i++) {
-    repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", `chunk-${i}`), true));
+    answered(repo.now.update(alice, id, version++, artifactChange(textArtifact("a", `chunk-${i}`), true)));
     expected.push(`chunk-${i}`);
     await nextTurn(); // its own commit
     if (i % 20 === 0) expect(artifactTexts((await repo.get(alice, id))!.task.artifacts[0])).toEqual(expected);
@@ -67,15 +68,15 @@ test("issue 15 item 5: appends committed one per turn go to the tail, not the bl
   expect(tailRows).toBe(61); // one row per commit (the first chunk's too: the task had its row), the blob untouched
   expect(blobBytes).toBe(0); // the task had no artifact when its row was written
   // A replacing write of another artifact and an append to the first, in one commit: one more row.
-  repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("b", "b-0")));
-  repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", "last"), true, true));
+  answered(repo.now.update(alice, id, version++, artifactChange(textArtifact("b", "b-0"))));
+  answered(repo.now.update(alice, id, version++, artifactChange(textArtifact("a", "last"), true, true)));
   await nextTurn();
   expect(stored(id).tailRows).toBe(62);
   const read = (await repo.get(alice, id))!.task;
   expect(read.artifacts.map((a) => a.artifactId)).toEqual(["a", "b"]);
   expect(artifactTexts(read.artifacts[0])).toEqual([...expected, "last"]);
   await repo.close();
-  repo = openSqliteTaskRepository({ file });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file }));
   const reopened = (await repo.get(alice, id))!.task;
   expect(reopened.artifacts).toEqual(read.artifacts);
   // The next write after the reopen starts from the row (blob + tail).
@@ -90,7 +91,7 @@ test("issue 15 item 5: the blob is rewritten once the tail outgrows three times 
   let rewrites = 0;
   let lastBlob = stored(id).blobBytes;
   for (let i = 1; i <= 200; i++) {
-    repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", `${i}:${big}`), true));
+    answered(repo.now.update(alice, id, version++, artifactChange(textArtifact("a", `${i}:${big}`), true)));
     await nextTurn();
     const now = stored(id);
     expect(now.tailBytes).toBeLessThanOrEqual(Math.max(3 * now.blobBytes, 16 * 1024)); // TAIL_PER_BLOB
@@ -104,7 +105,7 @@ test("issue 15 item 5: the blob is rewritten once the tail outgrows three times 
   expect(rewrites).toBeGreaterThan(2);
   expect(rewrites).toBeLessThan(12);
   await repo.update(alice, id, version++, statusChange(S.COMPLETED, clock.next()));
-  await repo.update(alice, id, version - 1, statusChange(S.COMPLETED, clock.next())).catch(() => undefined); // refused: terminal
+  await Promise.resolve(repo.update(alice, id, version - 1, statusChange(S.COMPLETED, clock.next()))).catch(() => undefined); // refused: terminal
   const done = (await repo.get(alice, id))!.task;
   expect(done.artifacts[0]!.parts).toHaveLength(201);
   expect(
@@ -121,8 +122,8 @@ test("issue 15 item 5: a task finishing in the commit of its last append writes 
     await repo.update(alice, id, version++, artifactChange(textArtifact("a", `chunk-${i}`), true));
   }
   expect(stored(id).tailRows).toBe(6);
-  repo.immediate.updateNow(alice, id, version++, artifactChange(textArtifact("a", "end"), true, true));
-  repo.immediate.updateNow(alice, id, version++, statusChange(S.COMPLETED, clock.next()));
+  answered(repo.now.update(alice, id, version++, artifactChange(textArtifact("a", "end"), true, true)));
+  answered(repo.now.update(alice, id, version++, statusChange(S.COMPLETED, clock.next())));
   await nextTurn();
   expect(stored(id)).toMatchObject({ tailRows: 0, tailBytes: 0 });
   const page = await repo.list(alice, { pageSize: 10, includeArtifacts: true });
@@ -131,9 +132,9 @@ test("issue 15 item 5: a task finishing in the commit of its last append writes 
 
 test("issue 15 item 5: a blob written with the task's row moves out of it at the first later append; reads give it whole", async () => {
   const task = newTask({ micros: clock.next(), text: "q" });
-  repo.immediate.createNow(alice, task);
-  repo.immediate.updateNow(alice, task.id, 1, statusChange(S.WORKING, clock.next()));
-  repo.immediate.updateNow(alice, task.id, 2, artifactChange(textArtifact("a", "in-row")));
+  answered(repo.now.create(alice, task));
+  answered(repo.now.update(alice, task.id, 1, statusChange(S.WORKING, clock.next())));
+  answered(repo.now.update(alice, task.id, 2, artifactChange(textArtifact("a", "in-row"))));
   await nextTurn();
   expect(stored(task.id)).toMatchObject({ tailRows: 0, apart: false });
   await repo.update(alice, task.id, 3, artifactChange(textArtifact("a", "next"), true));

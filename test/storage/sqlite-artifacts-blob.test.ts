@@ -11,6 +11,7 @@ import { encodeArtifactChanges } from "../../src/storage/sqlite/event-row-codec.
 import { openSqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { encodeArtifacts } from "../../src/storage/sqlite/task-row-codec.js";
 import { Clock, artifactChange, newTask, scopeOf, statusChange } from "../support/tasks.js";
+import { ackedOnCommit, answered } from "../support/answered.js";
 
 /**
  * Issue 15 item 5: when the SQLite store rewrites a task's artifacts blob (its tail has grown
@@ -154,7 +155,7 @@ test("issue 15 item 5: bytes it cannot take apart, or a merge that would not giv
 test("issue 15 item 5: through the store, every rewritten blob is the encoder's bytes of what a read gives, and every read (blob and tail joined) gives the merged artifacts, also after a reopen and with bytes it cannot join", async () => {
   const dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-blob-"));
   const file = join(dir, "tasks.db");
-  let repo = openSqliteTaskRepository({ file });
+  let repo = ackedOnCommit(openSqliteTaskRepository({ file }));
   const reader = new Database(file, { readonly: true });
   try {
     const alice = scopeOf("t1", "alice");
@@ -175,13 +176,13 @@ test("issue 15 item 5: through the store, every rewritten blob is the encoder's 
     for (let commit = 0; commit < 40; commit++) {
       if (commit === 20) {
         await repo.close(); // the next writes start from the row: blob and tail read back
-        repo = openSqliteTaskRepository({ file });
+        repo = ackedOnCommit(openSqliteTaskRepository({ file }));
       }
       for (let i = 0; i < 25; i++) {
         let change = g.change(["out", "b"]);
         if (commit === 30 && i === 0)
           change = { ...change, artifact: create(ArtifactSchema, { ...change.artifact, $unknown: [{ no: 99, wireType: 2, data: Uint8Array.of(0) }] }) };
-        version = repo.immediate.updateNow(alice, task.id, version, artifactChange(change.artifact, change.append, change.lastChunk));
+        version = answered(repo.now.update(alice, task.id, version, artifactChange(change.artifact, change.append, change.lastChunk)));
         mergeArtifact(reference, change.artifact, change.append);
       }
       await new Promise((resolve) => setImmediate(resolve));
@@ -195,7 +196,7 @@ test("issue 15 item 5: through the store, every rewritten blob is the encoder's 
       }
     }
     // The last chunk and the end in one commit, as an agent's burst ends: the blob is rewritten whole, the tail emptied.
-    repo.immediate.updateNow(alice, task.id, version++, artifactChange(g.change(["out"]).artifact, true, true));
+    answered(repo.now.update(alice, task.id, version++, artifactChange(g.change(["out"]).artifact, true, true)));
     await repo.update(alice, task.id, version, statusChange(TaskState.COMPLETED, clock.next()));
     const done = (await repo.get(alice, task.id))!.task;
     expect(same(blobOf(), toBinary(TaskSchema, taskOf(done.artifacts)))).toBe(true);

@@ -93,7 +93,7 @@ test("with quick_check off, damage met by a read is still reported as a SqliteSt
   const repo = openSqliteTaskRepository({ file, integrityCheck: "off" });
   try {
     const first = (await repo.list(alice, { pageSize: 1, includeArtifacts: false, historyLength: 0 })).tasks[0]!;
-    const error = await repo.get(alice, first.id).then(
+    const error = await Promise.resolve(repo.get(alice, first.id)).then(
       () => undefined,
       (err: unknown) => err,
     );

@@ -13,6 +13,7 @@ import { unary } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { newTask, scopeOf, statusChange, Clock } from "../support/tasks.js";
 import { controlledAgent, sendRequest, streamSend } from "../streaming/support.js";
+import { ackedOnCommit, answered, committed } from "../support/answered.js";
 
 /**
  * The SQLite store's commit window (A2A_STORE_COMMIT_WINDOW): a commit that follows the last
@@ -138,16 +139,17 @@ describe("the store alone", () => {
 
   test("issue 15 item 5: an idle store commits a single write at the end of its turn; a write right after a commit waits for the window, and is acknowledged only once committed", async () => {
     const file = join(dir, "tasks.db");
-    const repo = openSqliteTaskRepository({ file, commitWindowMs: WINDOW_MS });
+    const repo = ackedOnCommit(openSqliteTaskRepository({ file, commitWindowMs: WINDOW_MS }));
     const reader = new Database(file, { readonly: true });
     try {
       const first = newTask({ micros: clock.next(), text: "q" });
-      repo.createNow(alice, first);
+      answered(repo.now.create(alice, first));
       await nextTurn(); // idle store: committed at the end of this turn, the window does not hold it
       expect(committedVersion(reader, first.id)).toBe(1);
 
       const second = newTask({ micros: clock.next(), text: "q" });
-      const acknowledged = repo.create(alice, second);
+      answered(repo.now.create(alice, second));
+      const acknowledged = committed(repo);
       let acked = false;
       void acknowledged.then(() => (acked = true));
       await nextTurn();
@@ -157,13 +159,13 @@ describe("the store alone", () => {
       expect(committedVersion(reader, second.id)).toBe(1);
 
       // A read of a waiting task commits it at once (reads see every applied write).
-      repo.updateNow(alice, second.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      answered(repo.now.update(alice, second.id, 1, statusChange(TaskState.WORKING, clock.next())));
       expect(committedVersion(reader, second.id)).toBe(1);
       expect((await repo.get(alice, second.id))?.version).toBe(2);
       expect(committedVersion(reader, second.id)).toBe(2);
 
       await new Promise((resolve) => setTimeout(resolve, WINDOW_MS + 50)); // idle again
-      repo.updateNow(alice, second.id, 2, statusChange(TaskState.COMPLETED, clock.next()));
+      answered(repo.now.update(alice, second.id, 2, statusChange(TaskState.COMPLETED, clock.next())));
       await nextTurn();
       expect(committedVersion(reader, second.id)).toBe(3);
     } finally {
@@ -174,7 +176,7 @@ describe("the store alone", () => {
 
   test("issue 15 item 5: close() commits writes still waiting for the window", async () => {
     const file = join(dir, "tasks.db");
-    const repo = openSqliteTaskRepository({ file, commitWindowMs: WINDOW_MS });
+    const repo = ackedOnCommit(openSqliteTaskRepository({ file, commitWindowMs: WINDOW_MS }));
     const a = newTask({ micros: clock.next(), text: "q" });
     const b = newTask({ micros: clock.next(), text: "q" });
     await repo.create(alice, a);

@@ -22,8 +22,9 @@ const CHILD = `
   import { create } from "@bufbuild/protobuf";
   import { openSqliteTaskRepository } from ${JSON.stringify(url("src/storage/sqlite/sqlite-task-repository.ts"))};
   import { newTask, statusChange } from ${JSON.stringify(url("test/support/tasks.ts"))};
+  import { ackedOnCommit } from ${JSON.stringify(url("test/support/answered.ts"))};
   import { TaskState } from ${JSON.stringify(url("gen/es/lf/a2a/v1/a2a_pb.ts"))};
-  const repo = openSqliteTaskRepository({ file: process.argv[1] });
+  const repo = ackedOnCommit(openSqliteTaskRepository({ file: process.argv[1] }));
   const scope = ${JSON.stringify(scope)};
   let micros = 1_750_000_000_000_000;
   // Writers run concurrently, so their writes share group commits.

@@ -6,6 +6,7 @@ import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { LoggedEvent } from "../../src/lifecycle/event-log.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { Clock, artifactChange, artifactTexts, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+import { ackedOnCommit, answered, type Acked } from "../support/answered.js";
 
 /**
  * The SQLite store's event log for resuming streams (A-33), read at the store: the events a
@@ -21,11 +22,11 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 let dir: string;
 let file: string;
-let repo: SqliteTaskRepository;
+let repo: Acked<SqliteTaskRepository>;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-events-"));
   file = join(dir, "tasks.db");
-  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } }));
 });
 afterEach(async () => {
   await repo.close();
@@ -42,16 +43,16 @@ function describe(e: LoggedEvent): string {
 
 /** A task whose changes come as one commit of three (versions 2–4), one of one (5), then one of three (6–8). */
 async function writeTask(): Promise<{ id: string; expected: string[] }> {
-  const store = repo.immediate;
+  const store = repo.now;
   const task = newTask({ micros: clock.next(), text: "q" });
   await repo.create(alice, task);
-  store.updateNow(alice, task.id, 1, statusChange(S.WORKING, clock.next(), "on it"));
-  store.updateNow(alice, task.id, 2, artifactChange(textArtifact("a", "one")));
-  store.updateNow(alice, task.id, 3, artifactChange(textArtifact("a", "two"), true));
+  answered(store.update(alice, task.id, 1, statusChange(S.WORKING, clock.next(), "on it")));
+  answered(store.update(alice, task.id, 2, artifactChange(textArtifact("a", "one"))));
+  answered(store.update(alice, task.id, 3, artifactChange(textArtifact("a", "two"), true)));
   await nextTurn(); // committed
   await repo.update(alice, task.id, 4, historyChange("more"));
-  store.updateNow(alice, task.id, 5, artifactChange(textArtifact("a", "three"), true, true));
-  store.updateNow(alice, task.id, 6, statusChange(S.INPUT_REQUIRED, clock.next()));
+  answered(store.update(alice, task.id, 5, artifactChange(textArtifact("a", "three"), true, true)));
+  answered(store.update(alice, task.id, 6, statusChange(S.INPUT_REQUIRED, clock.next())));
   await repo.update(alice, task.id, 7, statusChange(S.WORKING, clock.next(), "again"));
   const expected = [
     `2 status ${S.WORKING} on it`,
@@ -90,13 +91,13 @@ test("A-33 / issue 15 item 5: the events one commit makes to a task share one ro
 test("A-33: after a reopen the same reads give the same events; a log trimmed past the cursor is expired", async () => {
   const { id, expected } = await writeTask();
   await repo.close();
-  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } }));
   for (let after = 1; after <= 8; after++) expect(await eventsAfter(id, after)).toEqual(expected.slice(after - 1));
   await repo.close();
   const db = new Database(file);
   db.prepare("DELETE FROM task_events WHERE version <= 4").run(); // the first commit's row trimmed
   db.close();
-  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } }));
   for (let after = 1; after <= 3; after++) expect(await eventsAfter(id, after)).toBe("expired");
   for (let after = 4; after <= 8; after++) expect(await eventsAfter(id, after)).toEqual(expected.slice(after - 1));
 });
@@ -107,18 +108,18 @@ test("A-33: a gap in the log (events not kept while it was off) is expired, not 
   const db = new Database(file);
   db.prepare("DELETE FROM task_events WHERE version = 5").run();
   db.close();
-  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } }));
   expect(await eventsAfter(id, 3)).toBe("expired");
   expect(await eventsAfter(id, 5)).toHaveLength(3);
 });
 
 test("A-33 / issue 15 item 5: a commit of appends only writes its chunks once (its event row's body is the tail row), reads back as the same events, and the task as the same artifact", async () => {
-  const store = repo.immediate;
+  const store = repo.now;
   const task = newTask({ micros: clock.next(), text: "q" });
   await repo.create(alice, task);
   await repo.update(alice, task.id, 1, statusChange(S.WORKING, clock.next()));
   await repo.update(alice, task.id, 2, artifactChange(textArtifact("a", "zero")));
-  for (let v = 3; v < 6; v++) store.updateNow(alice, task.id, v, artifactChange(textArtifact("a", `c${v}`), true, v === 5));
+  for (let v = 3; v < 6; v++) answered(store.update(alice, task.id, v, artifactChange(textArtifact("a", `c${v}`), true, v === 5)));
   await nextTurn(); // one commit of three appends, to a task that has a row
   const db = new Database(file, { readonly: true });
   const bodies = db
@@ -131,7 +132,7 @@ test("A-33 / issue 15 item 5: a commit of appends only writes its chunks once (i
   expect(bodies[0]!.event).toBeNull(); // the chunks are in the tail row only
   expect(bodies[0]!.tail.length).toBeGreaterThan(0);
   expect(await eventsAfter(task.id, 3)).toEqual(["4 artifact a c3 append", "5 artifact a c4 append", "6 artifact a c5 append last"]);
-  const reopened = openSqliteTaskRepository({ file, exclusive: false, eventLog: { retentionMs: HOUR } });
+  const reopened = ackedOnCommit(openSqliteTaskRepository({ file, exclusive: false, eventLog: { retentionMs: HOUR } }));
   try {
     expect(artifactTexts((await reopened.get(alice, task.id))!.task.artifacts[0]!)).toEqual(["zero", "c3", "c4", "c5"]);
   } finally {
@@ -140,7 +141,7 @@ test("A-33 / issue 15 item 5: a commit of appends only writes its chunks once (i
 });
 
 test("A-33 / issue 15 item 5: events whose bodies were in the tail still resume, after a reopen too, once the tail was emptied into a rewritten blob", async () => {
-  const store = repo.immediate;
+  const store = repo.now;
   const task = newTask({ micros: clock.next(), text: "q" });
   await repo.create(alice, task);
   await repo.update(alice, task.id, 1, statusChange(S.WORKING, clock.next()));
@@ -150,7 +151,7 @@ test("A-33 / issue 15 item 5: events whose bodies were in the tail still resume,
   let version = 3;
   for (let commit = 0; commit < 4; commit++) {
     for (let i = 0; i < 2; i++, version++) {
-      store.updateNow(alice, task.id, version, artifactChange(textArtifact("a", big(version)), true));
+      answered(store.update(alice, task.id, version, artifactChange(textArtifact("a", big(version)), true)));
       expected.push(`${version + 1} artifact a ${big(version)} append`);
     }
     await nextTurn();
@@ -172,7 +173,7 @@ test("A-33 / issue 15 item 5: events whose bodies were in the tail still resume,
   expect(tails).toEqual([9, 11]);
   for (let after = 3; after <= 11; after++) expect(await eventsAfter(task.id, after)).toEqual(expected.slice(after - 3));
   await repo.close();
-  repo = openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file, eventLog: { retentionMs: HOUR } }));
   for (let after = 3; after <= 11; after++) expect(await eventsAfter(task.id, after)).toEqual(expected.slice(after - 3));
   expect(artifactTexts((await repo.get(alice, task.id))!.task.artifacts[0]!)).toEqual(["zero", ...Array.from({ length: 8 }, (_, i) => big(i + 3))]);
 });

@@ -6,6 +6,7 @@ import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { DuplicateTaskError, IllegalTransitionError, type StoredTask, VersionConflictError } from "../../src/lifecycle/task-repository.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { artifactChange, artifactTexts, Clock, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+import { ackedOnCommit, answered, committed, type Acked } from "../support/answered.js";
 
 /**
  * Group commit in the SQLite store: the writes of one event-loop turn share one transaction,
@@ -19,13 +20,13 @@ const clock = new Clock();
 
 let dir: string;
 let file: string;
-let repo: SqliteTaskRepository;
+let repo: Acked<SqliteTaskRepository>;
 /** Another connection on the file, read-only: what another process would see. */
 let reader: Database.Database;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "a2a-sqlite-group-"));
   file = join(dir, "tasks.db");
-  repo = openSqliteTaskRepository({ file, busyTimeoutMs: 0 });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file, busyTimeoutMs: 0 }));
   reader = new Database(file, { readonly: true });
 });
 afterEach(async () => {
@@ -45,11 +46,15 @@ async function created(n: number): Promise<string[]> {
   return tasks.map((t) => t.id);
 }
 
-test("issue 5 §3 (ack after commit): each of many concurrent writes is visible to another connection the moment its promise resolves", async () => {
+test("issue 5 §3 (ack after commit): each of many concurrent writes is visible to another connection the moment afterCommit tells so", async () => {
   const ids = await created(40);
+  await committed(repo);
   for (const id of ids) expect(committedVersion(reader, id)).toBe(1);
   const seenAtAck = await Promise.all(
-    ids.map((id) => repo.update(alice, id, 1, statusChange(S.WORKING, clock.next())).then((v) => ({ v, seen: committedVersion(reader, id) }))),
+    ids.map((id) => {
+      const v = answered(repo.now.update(alice, id, 1, statusChange(S.WORKING, clock.next())));
+      return committed(repo).then(() => ({ v, seen: committedVersion(reader, id) }));
+    }),
   );
   expect(seenAtAck).toEqual(ids.map(() => ({ v: 2, seen: 2 })));
 });
@@ -86,7 +91,7 @@ test("issue 5 §3: a read never sees a write that is not committed: it commits w
 
 test("issue 5 §3: a page of ListTasks shows the writes applied so far, committed first; a read of another task commits nothing", async () => {
   const [a, b] = await created(2);
-  expect(repo.immediate.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+  expect(answered(repo.now.update(alice, a!, 1, statusChange(S.WORKING, clock.next())))).toBe(2);
   expect((await repo.get(alice, b!))!.version).toBe(1);
   expect(committedVersion(reader, a!)).toBe(1); // b's read left a's write staged
   const page = await repo.list(alice, { pageSize: 10, includeArtifacts: false });
@@ -96,13 +101,15 @@ test("issue 5 §3: a page of ListTasks shows the writes applied so far, committe
 
 test("issue 5 §3 (synchronous face): a write is applied and answered at once, and told of its commit at the end of the turn", async () => {
   const [a, b] = await created(2);
-  const store = repo.immediate;
+  const store = repo.now;
   const told: string[] = [];
-  expect(store.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+  expect(answered(store.update(alice, a!, 1, statusChange(S.WORKING, clock.next())))).toBe(2);
   store.afterCommit!((error) => told.push(`a ${String(error)} ${committedVersion(reader, a!)}`));
-  expect(store.updateNow(alice, a!, 2, statusChange(S.COMPLETED, clock.next()))).toBe(3); // guarded against the applied write
-  expect(() => store.updateNow(alice, b!, 5, statusChange(S.WORKING, clock.next()))).toThrow(VersionConflictError);
-  expect(() => store.updateNow(alice, a!, 3, statusChange(S.WORKING, clock.next()))).toThrow(IllegalTransitionError);
+  expect(answered(store.update(alice, a!, 2, statusChange(S.COMPLETED, clock.next())))).toBe(3); // guarded against the applied write
+  const conflict = store.update(alice, b!, 5, statusChange(S.WORKING, clock.next()));
+  const illegal = store.update(alice, a!, 3, statusChange(S.WORKING, clock.next()));
+  await expect(conflict).rejects.toBeInstanceOf(VersionConflictError);
+  await expect(illegal).rejects.toBeInstanceOf(IllegalTransitionError);
   store.afterCommit!((error) => told.push(`b ${String(error)} ${committedVersion(reader, a!)}`));
   expect(told).toEqual([]);
   expect(committedVersion(reader, a!)).toBe(1);
@@ -118,23 +125,23 @@ test("issue 15 item 5: a read in the commit's callback (a blocking reply) gets t
   // One task made in the turn (all its history in memory), one that had rows before (history on disk).
   const [old] = await created(1);
   await repo.update(alice, old!, 1, statusChange(S.WORKING, clock.next(), "working"));
-  const store = repo.immediate;
+  const store = repo.now;
   const fresh = newTask({ micros: clock.next(), text: "q" });
-  store.createNow(alice, fresh);
-  store.updateNow(alice, fresh.id, 1, statusChange(S.WORKING, clock.next(), "w"));
-  store.updateNow(alice, fresh.id, 2, artifactChange(textArtifact("a1", "one")));
-  store.updateNow(alice, fresh.id, 3, statusChange(S.COMPLETED, clock.next(), "done"));
-  store.updateNow(alice, old!, 2, statusChange(S.COMPLETED, clock.next(), "old done"));
+  answered(store.create(alice, fresh));
+  answered(store.update(alice, fresh.id, 1, statusChange(S.WORKING, clock.next(), "w")));
+  answered(store.update(alice, fresh.id, 2, artifactChange(textArtifact("a1", "one"))));
+  answered(store.update(alice, fresh.id, 3, statusChange(S.COMPLETED, clock.next(), "done")));
+  answered(store.update(alice, old!, 2, statusChange(S.COMPLETED, clock.next(), "old done")));
   const inCallback: Array<StoredTask | undefined> = [];
   const lengths = [undefined, 0, 1, 2, 5];
   store.afterCommit!(() => {
     for (const historyLength of lengths) {
-      for (const id of [fresh.id, old!]) inCallback.push(store.getNow(alice, id, { historyLength }));
+      for (const id of [fresh.id, old!]) inCallback.push(answered(store.get(alice, id, { historyLength })));
     }
     const handed = inCallback[0]!.task;
     handed.history.length = 0; // the reader owns what it was handed: this must not reach later reads
     handed.artifacts.length = 0;
-    inCallback.push(store.getNow(scopeOf("t1", "mallory"), fresh.id)); // another principal's task stays invisible
+    inCallback.push(answered(store.get(scopeOf("t1", "mallory"), fresh.id))); // another principal's task stays invisible
   });
   await new Promise((resolve) => setImmediate(resolve));
   expect(inCallback.at(-1)).toBeUndefined();
@@ -158,9 +165,9 @@ test("issue 5 §3: a batch that fails half-written is rolled back whole, everyon
   const db = (repo as unknown as { db: Database.Database }).db;
   // A real SQLite failure in the middle of the batch: b's row write aborts (a may be written before it).
   db.exec(`CREATE TEMP TRIGGER fail_b BEFORE UPDATE ON tasks WHEN new.id = '${b}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
-  const store = repo.immediate;
+  const store = repo.now;
   const told: unknown[] = [];
-  expect(store.updateNow(alice, a!, 1, statusChange(S.WORKING, clock.next()))).toBe(2);
+  expect(answered(store.update(alice, a!, 1, statusChange(S.WORKING, clock.next())))).toBe(2);
   store.afterCommit!((error) => told.push(error));
   const asyncWrite = repo.update(alice, b!, 1, statusChange(S.WORKING, clock.next()));
   // (Matched by its message, not toThrow: better-sqlite3's error class may come from another Jest module registry.)
@@ -196,7 +203,7 @@ test("issue 5 §3: close() commits the writes still queued and resolves them", a
   const pending = repo.update(alice, id!, 1, statusChange(S.WORKING, clock.next()));
   await repo.close();
   expect(await pending).toBe(2);
-  repo = openSqliteTaskRepository({ file });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file }));
   expect((await repo.get(alice, id!))!.version).toBe(2);
 });
 
@@ -208,12 +215,12 @@ test("R-TASK-2 / issue 15 item 5: a task id already stored is refused after a re
   await repo.create(alice, wide);
   await repo.close();
   for (const id of [made[1]!, low.id, wide.id]) {
-    repo = openSqliteTaskRepository({ file, busyTimeoutMs: 0 });
+    repo = ackedOnCommit(openSqliteTaskRepository({ file, busyTimeoutMs: 0 }));
     await expect(repo.create(alice, newTask({ id, micros: clock.next() }))).rejects.toBeInstanceOf(DuplicateTaskError);
     const fresh = newTask({ micros: clock.next() });
     await expect(repo.create(alice, fresh)).resolves.toMatchObject({ version: 1 });
     await expect(repo.create(alice, newTask({ id: fresh.id, micros: clock.next() }))).rejects.toBeInstanceOf(DuplicateTaskError);
     await repo.close();
   }
-  repo = openSqliteTaskRepository({ file, busyTimeoutMs: 0 });
+  repo = ackedOnCommit(openSqliteTaskRepository({ file, busyTimeoutMs: 0 }));
 });

@@ -8,6 +8,7 @@ import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/s
 import { SCHEMA_VERSION } from "../../src/storage/sqlite/migrations.js";
 import { describeTaskRepositoryContract } from "./task-repository.contract.js";
 import { Clock, artifactChange, artifactTexts, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
+import { ackedOnCommit } from "../support/answered.js";
 
 /**
  * Behaviour of the SQLite store that the shared contract suite does not reach: durability
@@ -174,7 +175,7 @@ describe.each([
   });
 
   test("retention: purgeTerminalBefore removes old terminal tasks with their history, in batches", async () => {
-    const small = openSqliteTaskRepository({ file: ":memory:", purgeBatchSize: 3 });
+    const small = ackedOnCommit(openSqliteTaskRepository({ file: ":memory:", purgeBatchSize: 3 }));
     try {
       const old: string[] = [];
       for (let i = 0; i < 8; i++) {
@@ -233,7 +234,7 @@ describe("SqliteTaskRepository on disk", () => {
   test("a closed and reopened store keeps tasks, versions, history, artifacts, counters and meta", async () => {
     const file = join(dir, "tasks.db");
     const clock = new Clock();
-    const first: TaskRepository & { setMeta(k: string, v: string): Promise<void> } = openSqliteTaskRepository({ file });
+    const first: TaskRepository & { setMeta(k: string, v: string): Promise<void> } = ackedOnCommit(openSqliteTaskRepository({ file }));
     const task = newTask({ micros: clock.next(), text: "q", contextId: "ctx" });
     await first.create(alice, task);
     let v = await first.update(alice, task.id, 1, statusChange(S.WORKING, clock.next(), "thinking"));
@@ -241,7 +242,7 @@ describe("SqliteTaskRepository on disk", () => {
     await first.setMeta("k", "v");
     await first.close();
 
-    const second = openSqliteTaskRepository({ file, durability: "power" });
+    const second = ackedOnCommit(openSqliteTaskRepository({ file, durability: "power" }));
     try {
       expect(second.schema).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
       const stored = await second.get(alice, task.id);

@@ -92,7 +92,7 @@ const writerHub = new EventHub();
 const scope = { tenant: "", principal: "p" };
 const onIdle = () => {};
 function writerFor(taskId) {
-  const version = repository.createNow(scope, newTaskLiteral(taskId, "c", taskStatusLiteral(1, undefined, timestampLiteral(1n, 0)), []));
+  const { version } = repository.create(scope, newTaskLiteral(taskId, "c", taskStatusLiteral(1, undefined, timestampLiteral(1n, 0)), []), true);
   return new TaskWriter({ repository, hub: writerHub, scope, taskId, contextId: "c", version, state: 1, onIdle });
 }
 const writes = (writer, from, n) => {

@@ -1,14 +1,13 @@
 import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
 
 /**
- * A store seen as the primary contract describes it: the async methods only (no `immediate`
- * face), each answered on a later event-loop turn as a networked store (PostgreSQL) answers.
- * What a store's synchronous face offers is an optimisation; code and contract tests that pass
- * through this wrapper do not depend on it.
+ * A store that answers every call with a promise, on a later event-loop turn, as a networked
+ * store (PostgreSQL) answers: the lifecycle's other path (see src/lifecycle/answer.ts), run on a
+ * local store.
  */
 export function asyncOnly(repository: TaskRepository, overrides: Partial<TaskRepository> = {}): TaskRepository {
   return {
-    create: (scope, task) => later(() => repository.create(scope, task)),
+    create: (scope, task, handOver) => later(() => repository.create(scope, task, handOver)),
     get: (scope, id, options) => later(() => repository.get(scope, id, options)),
     update: (scope, id, version, change) => later(() => repository.update(scope, id, version, change)),
     list: (scope, query) => later(() => repository.list(scope, query)),
@@ -20,6 +19,6 @@ export function asyncOnly(repository: TaskRepository, overrides: Partial<TaskRep
 }
 
 /** `run`'s answer, handed over on a later turn (after I/O, as a socket's reply would come). */
-function later<T>(run: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => setImmediate(() => run().then(resolve, reject)));
+function later<T>(run: () => T | Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => setImmediate(() => Promise.resolve(run()).then(resolve, reject)));
 }

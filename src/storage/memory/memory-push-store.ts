@@ -1,5 +1,6 @@
 import { clone } from "@bufbuild/protobuf";
 import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Answer } from "../../lifecycle/answer.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
@@ -79,7 +80,8 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
   }
 
   // PushConfigStore
-  readonly putNow = (scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): void => {
+  /** `put` within the call; throws when refused. */
+  private putAtOnce(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): void {
     const task = this.tasks.snapshot(scope, config.taskId);
     if (task === undefined) throw new TaskNotFoundError(config.taskId);
     let configs = this.configs.get(config.taskId);
@@ -94,10 +96,15 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
       const { event, body } = pushSnapshotPayloadOf(task);
       this.add({ seq: 0, scope: configs.scope, taskId: config.taskId, configId: config.id, createdMs: Date.now(), event, body, traceContext });
     }
-  };
+  }
 
-  async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {
-    this.putNow(scope, config, options);
+  /** Within the call (with a task created in this turn: in its batch, so an inline config commits with its task); a refusal is a rejection. */
+  put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Answer<void> {
+    try {
+      this.putAtOnce(scope, config, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async get(scope: TaskScope, taskId: string, configId: string): Promise<TaskPushNotificationConfig | undefined> {

@@ -107,7 +107,7 @@ interface TaskRow {
  *
  * Ownership: a task created here is leased to this replica (`owner`, `lease_until`); a status
  * that settles it (terminal or interrupted) drops the lease. `listActive` returns, and takes
- * over, only active tasks that no live replica holds. Async only: no `immediate` face.
+ * over, only active tasks that no live replica holds. Every method answers with a promise.
  */
 export class PostgresTaskRepository implements TaskRepository {
   private readonly pool: pg.Pool;

@@ -1,6 +1,7 @@
 import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Database as Db } from "better-sqlite3";
 import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { Answer } from "../../lifecycle/answer.js";
 import { TaskNotFoundError } from "../../lifecycle/errors.js";
 import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
 import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
@@ -37,6 +38,8 @@ export interface SqlitePushHost {
   stagedPush(scope: TaskScope, taskId: string): { push: StagedPush; created: boolean; snapshot: () => Task } | undefined;
   /** Commits the open batch when it holds the task, so what follows sees its rows. */
   commitIfStaged(taskId: string): void;
+  /** Commits the open batch, if any: its outbox rows are written at commit. */
+  commitOpenBatch(): void;
   scopeId(scope: TaskScope): number | undefined;
   /** The committed task, whole. */
   snapshot(scope: TaskScope, taskId: string): Task | undefined;
@@ -286,7 +289,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
   }
 
   // PushConfigStore
-  readonly putNow = (scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): void => {
+  /** `put` within the call; throws when refused. */
+  private putAtOnce(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): void {
     const own = clone(TaskPushNotificationConfigSchema, config);
     const staged = this.host.stagedPush(scope, config.taskId);
     if (staged?.created) {
@@ -295,6 +299,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       const replaces = push.configIds.includes(own.id);
       if (!replaces && push.configIds.length >= options.maxPerTask) throw new PushConfigLimitError(own.taskId, options.maxPerTask);
       if (!replaces) push.configIds.push(own.id);
+      else this.changes++; // a new config makes nothing read before untrue
       const at = push.newConfigs.findIndex((c) => c.id === own.id);
       if (at >= 0) push.newConfigs[at] = own;
       else push.newConfigs.push(own);
@@ -324,10 +329,15 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     if (replaces) this.changes++; // a new config makes nothing read before untrue
     this.anyConfigs = true;
     if (added !== undefined) this.announce([added]);
-  };
+  }
 
-  async put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Promise<void> {
-    this.putNow(scope, config, options);
+  /** Within the call (with a task created in this turn: in its batch, so an inline config commits with its task); a refusal is a rejection. */
+  put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Answer<void> {
+    try {
+      this.putAtOnce(scope, config, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async get(scope: TaskScope, taskId: string, configId: string): Promise<TaskPushNotificationConfig | undefined> {
@@ -357,13 +367,20 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     this.changes++;
   }
 
+  /** A read of the outbox sees every entry owed by the writes answered so far: the batch holding some commits first. */
+  private commitStagedRows(): void {
+    if (this.stagedRows > 0) this.host.commitOpenBatch();
+  }
+
   // PushOutbox
   async pendingAfter(afterSeq: number, limit: number): Promise<OutboxEntry[]> {
+    this.commitStagedRows();
     this.flushRemovals();
     return this.host.guarded(() => (this.s.pendingAfter.all(afterSeq, limit) as OutboxRow[]).map(entryOf));
   }
 
   async firstOf(taskId: string, configId: string, afterSeq = 0): Promise<OutboxEntry | undefined> {
+    this.commitStagedRows();
     const row = this.host.guarded(() => this.s.firstOf.get(taskId, configId, afterSeq) as OutboxRow | undefined);
     return row && entryOf(row);
   }
@@ -384,6 +401,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
    * subtracted twice.
    */
   async count(): Promise<number> {
+    this.commitStagedRows();
     if (!this.removalsAreRows) {
       this.flushRemovals();
       this.removalsAreRows = true;

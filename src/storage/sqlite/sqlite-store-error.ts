@@ -25,3 +25,11 @@ export function isBadDataError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && BAD_DATA_CODES.some((c) => code === c || code.startsWith(`${c}_`));
 }
+
+/** A SqliteStoreError for damage found on disk: names the file and promises it was not modified. */
+export function badData(file: string, err: unknown): SqliteStoreError {
+  const code = (err as { code?: string }).code;
+  return new SqliteStoreError(file, `is corrupt or unreadable (${code ? `${code}: ` : ""}${(err as Error).message}); the file was not modified`, {
+    cause: err,
+  });
+}
