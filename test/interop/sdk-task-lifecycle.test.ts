@@ -7,6 +7,10 @@ import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 import { TaskState, type Message, type Task } from "@a2a-js/sdk";
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { GRPC_STATUS_CODE, GrpcTaskNotCancelableError } from "@a2a-js/sdk/errors/grpc";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { apiKeyLine, newApiKey } from "../../src/auth/index.js";
 import { aborted, closeTransport, gate, pollTask, rejection, sendRequest, startSdkSetup, type SdkSetup } from "./sdk-client.js";
 
 let s: SdkSetup;
@@ -211,14 +215,25 @@ describe("GetExtendedAgentCard", () => {
 
   describe("with an extended card", () => {
     let x: SdkSetup;
+    let keysDir: string;
+    const key = newApiKey();
     beforeAll(async () => {
-      x = await startSdkSetup({ card: { extendedCard: { name: "A2A demo agent (extended)", description: "More for known callers." } } });
+      // R-XCARD-2: the extended card goes to authenticated callers only.
+      keysDir = mkdtempSync(join(tmpdir(), "a2a-sdk-xcard-"));
+      writeFileSync(join(keysDir, "keys"), `${apiKeyLine(key, { principal: "erin", tenants: undefined, scopes: [] })}\n`);
+      x = await startSdkSetup({
+        card: { extendedCard: { name: "A2A demo agent (extended)", description: "More for known callers." } },
+        env: { A2A_AUTH: "api-key", A2A_API_KEYS_FILE: join(keysDir, "keys") },
+      });
     });
-    afterAll(() => x.close());
+    afterAll(async () => {
+      await x.close();
+      rmSync(keysDir, { recursive: true, force: true });
+    });
 
     test("R-XCARD-1, R-CARD-4: the SDK fetches the extended card over gRPC and replaces its cached card with it", async () => {
       const client: Client = x.client;
-      const card = await client.getAgentCard();
+      const card = await client.getAgentCard({ serviceParameters: { "x-api-key": key } });
       expect(card.name).toBe("A2A demo agent (extended)");
       expect(card.description).toBe("More for known callers.");
       expect(card.capabilities?.extendedAgentCard).toBe(true);

@@ -4,7 +4,9 @@ import { intOption, required, stringOption, type Command, type CommandContext } 
 import { UsageError } from "../exit-codes.js";
 import { renderPushConfig } from "../render.js";
 import { DEFAULT_CARD_URL, fetchCard } from "../connection.js";
-import { PUSH_SIGNATURE_EXTENSION } from "../../push/signing-extension.js";
+
+/** The card extension a server of ours publishes its webhook signature key in (the CLI is a client: it reads the card, it does not import the server). */
+const PUSH_SIGNATURE_EXTENSION = "urn:a2a-grpc-server:extension:push-signature:v1";
 
 const HELP = `Usage:
   a2a push add TASK_ID URL [--id ID] [--notify-token TOKEN] [--auth-scheme SCHEME --auth-credentials CREDS]
