@@ -16,8 +16,8 @@ import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanEx
 import { loadavg } from "node:os";
 import { markdownTable } from "./lib/table.js";
 import { Tracing } from "../src/observability/tracing.js";
-import { endRunObservation, invokeObserved, startRunObservation } from "../src/lifecycle/run-observation.js";
-import type { AgentRun } from "../src/lifecycle/agent-run.js";
+import { endRunObservation, invokeObserved, startRunObservation } from "../src/lifecycle/runs/run-observation.js";
+import type { AgentRun } from "../src/lifecycle/runs/agent-run.js";
 import type { CallEnded } from "../src/protocol/call-observer.js";
 import { Metadata, status } from "@grpc/grpc-js";
 

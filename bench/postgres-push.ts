@@ -12,7 +12,7 @@
 import { loadavg } from "node:os";
 import { create } from "@bufbuild/protobuf";
 import { TaskPushNotificationConfigSchema, TaskState } from "../gen/es/lf/a2a/v1/a2a_pb.js";
-import { silentLogger } from "../src/lifecycle/logger.js";
+import { silentLogger } from "../src/lifecycle/ports/logger.js";
 import { PushService } from "../src/push/push-service.js";
 import { openPostgresStore, type PostgresStore } from "../src/storage/postgres/index.js";
 import { createBenchDatabase, startBenchPostgres } from "./lib/postgres.js";

@@ -15,9 +15,9 @@ import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { type Message, MessageSchema, Role, TaskPushNotificationConfigSchema, TaskSchema, TaskState, TaskStatusSchema } from "../gen/es/lf/a2a/v1/a2a_pb.js";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { TaskChange, TaskRepository } from "../src/lifecycle/task-repository.js";
-import type { PushConfigStore } from "../src/lifecycle/push-config-store.js";
-import type { PushOutbox } from "../src/lifecycle/push-outbox.js";
+import type { TaskChange, TaskRepository } from "../src/lifecycle/ports/task-repository.js";
+import type { PushConfigStore } from "../src/push/ports/push-config-store.js";
+import type { PushOutbox } from "../src/push/ports/push-outbox.js";
 import { MemoryTaskRepository } from "../src/storage/memory/memory-task-repository.js";
 import { openSqliteTaskRepository } from "../src/storage/sqlite/sqlite-task-repository.js";
 

@@ -8,15 +8,18 @@ import { AUTH_FAILURE_BURST_SECONDS, ConcurrencyLimiter, RateLimiter, RunLimiter
 import type { Config } from "./config/config.js";
 import { EventHub, type TaskEventHub } from "./events/event-hub.js";
 import type { TaskEvent } from "./events/task-event.js";
-import type { Agent } from "./lifecycle/agent.js";
-import type { CoreLogger } from "./lifecycle/logger.js";
-import { PageTokenCodec } from "./lifecycle/page-token.js";
-import { PushConfigService } from "./lifecycle/push-configs.js";
-import { RetentionSweeper } from "./lifecycle/retention.js";
-import type { RunLeases } from "./lifecycle/run-leases.js";
-import type { TaskRepository } from "./lifecycle/task-repository.js";
-import { TaskService } from "./lifecycle/task-service.js";
-import type { TaskSizeLimits } from "./lifecycle/task-size.js";
+import {
+  type Agent,
+  type CoreLogger,
+  PageTokenCodec,
+  RetentionSweeper,
+  type RunLeases,
+  type TaskRepository,
+  TaskService,
+  type TaskSizeLimits,
+  type EventLogOptions,
+} from "./lifecycle/index.js";
+import { PushConfigService } from "./push/push-configs.js";
 import { measureTask } from "./codec/list-response-encoder.js";
 import { encodedArtifactSize, encodedTaskSize } from "./codec/task-encoder.js";
 import { createA2AHandlers } from "./protocol/a2a-handlers.js";
@@ -38,7 +41,7 @@ import { MemoryTaskRepository } from "./storage/memory/memory-task-repository.js
 import { openSqliteTaskRepository } from "./storage/sqlite/sqlite-task-repository.js";
 import { createPushDelivery, createWebhookSigner, pushSignatureDeclaration, type PushDelivery, type Resolver } from "./push/index.js";
 import { BacklogBudget, openStreamCount, streamResumeDeclaration } from "./streams/index.js";
-import type { EventLogOptions } from "./lifecycle/event-log.js";
+import type { PushCapableRepository } from "./push/ports/push-storage.js";
 
 /** Everything the gRPC server needs to serve A2A, built from the configuration. */
 export interface A2AApp {
@@ -70,7 +73,8 @@ export interface A2AApp {
 export interface AppOverrides {
   /** An agent object instead of config.agentModule (tests, embedding). */
   readonly agent?: Agent;
-  readonly repository?: TaskRepository;
+  /** A store instead of the configured one; its `push`, when present, keeps the push configs and outbox. */
+  readonly repository?: PushCapableRepository;
   /** How webhook host names are resolved (tests inject one; DNS otherwise). */
   readonly pushResolver?: Resolver;
   /** Metrics and tracing made for the server beforehand (createAppTelemetry); by default the app makes its own metrics, without call observers. */
@@ -265,7 +269,7 @@ export function createAppTelemetry(config: Config, env: NodeJS.ProcessEnv, extra
 
 /** The store the configuration names, with what comes with it (PostgreSQL: the event relay and run leases). */
 interface OpenedStore {
-  readonly repository: TaskRepository;
+  readonly repository: PushCapableRepository;
   readonly pageTokenSecret: Buffer;
   readonly hub?: TaskEventHub;
   readonly leases?: RunLeases;

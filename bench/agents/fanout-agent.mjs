@@ -31,7 +31,7 @@ process.channel?.unref(); // the benchmark's IPC channel must not keep a stoppin
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** @type {import("../../src/lifecycle/agent.js").Agent} */
+/** @type {import("../../src/lifecycle/ports/agent.js").Agent} */
 const agent = {
   card: {
     name: "bench-fanout",

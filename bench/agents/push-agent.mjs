@@ -7,7 +7,7 @@
 const stamp = () => (performance.timeOrigin + performance.now()).toFixed(3);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** @type {import("../../src/lifecycle/agent.js").Agent} */
+/** @type {import("../../src/lifecycle/ports/agent.js").Agent} */
 const agent = {
   card: {
     name: "push bench",

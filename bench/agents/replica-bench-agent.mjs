@@ -10,7 +10,7 @@ const pause = (ms, signal) =>
     signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
 
-/** @type {import("../../src/lifecycle/agent.js").Agent} */
+/** @type {import("../../src/lifecycle/ports/agent.js").Agent} */
 const agent = {
   card: {
     name: "replica bench",

@@ -4,7 +4,7 @@
  * bench/servers/sdk-server.ts. Plain JavaScript so the compiled server (dist/) loads it
  * as a production deployment would: A2A_AGENT_MODULE=bench/agents/trivial-agent.mjs.
  */
-/** @type {import("../../src/lifecycle/agent.js").Agent} */
+/** @type {import("../../src/lifecycle/ports/agent.js").Agent} */
 const agent = {
   card: {
     name: "bench",

@@ -18,7 +18,7 @@ import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import type { Database } from "better-sqlite3";
 import { ArtifactSchema, MessageSchema, PartSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { TaskChange, TaskScope } from "../../src/lifecycle/task-repository.js";
+import type { TaskChange, TaskScope } from "../../src/lifecycle/ports/task-repository.js";
 import { openSqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { decodeMessage, decodeTaskCore, encodeMessage, encodeTaskCore } from "../../src/storage/sqlite/task-row-codec.js";
 

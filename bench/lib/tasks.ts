@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { MessageSchema, PartSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { TaskChange } from "../../src/lifecycle/task-repository.js";
+import type { TaskChange } from "../../src/lifecycle/ports/task-repository.js";
 
 /** Tasks and changes for the store benchmarks, which write to a repository directly. Times in µs. */
 export function timestampFromMicros(micros: number): Timestamp {

@@ -1,7 +1,6 @@
 import { clone, create, type MessageInitShape } from "@bufbuild/protobuf";
 import { AgentCardSchema, type AgentCard, type AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { AgentCardContribution } from "../lifecycle/agent.js";
-import { ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../lifecycle/errors.js";
+import { type AgentCardContribution, ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../lifecycle/index.js";
 
 /** What the server itself decides about its card (from configuration). */
 export interface AgentCardSettings {

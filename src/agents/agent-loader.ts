@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Agent } from "../lifecycle/agent.js";
+import type { Agent } from "../lifecycle/index.js";
 
 // A variable, not a literal: the loader must not depend on the demo at compile time,
 // and the demo is only loaded when no module is configured.

@@ -1,7 +1,7 @@
 import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Part } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { PartFields } from "../lifecycle/part-input.js";
+import type { PartFields } from "../lifecycle/index.js";
 
 /**
  * Part builders for agents: what `ctx.reply`, `ctx.complete`, `ctx.artifact` ... take, so an

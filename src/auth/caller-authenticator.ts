@@ -1,4 +1,4 @@
-import type { Caller } from "../lifecycle/agent.js";
+import type { Caller } from "../lifecycle/index.js";
 import { AuthError } from "./auth-error.js";
 import type { AuthenticatedCaller } from "./credential-watch.js";
 import { ownerPrincipal, type Authenticator, type CredentialSource, type Identity } from "./identity.js";

@@ -3,7 +3,7 @@
  * API key leaves the key file on a reload. The caller made by CallerAuthenticator carries the
  * credential's lifetime; a stream watches it for as long as it is open.
  */
-import type { Caller } from "../lifecycle/agent.js";
+import type { Caller } from "../lifecycle/index.js";
 import { AuthError } from "./auth-error.js";
 import type { Identity } from "./identity.js";
 

@@ -10,28 +10,29 @@ import {
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskEventHub } from "../events/event-hub.js";
-import type { Agent, Caller } from "./agent.js";
-import type { AgentRun } from "./agent-run.js";
-import { StatusClock, microsAtLeast } from "./clock.js";
-import { TaskNotCancelableError, TaskNotFoundError } from "./errors.js";
-import type { CoreLogger } from "./logger.js";
-import type { PageTokenCodec } from "./page-token.js";
-import type { RequestContext } from "./request-context.js";
-import type { RunAdmission } from "./run-admission.js";
-import { RunLauncher, type AttachInlinePushConfig } from "./run-launcher.js";
-import type { RunLeases } from "./run-leases.js";
-import { RunRegistry } from "./run-registry.js";
-import { agentGaveNoAnswer, collectExtensions, SendMessageReply } from "./send-message-reply.js";
-import { refuseTerminal, requireTask, serverStatus } from "./task-guards.js";
-import { TaskFeed, type StreamSink } from "./task-feed.js";
-import { resumeStream } from "./stream-resume.js";
-import { IllegalTransitionError, type TaskRepository } from "./task-repository.js";
-import { isSettled, isTerminal, stateName } from "./task-state.js";
-import type { TaskWriter } from "./task-writer.js";
-import { fitToReply } from "./list-page-fit.js";
-import type { TaskSizeLimits } from "./task-size.js";
+import type { Agent, Caller } from "./ports/agent.js";
+import type { AgentRun } from "./runs/agent-run.js";
+import { StatusClock, microsAtLeast } from "./model/clock.js";
+import { TaskNotCancelableError, TaskNotFoundError } from "./model/errors.js";
+import type { CoreLogger } from "./ports/logger.js";
+import type { PageTokenCodec } from "./reads/page-token.js";
+import type { RequestContext } from "./ports/request-context.js";
+import type { RunAdmission } from "./ports/run-admission.js";
+import { RunLauncher, type AttachInlinePushConfig } from "./runs/run-launcher.js";
+import type { RunLeases } from "./ports/run-leases.js";
+import { RunRegistry } from "./runs/run-registry.js";
+import { agentGaveNoAnswer, collectExtensions, SendMessageReply } from "./runs/send-message-reply.js";
+import { refuseTerminal, requireTask, serverStatus } from "./writes/task-guards.js";
+import { TaskFeed, type StreamSink } from "./reads/task-feed.js";
+import { resumeStream } from "./reads/stream-resume.js";
+import { IllegalTransitionError, type TaskRepository } from "./ports/task-repository.js";
+import { isSettled, isTerminal, stateName } from "./model/task-state.js";
+import type { TaskWriter } from "./writes/task-writer.js";
+import { fitToReply } from "./reads/list-page-fit.js";
+import type { TaskSizeLimits } from "./writes/task-size.js";
+import type { RunWriter } from "./runs/agent-run.js";
 
-export type { RequestContext } from "./request-context.js";
+export type { RequestContext } from "./ports/request-context.js";
 
 export interface TaskServiceOptions {
   readonly repository: TaskRepository;
@@ -138,7 +139,7 @@ export class TaskService {
    * A store that commits later can lose a batch (disk full, I/O error): the stream then never
    * gets the events it waits for, so it ends with the store's error instead of hanging.
    */
-  private failStreamIfWritesLost(writer: TaskWriter, feed: TaskFeed): void {
+  private failStreamIfWritesLost(writer: RunWriter, feed: TaskFeed): void {
     if (writer.settled || this.repository.afterCommit === undefined) return;
     writer.onSettled(() => {
       if (writer.commitFailure !== undefined) feed.fail(writer.commitFailure);
@@ -299,7 +300,7 @@ export class TaskService {
 }
 
 /** Resolves once the settled state `writer` accepted is published (at once when there is none to wait for). */
-function published(writer: TaskWriter | undefined): Promise<void> {
+function published(writer: RunWriter | undefined): Promise<void> {
   if (writer === undefined || writer.settled || !isSettled(writer.state) || writer.commitFailure !== undefined) return Promise.resolve();
   return new Promise((resolve) => writer.onSettled(resolve));
 }

@@ -1,6 +1,4 @@
-import type { Caller } from "../lifecycle/agent.js";
-import { LimitExceededError } from "../lifecycle/errors.js";
-import type { RunAdmission } from "../lifecycle/run-admission.js";
+import { type Caller, LimitExceededError, type RunAdmission } from "../lifecycle/index.js";
 import { ConcurrencyLimiter } from "./concurrency-limiter.js";
 
 /** The core's RunAdmission port: agent runs per principal and in all. */

@@ -1,5 +1,4 @@
-import { LimitExceededError } from "../lifecycle/errors.js";
-import type { TaskRepository, TaskScope } from "../lifecycle/task-repository.js";
+import { LimitExceededError, type TaskRepository, type TaskScope } from "../lifecycle/index.js";
 
 /** What a refused caller is told to wait before trying again: tasks leave the store by retention, not on a clock we know. */
 const QUOTA_RETRY_MS = 60_000;

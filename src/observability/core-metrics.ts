@@ -7,7 +7,7 @@ import {
   type StreamEnded,
   type StreamEvent,
   type TaskSettled,
-} from "../lifecycle/diagnostics.js";
+} from "../lifecycle/index.js";
 import type { HistogramSeries } from "./hot-path-histogram.js";
 import type { A2AMetrics } from "./metrics-catalogue.js";
 

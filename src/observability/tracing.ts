@@ -1,7 +1,7 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type * as grpc from "@grpc/grpc-js";
 import { propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
-import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/diagnostics.js";
+import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/index.js";
 import type { CallObserver, CallStart } from "../protocol/call-observer.js";
 import { AsyncContextManager } from "./async-context.js";
 import { nowMs, ServiceSpans } from "./service-span.js";

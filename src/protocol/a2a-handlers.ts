@@ -18,14 +18,20 @@ import type {
 import { getExtendedAgentCard } from "../agents/agent-card.js";
 import type { CallerAuthenticator } from "../auth/caller-authenticator.js";
 import { ANONYMOUS_PRINCIPAL } from "../auth/identity.js";
-import type { Caller } from "../lifecycle/agent.js";
-import { InvalidRequestError, LimitExceededError, PushNotificationNotSupportedError, UnsupportedOperationError } from "../lifecycle/errors.js";
-import type { PushConfigService } from "../lifecycle/push-configs.js";
+import {
+  type Caller,
+  InvalidRequestError,
+  LimitExceededError,
+  PushNotificationNotSupportedError,
+  UnsupportedOperationError,
+  type RequestContext,
+  type TaskService,
+} from "../lifecycle/index.js";
+import type { PushConfigService } from "../push/push-configs.js";
 import type { ConcurrencyLimiter } from "../limits/concurrency-limiter.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import type { TaskQuota } from "../limits/task-quota.js";
 import { AuthError } from "../auth/auth-error.js";
-import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
 import type { A2AServiceHandlers, CallContext, StreamWriter } from "./grpc-adapter.js";
 import {
   validateCancelTaskRequest,

@@ -2,7 +2,7 @@ import type * as grpc from "@grpc/grpc-js";
 import { AuthError } from "../auth/auth-error.js";
 import type { CallerAuthenticator } from "../auth/caller-authenticator.js";
 import type { CredentialSource, Identity } from "../auth/identity.js";
-import { LimitExceededError } from "../lifecycle/errors.js";
+import { LimitExceededError } from "../lifecycle/index.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import { readVersion, type ReadVersionOptions } from "./service-parameters.js";
 

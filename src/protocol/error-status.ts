@@ -15,15 +15,16 @@ import { anyPack, type Any } from "@bufbuild/protobuf/wkt";
 import { StatusSchema } from "../../gen/es/google/rpc/status_pb.js";
 import { BadRequestSchema, ErrorInfoSchema, RequestInfoSchema, RetryInfoSchema } from "../../gen/es/google/rpc/error_details_pb.js";
 import { AuthError, AUTH_ERROR_DOMAIN } from "../auth/auth-error.js";
-import { ReplyTooLargeError, TaskTooLargeError } from "../lifecycle/task-size.js";
 import {
+  ReplyTooLargeError,
+  TaskTooLargeError,
   A2AError,
   ContentTypeNotSupportedError,
   InvalidParamsError,
   InvalidRequestError,
   LimitExceededError,
   type FieldViolation,
-} from "../lifecycle/errors.js";
+} from "../lifecycle/index.js";
 import { boundMetadata, boundText, boundViolations, MAX_STATUS_MESSAGE_BYTES } from "./status-bounds.js";
 
 /** ErrorInfo.domain of every A2A-specific error (§10.6). */

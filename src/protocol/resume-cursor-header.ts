@@ -1,5 +1,5 @@
 import type * as grpc from "@grpc/grpc-js";
-import { InvalidRequestError } from "../lifecycle/errors.js";
+import { InvalidRequestError } from "../lifecycle/index.js";
 import { RESUME_CURSOR_HEADER, decodeCursor } from "../streams/index.js";
 
 /**

@@ -4,7 +4,7 @@
  */
 import type * as grpc from "@grpc/grpc-js";
 import type { AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { ExtensionSupportRequiredError, VersionNotSupportedError } from "../lifecycle/errors.js";
+import { ExtensionSupportRequiredError, VersionNotSupportedError } from "../lifecycle/index.js";
 
 export const VERSION_KEY = "a2a-version";
 export const EXTENSIONS_KEY = "a2a-extensions";

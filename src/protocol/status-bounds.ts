@@ -5,7 +5,7 @@
  * 256 characters, a BadRequest at most 32 violations (the last saying how many more there were),
  * each field path and description cut short, the whole list within about 2 KiB.
  */
-import type { FieldViolation } from "../lifecycle/errors.js";
+import type { FieldViolation } from "../lifecycle/index.js";
 
 export const MAX_STATUS_MESSAGE_BYTES = 1024;
 export const MAX_METADATA_VALUE_CHARS = 256;

@@ -5,9 +5,9 @@
  * outbox the stores write.
  */
 import type { PushSettings } from "./push-config.js";
-import type { CoreLogger } from "../lifecycle/logger.js";
-import type { PushConfigStore } from "../lifecycle/push-config-store.js";
-import type { PushOutbox } from "../lifecycle/push-outbox.js";
+import type { CoreLogger } from "../lifecycle/index.js";
+import type { PushConfigStore } from "./ports/push-config-store.js";
+import type { PushOutbox } from "./ports/push-outbox.js";
 import { DestinationGuard, type Resolver } from "./destination-guard.js";
 import { PushService } from "./push-service.js";
 import type { WebhookSigner } from "./signature.js";

@@ -1,9 +1,8 @@
 import { channel } from "node:diagnostics_channel";
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { CHANNELS, type PushDeliveryStart } from "../lifecycle/diagnostics.js";
-import type { CoreLogger } from "../lifecycle/logger.js";
-import type { PushConfigStore } from "../lifecycle/push-config-store.js";
-import type { OutboxEntry, PushOutbox } from "../lifecycle/push-outbox.js";
+import { CHANNELS, type PushDeliveryStart, type CoreLogger } from "../lifecycle/index.js";
+import type { PushConfigStore } from "./ports/push-config-store.js";
+import type { OutboxEntry, PushOutbox } from "./ports/push-outbox.js";
 import { webhookBody } from "./body-encoding.js";
 import { FairScheduler, destinationHost, principalShare } from "./fair-scheduler.js";
 import { nextAttemptDelay, parseRetryAfter, verdictOf, type RetryPolicy } from "./retry-schedule.js";

@@ -1,5 +1,5 @@
 import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { OutboxEntry } from "../lifecycle/push-outbox.js";
+import type { OutboxEntry } from "./ports/push-outbox.js";
 import { WEBHOOK_CONTENT_TYPE } from "./body-encoding.js";
 import { signatureHeaders, type WebhookSigner } from "./signature.js";
 import type { WebhookRequest } from "./webhook-sender.js";

@@ -1,5 +1,5 @@
 import { cloneArtifact, cloneMessage, cloneTaskStatus } from "../codec/task-clone.js";
-import type { TaskChange } from "../lifecycle/task-repository.js";
+import type { TaskChange } from "../lifecycle/index.js";
 
 /**
  * A copy of `change` that a store may keep: the caller may reuse or change its objects once

@@ -1,6 +1,6 @@
 import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeArtifactUpdatePayload, encodeStatusUpdatePayload, encodeTaskPayload } from "../codec/task-encoder.js";
-import type { TaskChange } from "../lifecycle/task-repository.js";
+import type { TaskChange } from "../lifecycle/index.js";
 import { webhookBody } from "../push/body-encoding.js";
 
 /**

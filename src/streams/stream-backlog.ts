@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Part, StreamResponse, TaskArtifactUpdateEvent, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { approximatePartsSize } from "../codec/stream-response-encoder.js";
-import { artifactLiteral, artifactUpdateLiteral, streamResponseLiteral } from "../lifecycle/message-literals.js";
+import { artifactLiteral, artifactUpdateLiteral, streamResponseLiteral } from "../lifecycle/index.js";
 
 const OTHER = 0;
 const STATUS = 1;

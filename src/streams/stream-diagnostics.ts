@@ -1,4 +1,4 @@
-import { streamEndedChannel, streamEventChannel, type StreamEndReason } from "../lifecycle/diagnostics.js";
+import { streamEndedChannel, streamEventChannel, type StreamEndReason } from "../lifecycle/index.js";
 
 /**
  * What streams report on node:diagnostics_channel, for metrics (free when nobody listens: the

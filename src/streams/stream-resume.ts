@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { AgentExtensionSchema, type AgentExtension, type StreamResponse, type TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { statusUpdateLiteral, streamResponseLiteral, taskStatusLiteral } from "../lifecycle/message-literals.js";
+import { statusUpdateLiteral, streamResponseLiteral, taskStatusLiteral } from "../lifecycle/index.js";
 
 /**
  * The stream-resume extension (ruling A-33), as declared in the agent card. A client that lists

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@jest/globals";
 import { create } from "@bufbuild/protobuf";
 import { MessageSchema, Role, TaskSchema, TaskState, TaskStatusSchema, type Message, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { AgentContext, ArtifactInput, MessageInput } from "../../src/lifecycle/agent.js";
-import { canTransition, INITIAL_STATE, isSettled } from "../../src/lifecycle/task-state.js";
+import type { AgentContext, ArtifactInput, MessageInput } from "../../src/lifecycle/ports/agent.js";
+import { canTransition, INITIAL_STATE, isSettled } from "../../src/lifecycle/model/task-state.js";
 import demoAgent, { createDemoAgent, FAIL_MESSAGE, TRIP_QUESTION } from "../../src/agents/demo/demo-agent.js";
 import { parseDemoCommand } from "../../src/agents/demo/demo-command.js";
 

@@ -1,4 +1,4 @@
-import * as grpc from "@grpc/grpc-js";
+import type * as grpc from "@grpc/grpc-js";
 import type { A2AServiceClient, SendMessageRequest, StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 
 export interface StreamResult {

@@ -1,8 +1,8 @@
 import { clone, create, toJson } from "@bufbuild/protobuf";
 import { AgentCardSchema, AgentSkillSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { AgentCardContribution } from "../../src/lifecycle/agent.js";
+import type { AgentCardContribution } from "../../src/lifecycle/ports/agent.js";
 import { buildAgentCard, buildExtendedAgentCard, getExtendedAgentCard, type AgentCardSettings } from "../../src/agents/agent-card.js";
-import { ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../../src/lifecycle/errors.js";
+import { ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../../src/lifecycle/model/errors.js";
 
 const settings: AgentCardSettings = { publicGrpcAddress: "agent.example.com:443", streaming: true, pushNotifications: false };
 const skill = create(AgentSkillSchema, { id: "echo", name: "Echo", description: "Echoes the text back", tags: ["echo"] });

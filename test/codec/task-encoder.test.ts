@@ -6,7 +6,7 @@ import {
   ArtifactSchema,
   MessageSchema,
   PartSchema,
-  Role,
+  type Role,
   SendMessageResponseSchema,
   StreamResponseSchema,
   TaskSchema,

@@ -5,7 +5,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { createDemoAgent } from "../../src/agents/demo/demo-agent.js";
 import type { Task as EsTask } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { AgentContext, Caller } from "../../src/lifecycle/agent.js";
+import type { AgentContext, Caller } from "../../src/lifecycle/ports/agent.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { TaskState, dispatchAgent, expectA2AError, gate, rpc, sendForTask, sendRequest, taskOf, userMessage } from "./e2e-helpers.js";
 

@@ -18,7 +18,7 @@ import {
   type SendMessageResponse,
   type Task,
 } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import type { Agent, AgentCardContribution, AgentContext } from "../../src/lifecycle/agent.js";
+import type { Agent, AgentCardContribution, AgentContext } from "../../src/lifecycle/ports/agent.js";
 import { unary } from "../foundation/helpers.js";
 import type { A2ATestServer } from "../support/a2a-server.js";
 

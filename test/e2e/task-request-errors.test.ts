@@ -13,7 +13,7 @@ import { a2aStatusMapper } from "../../src/protocol/status-mapper.js";
 import { A2AServiceClient } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { captureLogger, unary } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
-import { TaskState, dispatchAgent, expectA2AError, expectBadField, rpc, sendForTask, sendRequest, userMessage } from "./e2e-helpers.js";
+import { type TaskState, dispatchAgent, expectA2AError, expectBadField, rpc, sendForTask, sendRequest, userMessage } from "./e2e-helpers.js";
 
 let s: A2ATestServer;
 const agents = dispatchAgent();

@@ -7,7 +7,7 @@ import { ClientFactory, type Client, type Transport } from "@a2a-js/sdk/client";
 import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 import { Role, type Message, type SendMessageRequest, type StreamResponse, type Task } from "@a2a-js/sdk";
 import { createDemoAgent } from "../../src/agents/demo/demo-agent.js";
-import type { Agent, AgentCardContribution, AgentContext } from "../../src/lifecycle/agent.js";
+import type { Agent, AgentCardContribution, AgentContext } from "../../src/lifecycle/ports/agent.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 
 export interface SdkSetup {

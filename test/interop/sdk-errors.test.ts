@@ -7,7 +7,7 @@
  */
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { fromBinary } from "@bufbuild/protobuf";
-import { type Task } from "@a2a-js/sdk";
+import type { Task } from "@a2a-js/sdk";
 import {
   A2AError,
   ContentTypeNotSupportedError,

@@ -1,4 +1,4 @@
-import { ActiveRuns, type ActiveRunLinks } from "../../src/lifecycle/active-runs.js";
+import { ActiveRuns, type ActiveRunLinks } from "../../src/lifecycle/runs/active-runs.js";
 
 /* The service's list of agent runs in flight: the runs themselves are its links. */
 

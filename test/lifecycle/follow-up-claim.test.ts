@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { MessageSchema, Role, SendMessageRequestSchema, type Task, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { EventHub } from "../../src/events/event-hub.js";
-import type { Agent, AgentContext } from "../../src/lifecycle/agent.js";
-import { silentLogger } from "../../src/lifecycle/logger.js";
-import { PageTokenCodec } from "../../src/lifecycle/page-token.js";
-import type { RunLeases } from "../../src/lifecycle/run-leases.js";
-import { UnsupportedOperationError } from "../../src/lifecycle/errors.js";
+import type { Agent, AgentContext } from "../../src/lifecycle/ports/agent.js";
+import { silentLogger } from "../../src/lifecycle/ports/logger.js";
+import { PageTokenCodec } from "../../src/lifecycle/reads/page-token.js";
+import type { RunLeases } from "../../src/lifecycle/ports/run-leases.js";
+import { UnsupportedOperationError } from "../../src/lifecycle/model/errors.js";
 import { type RequestContext, TaskService } from "../../src/lifecycle/task-service.js";
 import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
 import { historyChange, scopeOf, statusChange } from "../support/tasks.js";

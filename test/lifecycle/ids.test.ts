@@ -1,4 +1,4 @@
-import { newId } from "../../src/lifecycle/ids.js";
+import { newId } from "../../src/lifecycle/model/ids.js";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,6 +1,6 @@
 import { toBinary, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { MAX_JSON_DEPTH, UnrepresentableJsonError, checkJsonObject, jsonToValue } from "../../src/lifecycle/json-value.js";
+import { MAX_JSON_DEPTH, UnrepresentableJsonError, checkJsonObject, jsonToValue } from "../../src/lifecycle/model/json-value.js";
 
 /** plain JSON from an agent becomes google.protobuf.Value; what JSON cannot hold is refused with its path. */
 describe("A-27: plain JSON to google.protobuf.Value", () => {

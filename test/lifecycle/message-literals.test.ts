@@ -25,7 +25,7 @@ import {
   taskStatusLiteral,
   textPartLiteral,
   timestampLiteral,
-} from "../../src/lifecycle/message-literals.js";
+} from "../../src/lifecycle/model/message-literals.js";
 
 /** Same message as create() makes: equal by the schema, same bytes, and no field create() would not set. */
 function expectSameAsCreate<D extends DescMessage>(schema: D, literal: MessageShape<D>, made: MessageShape<D>): void {

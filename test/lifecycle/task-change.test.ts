@@ -1,7 +1,7 @@
 import { clone, create } from "@bufbuild/protobuf";
 import { PartSchema, TaskSchema, TaskState, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { applyChange } from "../../src/lifecycle/task-change.js";
-import { IllegalTransitionError, InvalidChangeError, type TaskChange } from "../../src/lifecycle/task-repository.js";
+import { applyChange } from "../../src/lifecycle/writes/task-change.js";
+import { IllegalTransitionError, InvalidChangeError, type TaskChange } from "../../src/lifecycle/ports/task-repository.js";
 import { EIGHT_STATES, artifactChange, artifactTexts, historyChange, isLegal, newTask, stateLabel, statusChange, textArtifact } from "../support/tasks.js";
 
 const S = TaskState;

@@ -11,7 +11,7 @@ import {
   isTaskState,
   isTerminal,
   stateName,
-} from "../../src/lifecycle/task-state.js";
+} from "../../src/lifecycle/model/task-state.js";
 import { EIGHT_STATES, LEGAL_TRANSITIONS, isLegal, stateLabel } from "../support/tasks.js";
 
 const S = TaskState;

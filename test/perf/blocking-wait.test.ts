@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { MessageSchema, Role, SendMessageRequestSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { EventHub } from "../../src/events/event-hub.js";
-import type { Agent } from "../../src/lifecycle/agent.js";
-import { silentLogger } from "../../src/lifecycle/logger.js";
-import { PageTokenCodec } from "../../src/lifecycle/page-token.js";
+import type { Agent } from "../../src/lifecycle/ports/agent.js";
+import { silentLogger } from "../../src/lifecycle/ports/logger.js";
+import { PageTokenCodec } from "../../src/lifecycle/reads/page-token.js";
 import { TaskService, type RequestContext } from "../../src/lifecycle/task-service.js";
 import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
 

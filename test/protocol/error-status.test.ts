@@ -7,7 +7,7 @@ import { Status } from "../../gen/ts-proto/google/rpc/status.js";
 import { BadRequest, ErrorInfo, RequestInfo } from "../../gen/ts-proto/google/rpc/error_details.js";
 import type { Any } from "../../gen/ts-proto/google/protobuf/any.js";
 import {
-  A2AError,
+  type A2AError,
   ContentTypeNotSupportedError,
   ExtendedAgentCardNotConfiguredError,
   ExtensionSupportRequiredError,
@@ -18,7 +18,7 @@ import {
   TaskNotFoundError,
   UnsupportedOperationError,
   VersionNotSupportedError,
-} from "../../src/lifecycle/errors.js";
+} from "../../src/lifecycle/model/errors.js";
 import { GrpcStatusError, STATUS_DETAILS_KEY, toGrpcStatus } from "../../src/protocol/error-status.js";
 
 const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";

@@ -19,7 +19,7 @@ import {
   TaskState,
   type SendMessageRequest,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { InvalidRequestError, type FieldViolation } from "../../src/lifecycle/errors.js";
+import { InvalidRequestError, type FieldViolation } from "../../src/lifecycle/model/errors.js";
 import {
   DEFAULT_VALIDATION_LIMITS,
   validateCancelTaskRequest,

@@ -2,7 +2,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { AgentExtensionSchema, type AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { ExtensionSupportRequiredError, VersionNotSupportedError } from "../../src/lifecycle/errors.js";
+import { ExtensionSupportRequiredError, VersionNotSupportedError } from "../../src/lifecycle/model/errors.js";
 import {
   checkRequiredExtensions,
   declaredRequestedExtensions,

@@ -1,6 +1,6 @@
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventLogRead, LoggedEvent, TaskEventLog } from "../../src/lifecycle/event-log.js";
-import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
+import type { EventLogRead, LoggedEvent, TaskEventLog } from "../../src/lifecycle/ports/event-log.js";
+import type { TaskRepository } from "../../src/lifecycle/ports/task-repository.js";
 import { Clock, artifactChange, artifactTexts, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 
 /**

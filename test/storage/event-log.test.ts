@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
+import type { TaskRepository } from "../../src/lifecycle/ports/task-repository.js";
 import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { openSqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";

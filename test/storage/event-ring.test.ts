@@ -1,5 +1,5 @@
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { LoggedEvent } from "../../src/lifecycle/event-log.js";
+import type { LoggedEvent } from "../../src/lifecycle/ports/event-log.js";
 import { EventRing } from "../../src/storage/memory/event-ring.js";
 import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
 import { Clock, artifactChange, artifactTexts, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { TaskEvent } from "../../src/events/task-event.js";
-import { silentLogger } from "../../src/lifecycle/logger.js";
+import { silentLogger } from "../../src/lifecycle/ports/logger.js";
 import { PostgresEventRelay } from "../../src/storage/postgres/event-relay.js";
 import { TaskNotifications, type NoticeListener } from "../../src/storage/postgres/notifications.js";
 import {
@@ -15,7 +15,7 @@ import {
   type TaskNotice,
 } from "../../src/storage/postgres/task-notice.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
-import type { TaskChange } from "../../src/lifecycle/task-repository.js";
+import type { TaskChange } from "../../src/lifecycle/ports/task-repository.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
 import { Clock, artifactChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 

@@ -8,7 +8,7 @@ import { pushEventOfRow } from "../../src/storage/postgres/push-events.js";
 import { PostgresPushStore } from "../../src/storage/postgres/push-store.js";
 import { PushService } from "../../src/push/push-service.js";
 import type { WebhookRequest } from "../../src/push/webhook-sender.js";
-import { silentLogger } from "../../src/lifecycle/logger.js";
+import { silentLogger } from "../../src/lifecycle/ports/logger.js";
 import { encodeTask } from "../../src/codec/task-encoder.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres/database.js";
 import { Clock, artifactChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";

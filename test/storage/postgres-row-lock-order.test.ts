@@ -1,6 +1,6 @@
 import pg from "pg";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { silentLogger, type CoreLogger } from "../../src/lifecycle/logger.js";
+import { silentLogger, type CoreLogger } from "../../src/lifecycle/ports/logger.js";
 import { TaskNotifications } from "../../src/storage/postgres/notifications.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { PostgresRunLeases } from "../../src/storage/postgres/run-leases.js";

@@ -1,5 +1,5 @@
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { silentLogger } from "../../src/lifecycle/logger.js";
+import { silentLogger } from "../../src/lifecycle/ports/logger.js";
 import { TaskNotifications } from "../../src/storage/postgres/notifications.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { PostgresRunLeases } from "../../src/storage/postgres/run-leases.js";

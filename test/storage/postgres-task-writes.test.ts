@@ -1,7 +1,7 @@
-import pg from "pg";
+import type pg from "pg";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeMessage } from "../../src/codec/task-encoder.js";
-import { DuplicateTaskError, VersionConflictError } from "../../src/lifecycle/task-repository.js";
+import { DuplicateTaskError, VersionConflictError } from "../../src/lifecycle/ports/task-repository.js";
 import { EVENT_KIND } from "../../src/storage/postgres/event-rows.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { TaskWrites, type TaskWrite } from "../../src/storage/postgres/task-writes.js";

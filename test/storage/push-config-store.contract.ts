@@ -1,9 +1,9 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskPushNotificationConfigSchema, TaskState, type TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { TaskNotFoundError } from "../../src/lifecycle/errors.js";
-import { PushConfigLimitError, type PushConfigStore } from "../../src/lifecycle/push-config-store.js";
-import type { OutboxEntry, PushOutbox } from "../../src/lifecycle/push-outbox.js";
-import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
+import { TaskNotFoundError } from "../../src/lifecycle/model/errors.js";
+import { PushConfigLimitError, type PushConfigStore } from "../../src/push/ports/push-config-store.js";
+import type { OutboxEntry, PushOutbox } from "../../src/push/ports/push-outbox.js";
+import type { TaskRepository } from "../../src/lifecycle/ports/task-repository.js";
 import { webhookBody } from "../../src/push/body-encoding.js";
 import { Clock, artifactChange, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 

@@ -5,7 +5,7 @@
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { TaskChange } from "../../src/lifecycle/task-repository.js";
+import type { TaskChange } from "../../src/lifecycle/ports/task-repository.js";
 import { pushEventOf, pushSnapshotOf } from "../../src/storage/push-event.js";
 import { Clock, artifactChange, newTask, statusChange, textArtifact } from "../support/tasks.js";
 

@@ -5,7 +5,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import Database from "better-sqlite3";
 import { ArtifactSchema, PartSchema, TaskSchema, TaskState, type Artifact, type Part, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { mergeArtifact } from "../../src/lifecycle/task-change.js";
+import { mergeArtifact } from "../../src/lifecycle/writes/task-change.js";
 import { mergeArtifactsBlob } from "../../src/storage/sqlite/artifacts-blob.js";
 import { encodeArtifactChanges } from "../../src/storage/sqlite/event-row-codec.js";
 import { openSqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { LoggedEvent } from "../../src/lifecycle/event-log.js";
+import type { LoggedEvent } from "../../src/lifecycle/ports/event-log.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { Clock, artifactChange, artifactTexts, historyChange, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 import { ackedOnCommit, answered, type Acked } from "../support/answered.js";

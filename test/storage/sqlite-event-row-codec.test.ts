@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { ArtifactSchema, MessageSchema, PartSchema, TaskState, TaskStatusSchema, type Artifact } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { LoggedEvent } from "../../src/lifecycle/event-log.js";
+import type { LoggedEvent } from "../../src/lifecycle/ports/event-log.js";
 import { decodeArtifactChanges, decodeEventRow, encodeArtifactChanges, encodeEvent, encodeEventBatch } from "../../src/storage/sqlite/event-row-codec.js";
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { DuplicateTaskError, IllegalTransitionError, type StoredTask, VersionConflictError } from "../../src/lifecycle/task-repository.js";
+import { DuplicateTaskError, IllegalTransitionError, type StoredTask, VersionConflictError } from "../../src/lifecycle/ports/task-repository.js";
 import { openSqliteTaskRepository, type SqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { artifactChange, artifactTexts, Clock, newTask, scopeOf, statusChange, textArtifact } from "../support/tasks.js";
 import { ackedOnCommit, answered, committed, type Acked } from "../support/answered.js";

@@ -2,7 +2,7 @@ import { clone } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { ArtifactSchema, PartSchema, Role, TaskSchema, TaskState, type Task } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { TaskNotFoundError } from "../../src/lifecycle/errors.js";
+import { TaskNotFoundError } from "../../src/lifecycle/model/errors.js";
 import {
   DuplicateTaskError,
   IllegalTransitionError,
@@ -14,7 +14,7 @@ import {
   type TaskQuery,
   type TaskRepository,
   type TaskScope,
-} from "../../src/lifecycle/task-repository.js";
+} from "../../src/lifecycle/ports/task-repository.js";
 import {
   Clock,
   EIGHT_STATES,

@@ -7,7 +7,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type Artifact, type StreamResponse, type TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { StreamSink } from "../../src/lifecycle/task-feed.js";
+import type { StreamSink } from "../../src/lifecycle/reads/task-feed.js";
 import type { RequestContext } from "../../src/lifecycle/task-service.js";
 import type { CallContext, StreamWriter } from "../../src/protocol/grpc-adapter.js";
 import { pipeStream } from "../../src/protocol/stream-pipe.js";

@@ -5,7 +5,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { TaskState } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import type { AgentContext } from "../../src/lifecycle/agent.js";
+import type { AgentContext } from "../../src/lifecycle/ports/agent.js";
 import { unary } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { controlledAgent, describeEvent, sendRequest, streamSend, subscribe, taskIdOf, turn } from "./support.js";

@@ -4,7 +4,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { TaskState, type StreamResponse, type Task } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import type { ReadOptions, StoredTask, TaskScope } from "../../src/lifecycle/task-repository.js";
+import type { ReadOptions, StoredTask, TaskScope } from "../../src/lifecycle/ports/task-repository.js";
 import { MemoryTaskRepository } from "../../src/storage/memory/memory-task-repository.js";
 import { unary, until } from "../foundation/helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";

@@ -4,7 +4,7 @@ import v8 from "node:v8";
 import { ErrorInfo } from "../../gen/ts-proto/google/rpc/error_details.js";
 import { Status } from "../../gen/ts-proto/google/rpc/status.js";
 import { A2AServiceClient, Role, type SendMessageRequest, type StreamResponse } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import type { Agent, AgentContext } from "../../src/lifecycle/agent.js";
+import type { Agent, AgentContext } from "../../src/lifecycle/ports/agent.js";
 import type { A2ATestServer } from "../support/a2a-server.js";
 
 /** One execution of the controlled agent: the test drives `ctx` itself, then calls `finish()`. */

@@ -1,5 +1,5 @@
-import type { Answer } from "../../src/lifecycle/answer.js";
-import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
+import type { Answer } from "../../src/lifecycle/ports/answer.js";
+import type { TaskRepository } from "../../src/lifecycle/ports/task-repository.js";
 
 /**
  * The value a store answered within the call. Fails the test when the store answered with a

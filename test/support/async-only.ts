@@ -1,4 +1,4 @@
-import type { TaskRepository } from "../../src/lifecycle/task-repository.js";
+import type { TaskRepository } from "../../src/lifecycle/ports/task-repository.js";
 
 /**
  * A store that answers every call with a promise, on a later event-loop turn, as a networked

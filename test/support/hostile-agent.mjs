@@ -5,7 +5,7 @@
  * artifact and completes. Plain JavaScript so that a server process loads it with
  * A2A_AGENT_MODULE=test/support/hostile-agent.mjs, as it loads any agent.
  */
-/** @type {import("../../src/lifecycle/agent.js").Agent} */
+/** @type {import("../../src/lifecycle/ports/agent.js").Agent} */
 const agent = {
   card: { skills: [{ id: "h", name: "hostile", description: "target of the hostile suite", tags: ["test"] }] },
   async execute(ctx) {

@@ -24,7 +24,7 @@ import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from "jose";
 import { createApp } from "../../src/app.js";
 import { apiKeyLine, newApiKey } from "../../src/auth/index.js";
 import { loadConfig } from "../../src/config/index.js";
-import type { Agent } from "../../src/lifecycle/agent.js";
+import type { Agent } from "../../src/lifecycle/ports/agent.js";
 import { startServer } from "../../src/protocol/server.js";
 import { a2aStatusMapper } from "../../src/protocol/status-mapper.js";
 import { GetTaskRequest, ListTasksRequest, SendMessageRequest } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";

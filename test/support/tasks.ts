@@ -12,7 +12,7 @@ import {
   type Message,
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { TaskChange, TaskScope } from "../../src/lifecycle/task-repository.js";
+import type { TaskChange, TaskScope } from "../../src/lifecycle/ports/task-repository.js";
 
 /** Builders for tasks and changes in storage and lifecycle tests. Timestamps are in microseconds. */
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Role, TaskState, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { Agent, AgentContext } from "../../lifecycle/agent.js";
+import type { Agent, AgentContext } from "../../lifecycle/index.js";
 import { demoCard, KEYWORD_HINT } from "./demo-card.js";
 import { firstText, parseDemoCommand, type DemoCommand, type DemoKeyword } from "./demo-command.js";
 import { withReferences } from "./describe-references.js";

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { AgentSkillSchema, type AgentSkill } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { AgentCardContribution } from "../../lifecycle/agent.js";
+import type { AgentCardContribution } from "../../lifecycle/index.js";
 import { DEFAULT_LONG_SECONDS, MAX_LONG_SECONDS } from "./demo-command.js";
 
 /** The keywords as a newcomer types them; used in hints and error replies. */

@@ -1,5 +1,5 @@
 import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { stateName } from "../../lifecycle/task-state.js";
+import { stateName } from "../../lifecycle/index.js";
 
 /**
  * One line naming the tasks a message referenced (reference_task_ids), so a client can see

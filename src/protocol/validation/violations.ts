@@ -1,4 +1,4 @@
-import { InvalidRequestError, type FieldViolation } from "../../lifecycle/errors.js";
+import { InvalidRequestError, type FieldViolation } from "../../lifecycle/index.js";
 
 /**
  * Collects every problem of one request, so a client fixes them all in one round trip

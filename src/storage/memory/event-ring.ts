@@ -1,5 +1,5 @@
 import type { Part } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { EventLogOptions, LoggedEvent } from "../../lifecycle/event-log.js";
+import type { EventLogOptions, LoggedEvent } from "../../lifecycle/index.js";
 
 /** Events kept for resume across all tasks when the operator sets no cap. */
 export const DEFAULT_MAX_EVENTS = 100_000;

@@ -1,10 +1,8 @@
 import { clone } from "@bufbuild/protobuf";
 import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { Answer } from "../../lifecycle/answer.js";
-import { TaskNotFoundError } from "../../lifecycle/errors.js";
-import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../lifecycle/push-config-store.js";
-import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../lifecycle/push-outbox.js";
-import type { TaskChange, TaskScope } from "../../lifecycle/task-repository.js";
+import { type Answer, TaskNotFoundError, type TaskChange, type TaskScope } from "../../lifecycle/index.js";
+import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../push/ports/push-config-store.js";
+import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../push/ports/push-outbox.js";
 import { pushPayloadOf, pushSnapshotPayloadOf } from "../push-event.js";
 
 /** What the push store needs from the task store it lives beside. */

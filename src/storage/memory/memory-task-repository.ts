@@ -1,10 +1,13 @@
 import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { Answer } from "../../lifecycle/answer.js";
-import { statusMicros } from "../../lifecycle/clock.js";
-import { TaskNotFoundError } from "../../lifecycle/errors.js";
-import { eventAtVersion, type EventLogOptions, type EventLogRead, type TaskEventLog } from "../../lifecycle/event-log.js";
-import { applyChange } from "../../lifecycle/task-change.js";
 import {
+  type Answer,
+  statusMicros,
+  TaskNotFoundError,
+  eventAtVersion,
+  type EventLogOptions,
+  type EventLogRead,
+  type TaskEventLog,
+  applyChange,
   DuplicateTaskError,
   InvalidChangeError,
   VersionConflictError,
@@ -15,8 +18,10 @@ import {
   type TaskQuery,
   type TaskRepository,
   type TaskScope,
-} from "../../lifecycle/task-repository.js";
-import { ACTIVE_STATES, INITIAL_STATE, isTerminal } from "../../lifecycle/task-state.js";
+  ACTIVE_STATES,
+  INITIAL_STATE,
+  isTerminal,
+} from "../../lifecycle/index.js";
 import { cloneTask } from "../../codec/task-clone.js";
 import { ownChange } from "../owned-change.js";
 import { EventRing } from "./event-ring.js";

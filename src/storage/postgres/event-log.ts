@@ -1,6 +1,5 @@
 import type pg from "pg";
-import type { EventLogRead, LoggedEvent, TaskEventLog } from "../../lifecycle/event-log.js";
-import type { TaskScope } from "../../lifecycle/task-repository.js";
+import type { EventLogRead, LoggedEvent, TaskEventLog, TaskScope } from "../../lifecycle/index.js";
 import { eventOfRow } from "./event-rows.js";
 
 export interface PostgresEventLogOptions {

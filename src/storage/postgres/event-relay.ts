@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { TaskEventHub } from "../../events/event-hub.js";
 import { EventHub } from "../../events/event-hub.js";
 import type { TaskEvent, TaskEventListener } from "../../events/task-event.js";
-import type { CoreLogger } from "../../lifecycle/logger.js";
+import type { CoreLogger } from "../../lifecycle/index.js";
 import { eventOfRow } from "./event-rows.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
 import { copiedRow, type HeardNotice } from "./task-notice.js";

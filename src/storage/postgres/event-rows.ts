@@ -10,7 +10,7 @@ import {
 } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeArtifactUpdatePayload, encodeMessage, encodeStatusUpdatePayload, encodeTask } from "../../codec/task-encoder.js";
 import type { TaskEvent } from "../../events/task-event.js";
-import type { TaskChange } from "../../lifecycle/task-repository.js";
+import type { TaskChange } from "../../lifecycle/index.js";
 
 /**
  * How a write's event is kept in `a2a_task_events`: a kind number and a protobuf body of a type

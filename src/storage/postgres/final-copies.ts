@@ -1,5 +1,5 @@
 import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { ReadOptions, StoredTask, TaskScope } from "../../lifecycle/task-repository.js";
+import type { ReadOptions, StoredTask, TaskScope } from "../../lifecycle/index.js";
 
 /** Copies kept at most; the oldest go first. */
 const LIMIT = 1000;

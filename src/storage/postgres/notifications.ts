@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { CoreLogger } from "../../lifecycle/logger.js";
+import type { CoreLogger } from "../../lifecycle/index.js";
 import { TASK_CHANNEL, isNoticeOf, parseNotice, parsePushNotice, type HeardNotice, type PushNotice } from "./task-notice.js";
 
 export interface NoticeListener {

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { TaskEvent } from "../../events/task-event.js";
-import type { EventLogOptions } from "../../lifecycle/event-log.js";
-import { silentLogger, type CoreLogger } from "../../lifecycle/logger.js";
+import { type EventLogOptions, silentLogger, type CoreLogger } from "../../lifecycle/index.js";
 import { PostgresEventRelay } from "./event-relay.js";
 import { migrate } from "./migrations.js";
 import { TaskNotifications } from "./notifications.js";

@@ -2,11 +2,12 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type pg from "pg";
 import type { Artifact, Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneTask } from "../../codec/task-clone.js";
-import { statusMicros } from "../../lifecycle/clock.js";
-import { TaskNotFoundError } from "../../lifecycle/errors.js";
-import type { EventLogOptions, TaskEventLog } from "../../lifecycle/event-log.js";
-import { applyChange } from "../../lifecycle/task-change.js";
 import {
+  statusMicros,
+  TaskNotFoundError,
+  type EventLogOptions,
+  type TaskEventLog,
+  applyChange,
   DuplicateTaskError,
   InvalidChangeError,
   VersionConflictError,
@@ -17,8 +18,11 @@ import {
   type TaskQuery,
   type TaskRepository,
   type TaskScope,
-} from "../../lifecycle/task-repository.js";
-import { INITIAL_STATE, isSettled, isTerminal, stateName } from "../../lifecycle/task-state.js";
+  INITIAL_STATE,
+  isSettled,
+  isTerminal,
+  stateName,
+} from "../../lifecycle/index.js";
 import { ownChange } from "../owned-change.js";
 import { decodeArtifacts, decodeMessage, decodeTaskCore, encodeArtifacts, encodeMessage, encodeTaskCore } from "../sqlite/task-row-codec.js";
 import { PostgresEventLog } from "./event-log.js";

@@ -1,9 +1,6 @@
 import type pg from "pg";
 import type { TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { CoreLogger } from "../../lifecycle/logger.js";
-import type { RunLeases, RunLost } from "../../lifecycle/run-leases.js";
-import type { StoredTask, TaskScope } from "../../lifecycle/task-repository.js";
-import { isSettled, isTerminal } from "../../lifecycle/task-state.js";
+import { type CoreLogger, type RunLeases, type RunLost, type StoredTask, type TaskScope, isSettled, isTerminal } from "../../lifecycle/index.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
 import { lockedInIdOrder } from "./row-lock-order.js";
 import type { PostgresTaskRepository } from "./postgres-task-repository.js";

@@ -1,4 +1,4 @@
-import type { CommitCallback } from "../../lifecycle/task-repository.js";
+import type { CommitCallback } from "../../lifecycle/index.js";
 
 /**
  * When the open batch commits, and who waits for it (group commit). A batch opened on an idle

@@ -1,8 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { TaskSchema, type Artifact, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeFramedArtifacts, encodeTask } from "../../codec/task-encoder.js";
-import type { LoggedEvent } from "../../lifecycle/event-log.js";
-import type { TaskChange } from "../../lifecycle/task-repository.js";
+import type { LoggedEvent, TaskChange } from "../../lifecycle/index.js";
 import { varintSize, writeVarint } from "../../codec/varint.js";
 
 const STATUS = 1;

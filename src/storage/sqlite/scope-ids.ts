@@ -1,4 +1,4 @@
-import type { TaskScope } from "../../lifecycle/task-repository.js";
+import type { TaskScope } from "../../lifecycle/index.js";
 import type { TaskStatements } from "./task-statements.js";
 
 /** Scope ids cached at most; past it the cache starts over. */

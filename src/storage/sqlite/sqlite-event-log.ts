@@ -1,5 +1,4 @@
-import type { TaskScope } from "../../lifecycle/task-repository.js";
-import type { EventLogRead, LoggedEvent, TaskEventLog } from "../../lifecycle/event-log.js";
+import type { TaskScope, EventLogRead, LoggedEvent, TaskEventLog } from "../../lifecycle/index.js";
 import { BATCH, decodeEventRow } from "./event-row-codec.js";
 import type { EventRow, TaskStatements } from "./task-statements.js";
 

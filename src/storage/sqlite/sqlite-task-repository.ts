@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import Database, { type Database as Db } from "better-sqlite3";
-import type { EventLogOptions } from "../../lifecycle/event-log.js";
+import type { EventLogOptions } from "../../lifecycle/index.js";
 import { checkDatabaseFile } from "./check-database-file.js";
 import { preparePrivateDataFiles } from "./private-data-files.js";
 import { lockDataFile, type DataFileLock } from "./data-file-lock.js";

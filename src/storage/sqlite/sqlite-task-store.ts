@@ -2,12 +2,14 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Database as Db } from "better-sqlite3";
 import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { cloneMessage, cloneTask } from "../../codec/task-clone.js";
-import type { Answer } from "../../lifecycle/answer.js";
-import { storeCommitChannel, type StoreCommit } from "../../lifecycle/diagnostics.js";
-import { TaskNotFoundError } from "../../lifecycle/errors.js";
-import { eventAtVersion, type EventLogOptions } from "../../lifecycle/event-log.js";
-import { applyChange } from "../../lifecycle/task-change.js";
 import {
+  type Answer,
+  storeCommitChannel,
+  type StoreCommit,
+  TaskNotFoundError,
+  eventAtVersion,
+  type EventLogOptions,
+  applyChange,
   DuplicateTaskError,
   InvalidChangeError,
   VersionConflictError,
@@ -19,8 +21,10 @@ import {
   type TaskQuery,
   type TaskRepository,
   type TaskScope,
-} from "../../lifecycle/task-repository.js";
-import { INITIAL_STATE, isTerminal, stateName } from "../../lifecycle/task-state.js";
+  INITIAL_STATE,
+  isTerminal,
+  stateName,
+} from "../../lifecycle/index.js";
 import { ownChange } from "../owned-change.js";
 import { CommitSchedule } from "./commit-schedule.js";
 import type { DataFileLock } from "./data-file-lock.js";

@@ -1,6 +1,5 @@
 import type { Message, Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { LoggedEvent } from "../../lifecycle/event-log.js";
-import type { TaskChange } from "../../lifecycle/task-repository.js";
+import type { LoggedEvent, TaskChange } from "../../lifecycle/index.js";
 import type { StagedPush } from "./sqlite-push-store.js";
 import { decodeTaskCore } from "./task-row-codec.js";
 import type { TaskRow } from "./task-statements.js";

@@ -1,7 +1,6 @@
 import type { Database as Db, Statement } from "better-sqlite3";
 import type { Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { mergeArtifact } from "../../lifecycle/task-change.js";
-import type { TaskPage, TaskQuery } from "../../lifecycle/task-repository.js";
+import { mergeArtifact, type TaskPage, type TaskQuery } from "../../lifecycle/index.js";
 import { mergeArtifactsBlob } from "./artifacts-blob.js";
 import { decodeArtifactChanges } from "./event-row-codec.js";
 import { ARTIFACTS_OF, type ArtifactsRow, type ListRow, type TaskStatements } from "./task-statements.js";

@@ -1,5 +1,4 @@
-import { statusMicros } from "../../lifecycle/clock.js";
-import { isTerminal } from "../../lifecycle/task-state.js";
+import { statusMicros, isTerminal } from "../../lifecycle/index.js";
 import { mergeArtifactsBlob } from "./artifacts-blob.js";
 import { encodeArtifactChanges, encodeEvent, encodeEventBatch } from "./event-row-codec.js";
 import type { SqlitePushStore } from "./sqlite-push-store.js";
