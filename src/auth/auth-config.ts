@@ -40,6 +40,15 @@ const RPC_NAMES = [...A2AService.methods.map((m) => m.name), ...GUARDABLE_SERVIC
 
 export type AuthSettingKey = keyof typeof AUTH_SETTINGS;
 
+/** Longest value an error repeats: enough to recognise it, never a pasted file. */
+const SHOWN_VALUE_CHARS = 120;
+
+/** A value as an error repeats it: a URL may carry a password (user:pass@host), so it is not repeated. */
+function shownValue(key: AuthSettingKey, value: string): string {
+  if (key === "jwtJwksUrl") return "(not repeated)";
+  return JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
+}
+
 /** What the server's own settings tell authentication: where it listens, and whether mTLS is possible. */
 export interface ServerFacts {
   /** The gRPC listen address (host:port). */
@@ -57,7 +66,7 @@ export interface ServerFacts {
 export function loadAuthConfig(raw: (key: AuthSettingKey) => string | undefined, cwd: string, server: ServerFacts): AuthConfig {
   const { listen, mtlsReady } = server;
   const name = (key: AuthSettingKey) => settingName(AUTH_SETTINGS[key]);
-  const invalid = (key: AuthSettingKey, why: string) => new ConfigError(`invalid configuration: ${name(key)} = ${JSON.stringify(raw(key) ?? "")}: ${why}`);
+  const invalid = (key: AuthSettingKey, why: string) => new ConfigError(`invalid configuration: ${name(key)} = ${shownValue(key, raw(key) ?? "")}: ${why}`);
   const authText = raw("auth");
   const rpcScopes = parseOr("authScopes", (v) => RpcScopes.parse(v, RPC_NAMES), RpcScopes.NONE);
   const mtlsPrincipal = parseOr("mtlsPrincipal", (v) => parseChoice(v, ["subject", "san"] as const), "subject" as const);

@@ -224,6 +224,13 @@ describe("configuration", () => {
     expect(load({ env }).metricsListen).toBe(metricsListen);
   });
 
+  test("ISSUE33-10: a JWKS URL that does not parse is named, never repeated (it may carry user:password@)", () => {
+    const value = "ftp://issuer:hunter2-jwks@keys.example/jwks.json";
+    const message = errorOf({ env: { A2A_AUTH: "jwt", A2A_JWT_JWKS_URL: value, A2A_JWT_ISSUER: "https://i.example", A2A_JWT_AUDIENCE: "a2a" } });
+    expect(message).toContain("A2A_JWT_JWKS_URL");
+    expect(message).not.toContain("hunter2-jwks");
+  });
+
   test("ISSUE33-10: a long bad value is shown cut short, not whole", () => {
     const message = errorOf({ env: { A2A_LISTEN: `x${"y".repeat(5000)}` } });
     expect(message.length).toBeLessThan(400);
