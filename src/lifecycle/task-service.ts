@@ -27,7 +27,6 @@ import { TaskFeed, type StreamSink } from "./reads/task-feed.js";
 import { resumeStream } from "./reads/stream-resume.js";
 import { IllegalTransitionError, type TaskRepository } from "./ports/task-repository.js";
 import { isSettled, isTerminal, stateName } from "./model/task-state.js";
-import type { TaskWriter } from "./writes/task-writer.js";
 import { fitToReply } from "./reads/list-page-fit.js";
 import type { TaskSizeLimits } from "./writes/task-size.js";
 import type { RunWriter } from "./runs/agent-run.js";

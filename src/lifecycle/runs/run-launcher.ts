@@ -15,7 +15,6 @@ import type { RunRegistry } from "./run-registry.js";
 import { refuseTerminal, requireTask, serverStatus } from "../writes/task-guards.js";
 import type { StoredTask, TaskRepository } from "../ports/task-repository.js";
 import { isSettled, isTerminal, stateName } from "../model/task-state.js";
-import type { TaskWriter } from "../writes/task-writer.js";
 import { endRunObservation, invokeObserved, isRunObserved, startRunObservation } from "./run-observation.js";
 import type { RunObservation } from "../ports/diagnostics.js";
 import type { RunWriter } from "./agent-run.js";

@@ -5,7 +5,6 @@ import { InvalidAgentResponseError, TaskNotFoundError } from "../model/errors.js
 import { sendMessageResponseLiteral } from "../model/message-literals.js";
 import { watchGone, type RequestContext } from "../ports/request-context.js";
 import type { ReadOptions, StoredTask, TaskRepository } from "../ports/task-repository.js";
-import type { TaskWriter } from "../writes/task-writer.js";
 import type { RunWriter } from "./agent-run.js";
 
 /**
