@@ -13,7 +13,7 @@ export type {
   PartInput,
   PartFields,
   PartContentInput,
-} from "./lifecycle/ports/agent.js";
+} from "./lifecycle/index.js";
 // For agents: part builders, and the A2A errors an agent throws to refuse a call before it makes a task.
 export { textPart, dataPart, filePart, dataOf, type PartOptions, type FileSource } from "./agents/parts.js";
 export {
@@ -24,10 +24,9 @@ export {
   InvalidParamsError,
   TaskNotFoundError,
   UnsupportedOperationError,
-} from "./lifecycle/model/errors.js";
-export { AgentMisuseError } from "./lifecycle/runs/agent-misuse.js";
-export { UnrepresentableJsonError } from "./lifecycle/model/json-value.js";
-export type { TaskRepository, TaskScope, TaskChange, TaskQuery, TaskPage, StoredTask } from "./lifecycle/ports/task-repository.js";
+} from "./lifecycle/index.js";
+export { AgentMisuseError, UnrepresentableJsonError } from "./lifecycle/index.js";
+export type { TaskRepository, TaskScope, TaskChange, TaskQuery, TaskPage, StoredTask } from "./lifecycle/index.js";
 export { createApp, type A2AApp, type AppOverrides } from "./app.js";
 export { loadConfig, type Config } from "./config/index.js";
 export { startServer, type RunningServer } from "./protocol/server.js";

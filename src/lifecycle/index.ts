@@ -61,3 +61,8 @@ export { TaskService, type RequestContext, type StreamHandle } from "./task-serv
 export { RetentionSweeper } from "./writes/retention.js";
 export { applyChange, mergeArtifact } from "./writes/task-change.js";
 export { ReplyTooLargeError, TaskTooLargeError, type TaskSizeLimits } from "./writes/task-size.js";
+// The package's public surface (src/index.ts) for agent authors and embedders.
+export type { ArtifactInput, MessageInput, PartContentInput, PartInput } from "./ports/agent.js";
+export { InvalidAgentResponseError } from "./model/errors.js";
+export { AgentMisuseError } from "./runs/agent-misuse.js";
+export { UnrepresentableJsonError } from "./model/json-value.js";
