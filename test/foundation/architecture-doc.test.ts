@@ -1,11 +1,12 @@
 /**
  * docs/architecture.md must describe the tree as it is (issue 32 item 10): every path it names
  * exists, every folder and top file of src/ appears in it, every bare file name it gives is a
- * file of the repository, and every benchmark it names is one the runner knows. A file moved or
- * deleted without the page following fails here.
+ * file of the repository, every setting it names is one the server reads, and every benchmark
+ * it names is one the runner knows. A file moved or deleted without the page following fails here.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { SETTINGS } from "../../src/config/settings.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const DOC = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
@@ -62,4 +63,11 @@ test("every benchmark the page names is one bench/run.ts knows", () => {
   const runner = readFileSync(join(ROOT, "bench", "run.ts"), "utf8");
   const named = [...DOC.matchAll(/npm run bench -- ([\w:-]+)/g)].map((m) => m[1]!);
   expect(named.filter((name) => !new RegExp(`^\\s+"?${name}"?: \\{`, "m").test(runner))).toEqual([]);
+});
+
+test("every A2A_* setting the page names is one the server reads", () => {
+  const known = new Set(Object.values(SETTINGS).map((s) => s.env));
+  const named = [...new Set(DOC.match(/\bA2A_[A-Z0-9_]*[A-Z0-9]\b/g) ?? [])];
+  expect(named.length).toBeGreaterThan(10);
+  expect(named.filter((name) => !known.has(name))).toEqual([]);
 });
