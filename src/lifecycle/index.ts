@@ -64,5 +64,5 @@ export { ReplyTooLargeError, TaskTooLargeError, type TaskSizeLimits } from "./wr
 // The package's public surface (src/index.ts) for agent authors and embedders.
 export type { ArtifactInput, MessageInput, PartContentInput, PartInput } from "./ports/agent.js";
 export { InvalidAgentResponseError } from "./model/errors.js";
-export { AgentMisuseError } from "./runs/agent-misuse.js";
+export { AgentMisuseError } from "./model/agent-misuse.js";
 export { UnrepresentableJsonError } from "./model/json-value.js";

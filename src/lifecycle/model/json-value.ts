@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { NullValue, type ListValue, type Struct, type Value } from "@bufbuild/protobuf/wkt";
-import { AgentMisuseError } from "../runs/agent-misuse.js";
+import { AgentMisuseError } from "./agent-misuse.js";
 
 /**
  * Plain JSON from an agent to google.protobuf.Value (ruling A-27), and the check that a

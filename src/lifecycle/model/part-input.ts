@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import type { Part } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { AgentMisuseError } from "../runs/agent-misuse.js";
+import { AgentMisuseError } from "./agent-misuse.js";
 import { checkJsonObject, jsonToValue } from "./json-value.js";
 import { textPartLiteral } from "./message-literals.js";
 

@@ -1,7 +1,7 @@
 import { newId } from "../model/ids.js";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { TaskState, type Artifact, type Message, type Part, type Task } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { AgentMisuseError } from "./agent-misuse.js";
+import { AgentMisuseError } from "../model/agent-misuse.js";
 import type { Answer } from "../ports/answer.js";
 import { checkJsonObject } from "../model/json-value.js";
 import { agentMessageLiteral, artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral } from "../model/message-literals.js";
