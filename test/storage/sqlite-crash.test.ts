@@ -20,6 +20,7 @@ const url = (path: string) => pathToFileURL(join(root, path)).href;
 
 const CHILD = `
   import { create } from "@bufbuild/protobuf";
+  import { writeSync } from "node:fs";
   import { openSqliteTaskRepository } from ${JSON.stringify(url("src/storage/sqlite/sqlite-task-repository.ts"))};
   import { newTask, statusChange } from ${JSON.stringify(url("test/support/tasks.ts"))};
   import { ackedOnCommit } from ${JSON.stringify(url("test/support/answered.ts"))};
@@ -27,17 +28,29 @@ const CHILD = `
   const repo = ackedOnCommit(openSqliteTaskRepository({ file: process.argv[1] }));
   const scope = ${JSON.stringify(scope)};
   let micros = 1_750_000_000_000_000;
+  // Acks are written synchronously: a write queued in the process (a full pipe on a loaded
+  // machine) would die with it at SIGKILL, and its task would look unacknowledged.
   // Writers run concurrently, so their writes share group commits.
   const writers = Number(process.argv[2]);
+  function ack(what) {
+    for (;;) {
+      try {
+        writeSync(1, "ack " + what + "\\n");
+        return;
+      } catch (error) {
+        if (error.code !== "EAGAIN") throw error; // the reader is behind: try again
+      }
+    }
+  }
   for (let w = 0; w < writers; w++) void writer(w);
   async function writer(w) { for (let i = w; ; i += writers) {
     const task = newTask({ id: "task-" + i, micros: ++micros, text: "question " + i });
     await repo.create(scope, task);
-    process.stdout.write("ack " + task.id + " 1\\n");
+    ack(task.id + " 1");
     await repo.update(scope, task.id, 1, statusChange(TaskState.WORKING, ++micros));
-    process.stdout.write("ack " + task.id + " 2\\n");
+    ack(task.id + " 2");
     await repo.update(scope, task.id, 2, statusChange(TaskState.COMPLETED, ++micros, "answer " + i));
-    process.stdout.write("ack " + task.id + " 3\\n");
+    ack(task.id + " 3");
   } }
 `;
 
