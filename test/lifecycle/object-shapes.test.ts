@@ -10,9 +10,9 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
  */
 const CHILD = `
 const sameMap = new Function("a", "b", "return %HaveSameMap(a, b)");
-const { artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral, timestampLiteral } = await import("./src/lifecycle/message-literals.ts");
-const { applyChange } = await import("./src/lifecycle/task-change.ts");
-const { partsFromInput } = await import("./src/lifecycle/part-input.ts");
+const { artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral, timestampLiteral } = await import("./src/lifecycle/model/message-literals.ts");
+const { applyChange } = await import("./src/lifecycle/writes/task-change.ts");
+const { partsFromInput } = await import("./src/lifecycle/model/part-input.ts");
 const { cloneTask } = await import("./src/codec/task-clone.ts");
 const artifact = (id, parts) => artifactLiteral({ artifactId: id, name: "out", description: "", parts, metadata: undefined, extensions: [] });
 const listOfObjects = [artifact("a", [textPartLiteral("x")])];

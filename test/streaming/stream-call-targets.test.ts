@@ -20,10 +20,10 @@ const OPTIMIZED = 16; // V8's OptimizationStatus::kOptimized
 const optimized = (f) => (status(f) & OPTIMIZED) !== 0;
 
 const { EventHub } = await import("./src/events/event-hub.ts");
-const { TaskFeed } = await import("./src/lifecycle/task-feed.ts");
-const { TaskWriter } = await import("./src/lifecycle/task-writer.ts");
+const { TaskFeed } = await import("./src/lifecycle/reads/task-feed.ts");
+const { TaskWriter } = await import("./src/lifecycle/writes/task-writer.ts");
 const { MemoryTaskRepository } = await import("./src/storage/memory/memory-task-repository.ts");
-const { artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral, timestampLiteral } = await import("./src/lifecycle/message-literals.ts");
+const { artifactLiteral, newTaskLiteral, taskStatusLiteral, textPartLiteral, timestampLiteral } = await import("./src/lifecycle/model/message-literals.ts");
 
 const chunk = (i) => artifactLiteral({ artifactId: "out", name: "out", description: "", parts: [textPartLiteral("#" + i)], metadata: undefined, extensions: [] });
 const tick = () => new Promise((resolve) => setImmediate(resolve));

@@ -2,7 +2,7 @@ import type { TaskRepository } from "../../src/lifecycle/ports/task-repository.j
 
 /**
  * A store that answers every call with a promise, on a later event-loop turn, as a networked
- * store (PostgreSQL) answers: the lifecycle's other path (see src/lifecycle/answer.ts), run on a
+ * store (PostgreSQL) answers: the lifecycle's other path (see src/lifecycle/ports/answer.ts), run on a
  * local store.
  */
 export function asyncOnly(repository: TaskRepository, overrides: Partial<TaskRepository> = {}): TaskRepository {

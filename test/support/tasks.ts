@@ -110,7 +110,7 @@ const S = TaskState;
 export const EIGHT_STATES: readonly TaskState[] = [S.SUBMITTED, S.WORKING, S.INPUT_REQUIRED, S.AUTH_REQUIRED, S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED];
 
 /**
- * Legal transitions, written independently of src/lifecycle/task-state.ts from the seed's
+ * Legal transitions, written independently of src/lifecycle/model/task-state.ts from the seed's
  * diagram (SUBMITTED -> WORKING -> terminal | interrupted, interrupted -> WORKING) plus the
  * project's additions: WORKING -> WORKING for progress messages, a task may be failed,
  * canceled or rejected before it starts, a task may settle at once (A-26: SUBMITTED ->
