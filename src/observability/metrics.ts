@@ -1,5 +1,5 @@
 import { subscribeCoreMetrics } from "./core-metrics.js";
-import type { CallObserver } from "../protocol/call-observer.js";
+import type { CallObserver } from "../service/call-observer.js";
 import type { HistogramSeries } from "./hot-path-histogram.js";
 import { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 import { metricsDocument } from "./metrics-endpoint.js";

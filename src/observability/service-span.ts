@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { PushDelivery, RunObservation, StoreCommit } from "../lifecycle/diagnostics.js";
-import type { CallEnded } from "../protocol/call-observer.js";
+import type { CallEnded } from "../service/call-observer.js";
 import { PeerCache } from "./peer-address.js";
 
 /*

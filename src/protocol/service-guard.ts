@@ -1,6 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import type { PeerCertificate } from "node:tls";
-import { toGrpcStatus } from "./error-status.js";
+import { toGrpcStatus } from "./grpc-status.js";
 
 /*
  * Credentials for the services beside A2A (health, reflection) when the operator closes them

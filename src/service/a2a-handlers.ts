@@ -26,7 +26,7 @@ import type { RateLimiter } from "../limits/rate-limiter.js";
 import type { TaskQuota } from "../limits/task-quota.js";
 import { AuthError } from "../auth/auth-error.js";
 import type { RequestContext, TaskService } from "../lifecycle/task-service.js";
-import type { A2AServiceHandlers, CallContext, StreamWriter } from "./grpc-adapter.js";
+import type { A2AServiceHandlers, CallContext, StreamWriter } from "./face.js";
 import {
   validateCancelTaskRequest,
   validateCreateTaskPushNotificationConfigRequest,
