@@ -19,9 +19,14 @@ import { TaskService } from "./lifecycle/task-service.js";
 import type { TaskSizeLimits } from "./lifecycle/task-size.js";
 import { measureTask } from "./codec/list-response-encoder.js";
 import { encodedArtifactSize, encodedTaskSize } from "./codec/task-encoder.js";
-import { createA2AHandlers } from "./protocol/a2a-handlers.js";
-import { DEFAULT_VALIDATION_LIMITS } from "./protocol/request-validation.js";
-import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import { createA2AHandlers } from "./service/a2a-handlers.js";
+import { DEFAULT_VALIDATION_LIMITS } from "./service/request-validation.js";
+import { cardBytes, startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import { servedCardOf, type ServedCard } from "./http/card-response.js";
+import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
+import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
+import { admissionOf } from "./service/call-admission.js";
+import { CallObservers } from "./service/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import type { ServiceGuard } from "./protocol/service-guard.js";
 import {
@@ -75,6 +80,8 @@ export interface AppOverrides {
   readonly pushResolver?: Resolver;
   /** Metrics and tracing made for the server beforehand (createAppTelemetry); by default the app makes its own metrics, without call observers. */
   readonly telemetry?: Telemetry;
+  /** The gRPC server's call seam (RunningServer.observers), for the HTTP bindings' calls; by default none. */
+  readonly observers?: CallObservers;
 }
 
 /** How large one merged stream response may grow (A-32): well under the message size limit. */
@@ -105,9 +112,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       { data_dir: config.dataDir },
       "push: each replica signs webhooks with the key in its own data directory; give replicas one key (A2A_PUSH_SIGNING_KEY_FILE)",
     );
+  // The HTTP bindings' listener binds first: the card names its URL (with the port bound).
+  const bindings = await startBindingsListener(config, overrides.observers, logger);
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
+      jsonRpcUrl: bindings?.jsonRpcUrl,
       name: config.agentName ?? undefined,
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
@@ -162,7 +172,9 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
   sweeper?.start();
   let cardServer: AgentCardServer | undefined;
-  if (config.cardListen !== null) {
+  if (bindings !== undefined) {
+    bindings.serve(servedCardOf(cardBytes(card)), metrics !== undefined && config.metricsListen === "card" ? metrics.document : undefined);
+  } else if (config.cardListen !== null) {
     const { host, port } = splitHostPort(config.cardListen);
     const routes = metrics !== undefined && config.metricsListen === "card" ? new Map([[METRICS_PATH, metrics.document]]) : undefined;
     cardServer = await startAgentCardServer({ host, port, card, routes, onError: (error) => logger.error({ err: error }, "the agent card listener failed") });
@@ -226,6 +238,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     // Only with a store that keeps the events: a repository given by the caller may not.
     streamResume: resume !== undefined && repository.eventLog !== undefined ? { heartbeatMs: config.streamHeartbeatMs } : undefined,
   });
+  bindings?.useHandlers(handlers);
   return {
     handlers,
     card,
@@ -233,9 +246,9 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     hub,
     repository,
     push,
-    cardPort: cardServer?.port,
+    cardPort: cardServer?.port ?? bindings?.port,
     metrics,
-    metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
+    metricsPort: metricsServer?.port ?? (metrics !== undefined ? (cardServer?.port ?? bindings?.port) : undefined),
     serviceGuard: auth.callers && ((call, service) => auth.callers!.authenticateService(call, service)),
     stopRuns: (graceMs) => service.shutdown(graceMs),
     async close(graceMs) {
@@ -247,6 +260,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       await service.shutdown(graceMs);
       await push?.close(); // pending deliveries stay in the store for the next start
       await cardServer?.close();
+      await bindings?.close();
       await metricsServer?.close();
       await telemetry.close();
       await store.close();
@@ -320,6 +334,57 @@ async function openStore(
     await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
   }
   return { repository, pageTokenSecret: Buffer.from(secret, "base64"), close: () => repository.close() };
+}
+
+/** The HTTP listener with the bindings on it (A-35), while the listener and JSON-RPC are on. */
+interface BindingsListener {
+  readonly port: number;
+  readonly jsonRpcUrl: string;
+  /** Starts answering the card (and metrics, when on this listener). */
+  serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
+  useHandlers(handlers: object): void;
+  close(): Promise<void>;
+}
+
+async function startBindingsListener(config: Config, observers: CallObservers | undefined, logger: CoreLogger): Promise<BindingsListener | undefined> {
+  if (config.cardListen === null || config.jsonRpcPath === null) return undefined;
+  let card: ServedCard | undefined;
+  let handlers: object = {};
+  const documents = new Map<string, () => Promise<ListenerDocument>>();
+  const jsonRpc = createJsonRpcBinding({
+    handlers: () => handlers as Readonly<Record<string, unknown>>,
+    admission: () => admissionOf(handlers),
+    observers: observers ?? new CallObservers([], () => undefined),
+    maxBodyBytes: config.maxMessageBytes,
+  });
+  const listener: HttpListener = await startHttpListener({
+    ...splitHostPort(config.cardListen),
+    card: () => card,
+    bindings: new Map([[config.jsonRpcPath, jsonRpc]]),
+    documents,
+    corsOrigins: config.corsOrigins,
+    onError: (error) => logger.error({ err: error }, "the HTTP listener failed"),
+  });
+  const base = config.publicHttpUrl ?? `http://${formatListenAddress(config.cardListen, listener.port)}`;
+  return {
+    port: listener.port,
+    jsonRpcUrl: base + config.jsonRpcPath,
+    serve(served, metrics) {
+      card = served;
+      if (metrics !== undefined) documents.set(METRICS_PATH, metrics);
+    },
+    useHandlers(installed) {
+      handlers = installed;
+    },
+    close: () => listener.close(),
+  };
+}
+
+/** host:port of a listen address with the port bound (a wildcard host is not an address clients can use: 127.0.0.1 then). */
+function formatListenAddress(address: string, port: number): string {
+  const { host } = splitHostPort(address);
+  const usable = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
+  return `${usable.includes(":") ? `[${usable}]` : usable}:${port}`;
 }
 
 /** Metrics are collected only where they can be scraped: on their own listener, or on the card's when it runs. */

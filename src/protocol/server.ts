@@ -68,6 +68,8 @@ export type ShutdownHook = () => unknown;
 export interface RunningServer {
   /** The bound port (the real one when listen asked for port 0). */
   readonly port: number;
+  /** The call seam (log, metrics, traces) every binding reports its calls to. */
+  readonly observers: CallObservers;
   /** host:port as bound. */
   readonly address: string;
   /** Installs (or replaces) the A2A handlers and reports SERVING. */
@@ -188,6 +190,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   return {
     port,
+    observers,
     address: formatHostPort({ host, port }),
     useHandlers(handlers, toStatus) {
       runtime.handlers = handlers;
