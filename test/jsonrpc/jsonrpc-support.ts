@@ -28,7 +28,7 @@ export interface JsonRpcSetup {
   close(): Promise<void>;
 }
 
-export async function startJsonRpcSetup(env: Record<string, string> = {}): Promise<JsonRpcSetup> {
+export async function startJsonRpcSetup(env: Record<string, string> = {}, card: Partial<Agent["card"]> = {}): Promise<JsonRpcSetup> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-jsonrpc-"));
   const aliceKey = newApiKey();
   const bobKey = newApiKey();
@@ -39,7 +39,7 @@ export async function startJsonRpcSetup(env: Record<string, string> = {}): Promi
   const demo = createDemoAgent({ stepDelayMs: 0, tickMs: 5 });
   const scripts = new Map<string, (ctx: AgentContext) => Promise<void>>();
   const agent: Agent = {
-    card: { ...demo.card, extendedCard: { description: "the extended card" } },
+    card: { ...demo.card, extendedCard: { description: "the extended card" }, ...card },
     execute(ctx) {
       const part = ctx.message.parts[0]?.content;
       const text = part?.case === "text" ? part.value : "";
