@@ -258,7 +258,8 @@ describe("R-JRPC-1..10: the envelope and the HTTP layer", () => {
     });
     release();
     for (let i = 0; i < 100; i++) {
-      const state = ((await call(s, "GetTask", { id: taskId })).body.result?.["status"] as { state: string }).state;
+      const status = (await call(s, "GetTask", { id: taskId })).body.result?.["status"] as { state: string } | undefined;
+      const state = status?.state;
       if (state === "TASK_STATE_COMPLETED") return;
       await new Promise((r) => setTimeout(r, 20));
     }
