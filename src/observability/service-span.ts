@@ -32,8 +32,9 @@ export class ServiceSpans {
   }
 
   /** An A2A RPC's SERVER span `lf.a2a.v1.A2AService/<Method>`, child of the client's context (or a root). */
-  startCall(method: string, parent: Context): Span {
-    const attributes: Attributes = { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method };
+  startCall(method: string, parent: Context, binding = "grpc"): Span {
+    // rpc.system names the binding that carried the call: "grpc" or "jsonrpc".
+    const attributes: Attributes = { "rpc.system": binding, "rpc.service": A2A_SERVICE, "rpc.method": method };
     return this.#tracer.startSpan(this.#methodSpanName(method), { kind: SpanKind.SERVER, attributes }, parent);
   }
 

@@ -101,7 +101,7 @@ export class Tracing {
   #callStarted(call: CallStart): CallSpan | undefined {
     if (!this.#spans.traces(call.service)) return undefined;
     const parent = this.#carriesContext(call.metadata) ? propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter) : ROOT_CONTEXT;
-    const span = this.#spans.startCall(call.method, parent);
+    const span = this.#spans.startCall(call.method, parent, call.binding);
     return { span, context: trace.setSpan(parent, span) };
   }
 
