@@ -2,13 +2,14 @@
  * Issue 34 item 2: the §5.4 error table and the JSON-RPC envelope rules over JSON-RPC, through raw
  * HTTP requests (what a client of any make sends), and bad input of every kind.
  */
-import { request as httpRequest } from "node:http";
 import { create } from "@bufbuild/protobuf";
 import { AgentExtensionSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { jsonRpcFailure } from "../../src/jsonrpc/jsonrpc-errors.js";
 import { ExtendedAgentCardNotConfiguredError } from "../../src/lifecycle/errors.js";
 import { toErrorStatus } from "../../src/service/error-status.js";
 import { startJsonRpcSetup, type JsonRpcSetup } from "./jsonrpc-support.js";
+import { readSse } from "./sse-reader.js";
+import { openStreamCount } from "../../src/streams/index.js";
 
 let s: JsonRpcSetup;
 /** Push notifications off, an extension clients must activate, no extended card. */
@@ -231,31 +232,20 @@ describe("R-JRPC-1..10: the envelope and the HTTP layer", () => {
       await held;
       await ctx.complete("done");
     });
-    const url = new URL(s.endpoint);
-    const taskId = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: "POST",
-          headers: { "Content-Type": "application/json", "A2A-Version": "1.0", "X-API-Key": s.aliceKey },
-        },
-        (res) => {
-          expect(res.headers["content-type"]).toBe("text/event-stream");
-          res.setEncoding("utf8");
-          res.once("data", (chunk: string) => {
-            const event = JSON.parse(chunk.replace(/^data: /, "").trim()) as { id: number; result: { task: { id: string } } };
-            expect(event.id).toBe(5);
-            resolve(event.result.task.id);
-            req.destroy(); // the client goes away mid-stream
-          });
-        },
-      );
-      req.on("error", () => undefined);
-      req.end(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "SendStreamingMessage", params: message("abandoned") }));
-      setTimeout(() => reject(new Error("no first event")), 5000);
+    const res = await fetch(s.endpoint, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0", "X-API-Key": s.aliceKey },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "SendStreamingMessage", params: message("abandoned") }),
     });
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    const events = readSse(res);
+    const first = JSON.parse((await events.next())!.data) as { id: number; result: { task: { id: string } } };
+    expect(first.id).toBe(5);
+    const taskId = first.result.task.id;
+    await events.abandon(); // the client goes away mid-stream
+    // Its subscription ends at once, while the task still runs (held by the script).
+    for (let i = 0; i < 100 && openStreamCount() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(openStreamCount()).toBe(0);
     release();
     for (let i = 0; i < 100; i++) {
       const status = (await call(s, "GetTask", { id: taskId })).body.result?.["status"] as { state: string } | undefined;
