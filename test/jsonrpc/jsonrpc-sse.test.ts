@@ -64,7 +64,7 @@ test("A-33, R-BIND-14: with the resume extension each event's SSE id is its curs
   expect(payloadCase(snapshot.data)).toBe("task");
   expect(rpc(working.data).result?.["statusUpdate"]?.status?.state).toBe("TASK_STATE_WORKING");
   expect(working.id).toMatch(/^[A-Za-z0-9_-]+$/);
-  const taskId = (rpc(snapshot.data).result?.["task"] as unknown as { id: string }).id;
+  const taskId = String((rpc(snapshot.data).result?.["task"] as { id?: string } | undefined)?.id);
   await reader.abandon(); // the client drops; the task goes on
   step(); // the artifact arrives while no one listens
   await new Promise((r) => setTimeout(r, 50));
