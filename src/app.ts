@@ -22,11 +22,9 @@ import { encodedArtifactSize, encodedTaskSize } from "./codec/task-encoder.js";
 import { createA2AHandlers } from "./service/a2a-handlers.js";
 import { DEFAULT_VALIDATION_LIMITS } from "./service/request-validation.js";
 import { cardBytes, startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
-import { servedCardOf, type ServedCard } from "./http/card-response.js";
-import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
-import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
-import { admissionOf } from "./service/call-admission.js";
-import { CallObservers } from "./service/call-observer.js";
+import { servedCardOf } from "./http/card-response.js";
+import { startBindingsListener } from "./http-bindings.js";
+import type { CallObservers } from "./service/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import type { ServiceGuard } from "./protocol/service-guard.js";
 import {
@@ -113,7 +111,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       "push: each replica signs webhooks with the key in its own data directory; give replicas one key (A2A_PUSH_SIGNING_KEY_FILE)",
     );
   // The HTTP bindings' listener binds first: the card names its URL (with the port bound).
-  const bindings = await startBindingsListener(config, overrides.observers, logger);
+  const bindings = await startBindingsListener(config, overrides.observers, (error) => logger.error({ err: error }, "the HTTP listener failed"));
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
@@ -334,57 +332,6 @@ async function openStore(
     await repository.setMeta(PAGE_TOKEN_SECRET_KEY, secret);
   }
   return { repository, pageTokenSecret: Buffer.from(secret, "base64"), close: () => repository.close() };
-}
-
-/** The HTTP listener with the bindings on it (A-35), while the listener and JSON-RPC are on. */
-interface BindingsListener {
-  readonly port: number;
-  readonly jsonRpcUrl: string;
-  /** Starts answering the card (and metrics, when on this listener). */
-  serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
-  useHandlers(handlers: object): void;
-  close(): Promise<void>;
-}
-
-async function startBindingsListener(config: Config, observers: CallObservers | undefined, logger: CoreLogger): Promise<BindingsListener | undefined> {
-  if (config.cardListen === null || config.jsonRpcPath === null) return undefined;
-  let card: ServedCard | undefined;
-  let handlers: object = {};
-  const documents = new Map<string, () => Promise<ListenerDocument>>();
-  const jsonRpc = createJsonRpcBinding({
-    handlers: () => handlers as Readonly<Record<string, unknown>>,
-    admission: () => admissionOf(handlers),
-    observers: observers ?? new CallObservers([], () => undefined),
-    maxBodyBytes: config.maxMessageBytes,
-  });
-  const listener: HttpListener = await startHttpListener({
-    ...splitHostPort(config.cardListen),
-    card: () => card,
-    bindings: new Map([[config.jsonRpcPath, jsonRpc]]),
-    documents,
-    corsOrigins: config.corsOrigins,
-    onError: (error) => logger.error({ err: error }, "the HTTP listener failed"),
-  });
-  const base = config.publicHttpUrl ?? `http://${formatListenAddress(config.cardListen, listener.port)}`;
-  return {
-    port: listener.port,
-    jsonRpcUrl: base + config.jsonRpcPath,
-    serve(served, metrics) {
-      card = served;
-      if (metrics !== undefined) documents.set(METRICS_PATH, metrics);
-    },
-    useHandlers(installed) {
-      handlers = installed;
-    },
-    close: () => listener.close(),
-  };
-}
-
-/** host:port of a listen address with the port bound (a wildcard host is not an address clients can use: 127.0.0.1 then). */
-function formatListenAddress(address: string, port: number): string {
-  const { host } = splitHostPort(address);
-  const usable = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
-  return `${usable.includes(":") ? `[${usable}]` : usable}:${port}`;
 }
 
 /** Metrics are collected only where they can be scraped: on their own listener, or on the card's when it runs. */

@@ -38,6 +38,8 @@ export interface JsonRpcBindingOptions {
   readonly observers: CallObservers;
   /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
   readonly maxBodyBytes: number;
+  /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
+  readonly wwwAuthenticate?: string;
 }
 
 /** The binding's request handler for its path on the HTTP listener. */
@@ -67,7 +69,14 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
     } catch (error) {
       // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
       const observed = options.observers.begin(SERVICE, "(unread)", false, peerOf(req), metadata, "jsonrpc");
-      return fail(res, observed, null, statusOf(error, observed));
+      const status = statusOf(error, observed);
+      return fail(
+        res,
+        observed,
+        null,
+        status,
+        status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {},
+      );
     }
   }
   let body: Buffer;

@@ -160,8 +160,10 @@ describe("R-JRPC-17, R-BIND-38: every row of the §5.4 table, with ErrorInfo in 
   });
 
   test("BQ-9: a wrong credential is 401 with -31016 before the body is read; another principal's task is -32001", async () => {
-    const wrong = await call(s, "GetTask", { id: "t" }, { "X-API-Key": "a2a_wrong" });
+    const res = await s.post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "t" } }), { "X-API-Key": "a2a_wrong" });
+    const wrong = { status: res.status, body: (await res.json()) as RpcAnswer["body"] };
     expect([wrong.status, wrong.body.error?.code, wrong.body.id]).toEqual([401, -31016, null]);
+    expect(res.headers.get("www-authenticate")).toContain('header="X-API-Key"'); // R-BIND-7
     const id = await finishedTask(s);
     const bob = await call(s, "GetTask", { id }, { "X-API-Key": s.bobKey });
     expect(bob.body.error?.code).toBe(-32001);
