@@ -7,15 +7,20 @@ import type { CallMetadata, CallMetadataValue } from "../service/face.js";
  * Built once per request; the face keys admission by this object, so a client cannot forge one.
  */
 export class HeaderMetadata implements CallMetadata {
-  /** `fallbacks`: a key read from another header when absent (the resume cursor from SSE's Last-Event-ID). */
+  /**
+   * `fallbacks`: a key read from another header when absent (the resume cursor from SSE's
+   * Last-Event-ID); `defaults`: a value used when the header is absent (A2A-Version from the query,
+   * R-BIND-11: the header wins, BQ-6).
+   */
   constructor(
     private readonly headers: IncomingHttpHeaders,
     private readonly fallbacks: Readonly<Record<string, string>> = {},
+    private readonly defaults: Readonly<Record<string, string>> = {},
   ) {}
 
   get(key: string): CallMetadataValue[] {
     const fallback = this.fallbacks[key];
-    const value = this.headers[key] ?? (fallback === undefined ? undefined : this.headers[fallback]);
+    const value = this.headers[key] ?? (fallback === undefined ? undefined : this.headers[fallback]) ?? this.defaults[key];
     if (value === undefined) return [];
     return Array.isArray(value) ? value : [value];
   }

@@ -61,7 +61,7 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   if (!isJson(req.headers["content-type"])) {
     return sendRpc(res, 415, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, "Content-Type must be application/json") });
   }
-  const metadata = new HeaderMetadata(req.headers, { [RESUME_CURSOR_HEADER]: "last-event-id" });
+  const metadata = new HeaderMetadata(req.headers, { [RESUME_CURSOR_HEADER]: "last-event-id" }, queryVersion(req.url));
   const admission = options.admission();
   if (admission !== undefined) {
     try {
@@ -207,6 +207,14 @@ function sendRpc(res: ServerResponse, status: number, response: JsonRpcResponse,
   const body = Buffer.from(JSON.stringify(response), "utf8");
   res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": body.length });
   res.end(body);
+}
+
+/** `?A2A-Version=` as a default for the header (R-BIND-11). */
+function queryVersion(url: string | undefined): Record<string, string> {
+  const query = url?.indexOf("?") ?? -1;
+  if (query < 0) return {};
+  const version = new URLSearchParams(url!.slice(query + 1)).get("A2A-Version");
+  return version === null ? {} : { "a2a-version": version };
 }
 
 /** R-JRPC-2: application/json (any parameters, e.g. charset=utf-8); a missing Content-Type is tolerated. */

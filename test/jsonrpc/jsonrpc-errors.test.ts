@@ -142,6 +142,20 @@ describe("R-JRPC-17, R-BIND-38: every row of the §5.4 table, with ErrorInfo in 
     );
   });
 
+  test("R-BIND-11, BQ-6: ?A2A-Version= stands in for a missing header; the header wins when both are sent", async () => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "nope" } });
+    const post = (url: string, version?: string) =>
+      fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-API-Key": s.aliceKey, ...(version ? { "A2A-Version": version } : {}) },
+        body,
+      });
+    const byQuery = (await (await post(`${s.endpoint}?A2A-Version=1.0`)).json()) as RpcAnswer["body"];
+    expect(byQuery.error?.code).toBe(-32001);
+    const headerWins = (await (await post(`${s.endpoint}?A2A-Version=1.0`, "0.3")).json()) as RpcAnswer["body"];
+    expect(headerWins.error?.code).toBe(-32009);
+  });
+
   test("-32602 invalid params with a BadRequest naming the field (A-6, R-BIND-22)", async () => {
     const empty = await call(s, "GetTask", { id: "" });
     expect(empty.body.error?.code).toBe(-32602);
