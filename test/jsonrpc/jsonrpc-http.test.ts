@@ -3,7 +3,7 @@
  * configured origins, a body that grows past the limit without declaring its length, the path
  * setting, and JSON-RPC off leaving the card where it was.
  */
-import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
+import { startA2AServer } from "../support/a2a-server.js";
 import { startJsonRpcSetup, type JsonRpcSetup } from "./jsonrpc-support.js";
 
 let s: JsonRpcSetup;
