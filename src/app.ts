@@ -248,13 +248,17 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     metrics,
     metricsPort: metricsServer?.port ?? (metrics !== undefined ? (cardServer?.port ?? bindings?.port) : undefined),
     serviceGuard: auth.callers && ((call, service) => auth.callers!.authenticateService(call, service)),
-    stopRuns: (graceMs) => service.shutdown(graceMs),
+    stopRuns: (graceMs) => {
+      bindings?.stopAccepting();
+      return service.shutdown(graceMs);
+    },
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
       process.off("SIGHUP", onHangupJwt);
       auth.close();
       sweeper?.stop();
       clearInterval(orphanSweep);
+      bindings?.stopAccepting();
       await service.shutdown(graceMs);
       await push?.close(); // pending deliveries stay in the store for the next start
       await cardServer?.close();

@@ -19,6 +19,8 @@ export interface BindingsListener {
   /** Starts answering the card (and metrics, when on this listener). */
   serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
   useHandlers(handlers: object): void;
+  /** Shutdown has begun: new calls are refused (UNAVAILABLE); calls and streams in flight go on. */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function startBindingsListener(
   if (config.cardListen === null || config.jsonRpcPath === null) return undefined;
   let card: ServedCard | undefined;
   let handlers: object = {};
+  let closing = false;
   const documents = new Map<string, () => Promise<ListenerDocument>>();
   const jsonRpc = createJsonRpcBinding({
     handlers: () => handlers as Readonly<Record<string, unknown>>,
@@ -37,6 +40,7 @@ export async function startBindingsListener(
     observers: observers ?? new CallObservers([], () => undefined),
     maxBodyBytes: config.maxMessageBytes,
     wwwAuthenticate: authChallenges(config.auth.schemes),
+    closing: () => closing,
   });
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
@@ -56,6 +60,9 @@ export async function startBindingsListener(
     },
     useHandlers(installed) {
       handlers = installed;
+    },
+    stopAccepting() {
+      closing = true;
     },
     close: () => listener.close(),
   };

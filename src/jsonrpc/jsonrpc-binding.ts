@@ -40,6 +40,8 @@ export interface JsonRpcBindingOptions {
   readonly maxBodyBytes: number;
   /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
   readonly wwwAuthenticate?: string;
+  /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
+  closing(): boolean;
 }
 
 /** The binding's request handler for its path on the HTTP listener. */
@@ -92,6 +94,7 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   const { id, method } = call;
   const streaming = method.methodKind === "server_streaming";
   const observed = options.observers.begin(SERVICE, method.name, streaming, peerOf(req), metadata, "jsonrpc");
+  if (options.closing()) return fail(res, observed, id, { code: Code.UNAVAILABLE, message: "server is shutting down", details: [] });
   const handler = options.handlers()[method.name];
   if (typeof handler !== "function") {
     return fail(res, observed, id, { code: Code.UNIMPLEMENTED, message: `method ${method.name} is not implemented`, details: [] });

@@ -85,3 +85,18 @@ test("R-BIND-16: A2A_PUBLIC_HTTP_URL is the base of the card's JSON-RPC URL", as
     await proxied.close();
   }
 });
+
+test("shutdown: once runs are stopping, a new JSON-RPC call is refused as UNAVAILABLE (-32603), as gRPC's are", async () => {
+  const stopping = await startA2AServer({ env: { A2A_HTTP_LISTEN: "127.0.0.1:0" }, advertiseBoundAddress: true });
+  try {
+    await stopping.app.stopRuns(0);
+    const res = await fetch(`http://127.0.0.1:${stopping.app.cardPort}/a2a/jsonrpc`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 4, method: "GetTask", params: { id: "x" } }),
+    });
+    expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 4, error: { code: -32603, message: "server is shutting down", data: [] } });
+  } finally {
+    await stopping.close();
+  }
+});
