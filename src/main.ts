@@ -130,6 +130,7 @@ async function main(argv: readonly string[]): Promise<void> {
       address: server.address,
       tls: config.tls === null ? "off" : config.tls.clientCa ? "mtls" : "on",
       card: app.cardPort === undefined ? "off" : app.cardPort,
+      jsonrpc: app.card.supportedInterfaces.find((i) => i.protocolBinding === "JSONRPC")?.url ?? "off",
       metrics: app.metricsPort === undefined ? "off" : app.metricsPort,
       tracing: telemetry.tracing === undefined ? "off" : "on",
       store: config.store,
