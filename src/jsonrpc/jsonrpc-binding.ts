@@ -4,6 +4,7 @@ import {
   ListTaskPushNotificationConfigsResponseSchema,
   ListTasksResponseSchema,
   StreamResponseSchema,
+  type ListTasksRequest,
   type StreamResponse,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { HeaderMetadata } from "../http/header-metadata.js";
@@ -117,7 +118,7 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   }
   let result: JsonValue;
   try {
-    result = resultJson(method, response);
+    result = resultJson(method, request, response);
   } catch (error) {
     ctx.end(CALL_ENDED);
     return fail(res, observed, id, statusOf(error, observed), ctx.responseHeaders);
@@ -174,10 +175,13 @@ function cursorOf(response: StreamResponse): string | undefined {
  * The ProtoJSON of a result. ProtoJSON drops empty lists and strings, but A2A requires a list
  * response's fields always (R-BIND-25): they are put back here.
  */
-function resultJson(method: DescMethod, response: Message): JsonValue {
+function resultJson(method: DescMethod, request: Message, response: Message): JsonValue {
   const json = toJson(method.output, response) as { [key: string]: JsonValue };
   if (method.output.typeName === ListTasksResponseSchema.typeName) {
     json["tasks"] ??= [];
+    // includeArtifacts: every task says which artifacts it has, none included.
+    if ((request as ListTasksRequest).includeArtifacts === true)
+      for (const task of json["tasks"] as Array<{ [key: string]: JsonValue }>) task["artifacts"] ??= [];
     json["nextPageToken"] ??= "";
     json["pageSize"] ??= 0;
     json["totalSize"] ??= 0;

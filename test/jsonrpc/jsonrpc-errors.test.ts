@@ -168,6 +168,19 @@ describe("R-JRPC-17, R-BIND-38: every row of the §5.4 table, with ErrorInfo in 
     expect(arrayParams.body.error?.code).toBe(-32602);
   });
 
+  test("R-BIND-25: ListTasks always has its list fields; includeArtifacts gives every task an artifacts list", async () => {
+    s.scripts.set("no artifacts", async (ctx) => ctx.complete("done"));
+    await call(s, "SendMessage", message("no artifacts"));
+    const empty = await call(s, "ListTasks", { contextId: "no-such-context" });
+    expect(empty.body.result).toEqual({ tasks: [], nextPageToken: "", pageSize: 50, totalSize: 0 });
+    const listed = await call(s, "ListTasks", { includeArtifacts: true, pageSize: 100 });
+    const tasks = listed.body.result?.["tasks"] as unknown as Array<Record<string, unknown>>;
+    expect(tasks.length).toBeGreaterThan(0);
+    for (const task of tasks) expect(Array.isArray(task["artifacts"])).toBe(true);
+    const without = await call(s, "ListTasks", { pageSize: 100 });
+    for (const task of without.body.result?.["tasks"] as unknown as Array<Record<string, unknown>>) expect(task["artifacts"]).toBeUndefined();
+  });
+
   test("R-BIND-23: unknown fields in params are ignored", async () => {
     const answer = await call(s, "GetTask", { id: await finishedTask(s), someFutureField: 1 });
     expect(answer.body.result?.["id"]).toEqual(expect.any(String));
