@@ -43,8 +43,15 @@ export function readEnvelope(body: Buffer): JsonRpcCall | EnvelopeRefusal {
   const name = request["method"];
   if (typeof name !== "string") return { id, error: envelopeError(INVALID_REQUEST, "method must be a string") };
   const method = METHODS.get(name);
-  if (method === undefined) return { id, error: envelopeError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(name.slice(0, 64))}`) };
+  if (method === undefined) return { id, error: envelopeError(METHOD_NOT_FOUND, methodNotFound(name)) };
   return { id, method, params: (request["params"] ?? {}) as JsonValue };
+}
+
+/** "Method not found", saying so when the name is a v0.3 one ("tasks/get"): this endpoint speaks 1.0 (A-36). */
+function methodNotFound(name: string): string {
+  const shown = JSON.stringify(name.slice(0, 64));
+  if (!name.includes("/")) return `Method not found: ${shown}`;
+  return `Method not found: ${shown} is an A2A v0.3 method name; this endpoint speaks A2A 1.0, whose methods are the gRPC names (SendMessage, GetTask, ...)`;
 }
 
 /**

@@ -223,6 +223,7 @@ describe("R-JRPC-1..10: the envelope and the HTTP layer", () => {
     expect((await call(s, "NoSuchMethod", {})).body.error?.code).toBe(-32601);
     const legacy = await call(s, "tasks/get", { id: "t" }, {}, 9);
     expect([legacy.body.id, legacy.body.error?.code]).toEqual([9, -32601]);
+    expect(legacy.body.error?.message).toMatch(/v0\.3 method name.*A2A 1\.0/); // says which version this endpoint speaks
   });
 
   test("R-JRPC-9: a batch is one -32600 with id null", async () => {
