@@ -48,9 +48,10 @@ export async function startBindingsListener(
     bindings: new Map([[config.jsonRpcPath, jsonRpc]]),
     documents,
     corsOrigins: config.corsOrigins,
+    tls: config.tls ?? undefined,
     onError,
   });
-  const base = config.publicHttpUrl ?? `http://${formatListenAddress(config.cardListen, listener.port)}`;
+  const base = config.publicHttpUrl ?? `${config.tls === null ? "http" : "https"}://${formatListenAddress(config.cardListen, listener.port)}`;
   return {
     port: listener.port,
     jsonRpcUrl: base + config.jsonRpcPath,

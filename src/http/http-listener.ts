@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { sendJson, serveCard, type ServedCard } from "./card-response.js";
 
@@ -34,6 +35,8 @@ export interface HttpListenerOptions {
   readonly documents?: ReadonlyMap<string, () => Promise<ListenerDocument>>;
   /** Origins browsers may call the bindings from ("*": any); empty = no CORS headers (A2A_CORS_ORIGINS). */
   readonly corsOrigins: readonly string[];
+  /** The gRPC listener's TLS (R-BIND-9): TLS 1.2 at least; with `clientCa`, client certificates required (mTLS). */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly clientCa: Buffer | null } | undefined;
   readonly onError?: (error: Error) => void;
 }
 
@@ -45,7 +48,7 @@ export interface HttpListener {
 
 export function startHttpListener(options: HttpListenerOptions): Promise<HttpListener> {
   const documents = options.documents ?? new Map();
-  const server = createServer((req, res) => {
+  const route = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?", 1)[0]!;
     const binding = options.bindings.get(path);
     if (binding !== undefined) {
@@ -57,7 +60,20 @@ export function startHttpListener(options: HttpListenerOptions): Promise<HttpLis
     const card = options.card();
     if (card !== undefined) return serveCard(card, path, req, res);
     sendJson(res, 503, { error: "starting" });
-  });
+  };
+  const tls = options.tls;
+  const server =
+    tls === undefined
+      ? createServer(route)
+      : createTlsServer(
+          {
+            cert: tls.cert,
+            key: tls.key,
+            minVersion: "TLSv1.2",
+            ...(tls.clientCa === null ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }),
+          },
+          route,
+        );
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {
