@@ -5,6 +5,7 @@ import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
 import { METRICS_PATH } from "./observability/index.js";
 import { admissionOf } from "./service/call-admission.js";
 import { CallObservers } from "./service/call-observer.js";
+import { readVersion } from "./service/service-parameters.js";
 
 /*
  * The HTTP bindings on their listener, as createApp wires them: the listener binds before the
@@ -37,6 +38,7 @@ export async function startBindingsListener(
   const jsonRpc = createJsonRpcBinding({
     handlers: () => handlers as Readonly<Record<string, unknown>>,
     admission: () => admissionOf(handlers),
+    checkVersion: (metadata) => void readVersion(metadata, { allowMissing: config.allowMissingVersion }),
     observers: observers ?? new CallObservers([], () => undefined),
     maxBodyBytes: config.maxMessageBytes,
     wwwAuthenticate: authChallenges(config.auth.schemes),

@@ -14,7 +14,7 @@ import { SseWriter } from "../http/sse-writer.js";
 import type { CallAdmission } from "../service/call-admission.js";
 import type { CallObservers, ObservedCall } from "../service/call-observer.js";
 import { toErrorStatus, type ErrorStatus } from "../service/error-status.js";
-import type { ServerStreamHandler, UnaryHandler } from "../service/face.js";
+import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
 import { Code } from "../service/status-code.js";
 import { RESUME_CURSOR_HEADER, STREAM_RESUME_EXTENSION } from "../streams/index.js";
 import { decodeParams, readEnvelope, type JsonRpcId } from "./jsonrpc-envelope.js";
@@ -36,6 +36,8 @@ export interface JsonRpcBindingOptions {
   handlers(): Readonly<Partial<Record<string, unknown>>>;
   /** Proves the caller from the headers before the body is read; undefined = authentication off. */
   admission(): CallAdmission | undefined;
+  /** The version check (A-3, A-15: first), for when no admission runs it. Throws VersionNotSupportedError. */
+  checkVersion(metadata: CallMetadata): void;
   readonly observers: CallObservers;
   /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
   readonly maxBodyBytes: number;
@@ -66,21 +68,17 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   }
   const metadata = new HeaderMetadata(req.headers, { [RESUME_CURSOR_HEADER]: "last-event-id" }, queryVersion(req.url));
   const admission = options.admission();
-  if (admission !== undefined) {
-    try {
-      await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress: req.socket.remoteAddress ?? "unknown" });
-    } catch (error) {
-      // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
-      const observed = options.observers.begin(SERVICE, "(unread)", false, peerOf(req), metadata, "jsonrpc");
-      const status = statusOf(error, observed);
-      return fail(
-        res,
-        observed,
-        null,
-        status,
-        status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {},
-      );
-    }
+  try {
+    // the version first, then the credentials, both from the headers alone.
+    if (admission === undefined) options.checkVersion(metadata);
+    else await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress: req.socket.remoteAddress ?? "unknown" });
+  } catch (error) {
+    // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
+    const observed = options.observers.begin(SERVICE, "(unread)", false, peerOf(req), metadata, "jsonrpc");
+    const status = statusOf(error, observed);
+    const challenge: Record<string, string> =
+      status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
+    return fail(res, observed, null, status, challenge);
   }
   let body: Buffer;
   try {
@@ -123,7 +121,9 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
     ctx.end(CALL_ENDED);
     return fail(res, observed, id, statusOf(error, observed), ctx.responseHeaders);
   }
-  observed.end(Code.OK, undefined);
+  if (res.destroyed)
+    observed.endUnanswered(Number.POSITIVE_INFINITY); // the client left before its answer
+  else observed.end(Code.OK, undefined);
   sendRpc(res, 200, { jsonrpc: "2.0", id, result }, ctx.responseHeaders);
   ctx.end(CALL_ENDED);
 }

@@ -100,3 +100,17 @@ test("shutdown: once runs are stopping, a new JSON-RPC call is refused as UNAVAI
     await stopping.close();
   }
 });
+
+test("R-BIND-8, A-15: with authentication off the version is still checked first, before params are decoded", async () => {
+  const open = await startA2AServer({ env: { A2A_HTTP_LISTEN: "127.0.0.1:0" }, advertiseBoundAddress: true });
+  try {
+    const res = await fetch(`http://127.0.0.1:${open.app.cardPort}/a2a/jsonrpc`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ListTasks", params: { status: "NOT_A_STATE" } }),
+    });
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32009);
+  } finally {
+    await open.close();
+  }
+});
