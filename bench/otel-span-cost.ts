@@ -18,7 +18,7 @@ import { markdownTable } from "./lib/table.js";
 import { Tracing } from "../src/observability/tracing.js";
 import { endRunObservation, invokeObserved, startRunObservation } from "../src/lifecycle/runs/run-observation.js";
 import type { AgentRun } from "../src/lifecycle/runs/agent-run.js";
-import type { CallEnded } from "../src/protocol/call-observer.js";
+import type { CallEnded } from "../src/service/call-observer.js";
 import { Metadata, status } from "@grpc/grpc-js";
 
 const CALLS = 100_000;
@@ -120,6 +120,7 @@ export async function tracingPerCall(): Promise<number> {
     const ended: CallEnded = {
       service: "lf.a2a.v1.A2AService",
       method: "SendMessage",
+      binding: "grpc",
       streaming: false,
       metadata,
       peer: "127.0.0.1:50000",

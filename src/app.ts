@@ -22,9 +22,12 @@ import {
 import { PushConfigService } from "./push/push-configs.js";
 import { measureTask } from "./codec/list-response-encoder.js";
 import { encodedArtifactSize, encodedTaskSize } from "./codec/task-encoder.js";
-import { createA2AHandlers } from "./protocol/a2a-handlers.js";
-import { DEFAULT_VALIDATION_LIMITS } from "./protocol/request-validation.js";
-import { startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import { createA2AHandlers } from "./service/a2a-handlers.js";
+import { DEFAULT_VALIDATION_LIMITS } from "./service/request-validation.js";
+import { cardBytes, startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
+import { servedCardOf } from "./http/card-response.js";
+import { startBindingsListener } from "./http-bindings.js";
+import type { CallObservers } from "./service/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
 import type { ServiceGuard } from "./protocol/service-guard.js";
 import {
@@ -79,6 +82,8 @@ export interface AppOverrides {
   readonly pushResolver?: Resolver;
   /** Metrics and tracing made for the server beforehand (createAppTelemetry); by default the app makes its own metrics, without call observers. */
   readonly telemetry?: Telemetry;
+  /** The gRPC server's call seam (RunningServer.observers), for the HTTP bindings' calls; by default none. */
+  readonly observers?: CallObservers;
 }
 
 /** How large one merged stream response may grow (A-32): well under the message size limit. */
@@ -109,9 +114,12 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       { data_dir: config.dataDir },
       "push: each replica signs webhooks with the key in its own data directory; give replicas one key (A2A_PUSH_SIGNING_KEY_FILE)",
     );
+  // The HTTP bindings' listener binds first: the card names its URL (with the port bound).
+  const bindings = await startBindingsListener(config, overrides.observers, (error) => logger.error({ err: error }, "the HTTP listener failed"));
   const card = buildAgentCard(
     {
       publicGrpcAddress: config.publicGrpcAddress,
+      jsonRpcUrl: bindings?.jsonRpcUrl,
       name: config.agentName ?? undefined,
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
@@ -166,7 +174,9 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   const sweeper = config.retentionMs === null ? undefined : new RetentionSweeper(repository, config.retentionMs, logger);
   sweeper?.start();
   let cardServer: AgentCardServer | undefined;
-  if (config.cardListen !== null) {
+  if (bindings !== undefined) {
+    bindings.serve(servedCardOf(cardBytes(card)), metrics !== undefined && config.metricsListen === "card" ? metrics.document : undefined);
+  } else if (config.cardListen !== null) {
     const { host, port } = splitHostPort(config.cardListen);
     const routes = metrics !== undefined && config.metricsListen === "card" ? new Map([[METRICS_PATH, metrics.document]]) : undefined;
     cardServer = await startAgentCardServer({ host, port, card, routes, onError: (error) => logger.error({ err: error }, "the agent card listener failed") });
@@ -230,6 +240,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     // Only with a store that keeps the events: a repository given by the caller may not.
     streamResume: resume !== undefined && repository.eventLog !== undefined ? { heartbeatMs: config.streamHeartbeatMs } : undefined,
   });
+  bindings?.useHandlers(handlers);
   return {
     handlers,
     card,
@@ -237,20 +248,25 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     hub,
     repository,
     push,
-    cardPort: cardServer?.port,
+    cardPort: cardServer?.port ?? bindings?.port,
     metrics,
-    metricsPort: metricsServer?.port ?? (metrics !== undefined ? cardServer?.port : undefined),
+    metricsPort: metricsServer?.port ?? (metrics !== undefined ? (cardServer?.port ?? bindings?.port) : undefined),
     serviceGuard: auth.callers && ((call, service) => auth.callers!.authenticateService(call, service)),
-    stopRuns: (graceMs) => service.shutdown(graceMs),
+    stopRuns: (graceMs) => {
+      bindings?.stopAccepting();
+      return service.shutdown(graceMs);
+    },
     async close(graceMs) {
       process.off("SIGHUP", onHangup);
       process.off("SIGHUP", onHangupJwt);
       auth.close();
       sweeper?.stop();
       clearInterval(orphanSweep);
+      bindings?.stopAccepting();
       await service.shutdown(graceMs);
       await push?.close(); // pending deliveries stay in the store for the next start
       await cardServer?.close();
+      await bindings?.close();
       await metricsServer?.close();
       await telemetry.close();
       await store.close();

@@ -110,7 +110,7 @@ async function main(argv: readonly string[]): Promise<void> {
   let app: A2AApp;
   try {
     const publicGrpcAddress = config.publicGrpcAddress === config.listen ? server.address : config.publicGrpcAddress;
-    app = await createApp({ ...config, publicGrpcAddress }, logger, { telemetry });
+    app = await createApp({ ...config, publicGrpcAddress }, logger, { telemetry, observers: server.observers });
   } catch (err) {
     const failed = describeListenFailure(err, httpListeners(config));
     if (failed === undefined) logger.fatal({ err }, `could not start: ${err instanceof Error ? err.message : String(err)}`);
@@ -130,6 +130,7 @@ async function main(argv: readonly string[]): Promise<void> {
       address: server.address,
       tls: config.tls === null ? "off" : config.tls.clientCa ? "mtls" : "on",
       card: app.cardPort === undefined ? "off" : app.cardPort,
+      jsonrpc: app.card.supportedInterfaces.find((i) => i.protocolBinding === "JSONRPC")?.url ?? "off",
       metrics: app.metricsPort === undefined ? "off" : app.metricsPort,
       tracing: telemetry.tracing === undefined ? "off" : "on",
       store: config.store,

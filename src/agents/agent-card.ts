@@ -6,6 +6,8 @@ import { type AgentCardContribution, ExtendedAgentCardNotConfiguredError, Unsupp
 export interface AgentCardSettings {
   /** `host:port` as clients dial it (A-21); no scheme. */
   readonly publicGrpcAddress: string;
+  /** The JSON-RPC binding's absolute URL, when it is served (listed after gRPC, R-BIND-15/16). */
+  readonly jsonRpcUrl?: string;
   /** Operator overrides; they win over the agent's own name/description/version. */
   readonly name?: string;
   readonly description?: string;
@@ -39,6 +41,9 @@ const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
  * Throws at start-up when the result would not be a valid card (R-CARD-3), so a
  * misconfigured agent never serves a card that clients reject.
  */
+/** AgentInterface.protocol_binding of the JSON-RPC 2.0 binding (§5.2: spelled exactly so). */
+export const JSONRPC_PROTOCOL_BINDING = "JSONRPC";
+
 export function buildAgentCard(settings: AgentCardSettings, contribution: AgentCardContribution = {}): AgentCard {
   checkGrpcAddress(settings.publicGrpcAddress);
   const skills = contribution.skills ?? [];
@@ -59,6 +64,9 @@ export function buildAgentCard(settings: AgentCardSettings, contribution: AgentC
         protocolVersion: A2A_PROTOCOL_VERSION,
         tenant: settings.tenant ?? "",
       },
+      ...(settings.jsonRpcUrl === undefined
+        ? []
+        : [{ url: settings.jsonRpcUrl, protocolBinding: JSONRPC_PROTOCOL_BINDING, protocolVersion: A2A_PROTOCOL_VERSION, tenant: settings.tenant ?? "" }]),
     ],
     provider: contribution.provider,
     documentationUrl: contribution.documentationUrl,

@@ -1,4 +1,4 @@
-import type * as grpc from "@grpc/grpc-js";
+import type { CallMetadata } from "./call-metadata.js";
 import type { PeerCertificate } from "node:tls";
 
 /** What a verified credential proves about its holder. */
@@ -23,7 +23,7 @@ export type AuthScheme = "jwt" | "api-key" | "mtls";
 
 /** What an authenticator may look at: the call's metadata and its TLS peer. */
 export interface CredentialSource {
-  readonly metadata: grpc.Metadata;
+  readonly metadata: CallMetadata;
   /** The connection's transport security (grpc-js getAuthContext()): with mTLS, the client certificate. */
   getAuthContext?(): { readonly sslPeerCertificate?: PeerCertificate };
 }

@@ -1,4 +1,4 @@
-import type * as grpc from "@grpc/grpc-js";
+import type { CallMetadata } from "./call-metadata.js";
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type FetchImplementation, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { AuthError, invalidCredential } from "./auth-error.js";
@@ -235,7 +235,7 @@ export class JwtAuthenticator implements Authenticator {
 }
 
 /** The token of `authorization: Bearer <token>`; undefined when there is no authorization entry; throws when it is malformed. */
-export function bearerToken(metadata: grpc.Metadata): string | undefined {
+export function bearerToken(metadata: CallMetadata): string | undefined {
   const values = metadata.get("authorization");
   if (values.length === 0) return undefined;
   const value = values[0];

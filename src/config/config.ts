@@ -30,6 +30,12 @@ export interface Config {
   readonly agentModule: string | null;
   /** HTTP agent card listen address as host:port; null = off. */
   readonly cardListen: string | null;
+  /** Path of the JSON-RPC binding on the HTTP listener (A2A_JSONRPC_PATH); null = off. */
+  readonly jsonRpcPath: string | null;
+  /** Public base URL of the HTTP listener (A2A_PUBLIC_HTTP_URL); null = http://<listen address>. */
+  readonly publicHttpUrl: string | null;
+  /** Origins allowed to call the bindings from a browser (A2A_CORS_ORIGINS); [] = no CORS. */
+  readonly corsOrigins: readonly string[];
   /** Where /metrics is served: "card" = on the card listener (if it runs), host:port = a listener of its own, null = off. */
   readonly metricsListen: "card" | string | null;
   /** host:port advertised in the agent card. */

@@ -62,7 +62,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   const hostPort = (v: string) => formatHostPort(parseHostPort(v));
 
   const listen = get("listen", hostPort, "127.0.0.1:50051");
-  const cardListen = get("cardListen", (v) => (v.toLowerCase() === "off" ? null : hostPort(v)), "127.0.0.1:8080");
+  const listenOrOff = (v: string) => (v.toLowerCase() === "off" ? null : hostPort(v));
+  // A2A_HTTP_LISTEN, or its older name A2A_CARD_LISTEN (A-35).
+  const cardListen = raw("httpListen") !== undefined ? get("httpListen", listenOrOff)! : get("cardListen", listenOrOff, "127.0.0.1:8080");
   const agentModule = get("agentModule", (v) => readablePath(resolve(cwd, v)));
   const tls = loadTls(raw, cwd);
   const store = get("store", (v) => parseChoice(v, ["sqlite", "memory", "postgres"] as const), "sqlite");
@@ -83,6 +85,18 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     shutdownGraceMs: get("shutdownGraceMs", (v) => parseInteger(v, { max: 2 ** 31 - 1 }), String(DEFAULT_SHUTDOWN_GRACE_MS)),
     agentModule: agentModule ?? null,
     cardListen,
+    jsonRpcPath: get("jsonRpcPath", httpPathOrOff, "/a2a/jsonrpc"),
+    publicHttpUrl: get("publicHttpUrl", httpBaseUrl) ?? null,
+    corsOrigins:
+      get(
+        "corsOrigins",
+        (v) =>
+          v
+            .split(",")
+            .map((o) => o.trim())
+            .filter((o) => o !== ""),
+        "",
+      ) ?? [],
     metricsListen: get("metricsListen", (v) => (v === "card" ? v : v.toLowerCase() === "off" ? null : hostPort(v)), defaultMetricsListen(listen, cardListen)),
     publicGrpcAddress: get("publicGrpcAddress", hostPort) ?? listen,
     store,
@@ -277,4 +291,18 @@ function loadTls(raw: (key: SettingKey) => string | undefined, cwd: string): Tls
     clientCaFile: caPath ? resolve(cwd, caPath) : null,
     clientCa,
   };
+}
+
+/** A path on the HTTP listener ("/a2a/jsonrpc"), or null for "off". */
+function httpPathOrOff(v: string): string | null {
+  if (v.toLowerCase() === "off") return null;
+  if (!/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(v) || v.length > 256) throw new Error("expected a path starting with / (or off)");
+  return v;
+}
+
+/** An absolute http(s) URL without a trailing slash. */
+function httpBaseUrl(v: string): string {
+  const url = new URL(v);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("expected an http:// or https:// URL");
+  return v.replace(/\/+$/, "");
 }

@@ -61,7 +61,7 @@ export class Tallies {
 export interface A2AMetrics {
   readonly registry: Registry;
   readonly tallies: Tallies;
-  readonly callDuration: HotPathHistogram<"rpc_service" | "rpc_method" | "rpc_grpc_status_code">;
+  readonly callDuration: HotPathHistogram<"rpc_system" | "rpc_service" | "rpc_method" | "rpc_grpc_status_code">;
   readonly activeCalls: Gauge<"rpc_method">;
   readonly tasksCreated: Counter;
   readonly tasksSettled: Counter<"state">;
@@ -103,7 +103,8 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
     callDuration: new HotPathHistogram({
       name: "rpc_server_call_duration_seconds",
       help: "Duration of RPCs as the server sees them, from the call's arrival to its status (streams: until they end); _count is the number of calls",
-      labelNames: ["rpc_service", "rpc_method", "rpc_grpc_status_code"],
+      // rpc_system: the binding that carried the call, "grpc" or "jsonrpc" (OpenTelemetry's rpc.system).
+      labelNames: ["rpc_system", "rpc_service", "rpc_method", "rpc_grpc_status_code"],
       buckets: CALL_BUCKETS,
       registry,
     }),

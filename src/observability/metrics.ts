@@ -1,5 +1,5 @@
 import { subscribeCoreMetrics } from "./core-metrics.js";
-import type { CallObserver } from "../protocol/call-observer.js";
+import type { CallObserver } from "../service/call-observer.js";
 import type { HistogramSeries } from "./hot-path-histogram.js";
 import { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 import { metricsDocument } from "./metrics-endpoint.js";
@@ -16,6 +16,8 @@ export interface ServiceMetricsOptions {
 interface MethodCalls {
   readonly service: string;
   readonly method: string;
+  /** The binding that carried the calls ("grpc", "jsonrpc"): the rpc_system label. */
+  readonly binding: string;
   active: number;
   readonly byCode: Array<HistogramSeries | undefined>;
 }
@@ -39,7 +41,12 @@ export class ServiceMetrics {
 
   constructor(options: ServiceMetricsOptions = {}) {
     const openStreams =
-      options.openStreams ?? (() => STREAMING_METHODS.reduce((sum, method) => sum + (this.#calls.get("lf.a2a.v1.A2AService")?.get(method)?.active ?? 0), 0));
+      options.openStreams ??
+      (() => {
+        let open = 0;
+        for (const calls of this.#calls.get("lf.a2a.v1.A2AService")?.values() ?? []) if (STREAMING_METHODS.includes(calls.method)) open += calls.active;
+        return open;
+      });
     this.metrics = createMetrics({
       activeCalls: () => this.#activeByMethod(),
       openStreams,
@@ -58,7 +65,7 @@ export class ServiceMetrics {
   /** The call seam's observer: counts calls in progress, and each call's duration by method and status. */
   readonly observer: CallObserver<MethodCalls> = {
     started: (call) => {
-      const calls = this.#methodCalls(call.service, call.method);
+      const calls = this.#methodCalls(call.service, call.method, call.binding);
       calls.active++;
       return calls;
     },
@@ -67,16 +74,23 @@ export class ServiceMetrics {
       const code = call.code;
       const series =
         calls.byCode[code] ??
-        (calls.byCode[code] = this.metrics.callDuration.series({ rpc_service: calls.service, rpc_method: calls.method, rpc_grpc_status_code: String(code) }));
+        (calls.byCode[code] = this.metrics.callDuration.series({
+          rpc_system: calls.binding,
+          rpc_service: calls.service,
+          rpc_method: calls.method,
+          rpc_grpc_status_code: String(code),
+        }));
       series.observe(call.durationMs / 1000);
     },
   };
 
-  #methodCalls(service: string, method: string): MethodCalls {
+  #methodCalls(service: string, method: string, binding: string): MethodCalls {
     let methods = this.#calls.get(service);
     if (methods === undefined) this.#calls.set(service, (methods = new Map()));
-    let calls = methods.get(method);
-    if (calls === undefined) methods.set(method, (calls = { service, method, active: 0, byCode: [] }));
+    // gRPC's calls keyed by the method alone (the hot path: no string built per call).
+    const key = binding === "grpc" ? method : `${binding}:${method}`;
+    let calls = methods.get(key);
+    if (calls === undefined) methods.set(key, (calls = { service, method, binding, active: 0, byCode: [] }));
     return calls;
   }
 

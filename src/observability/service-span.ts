@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { PushDelivery, RunObservation, StoreCommit } from "../lifecycle/index.js";
-import type { CallEnded } from "../protocol/call-observer.js";
+import type { CallEnded } from "../service/call-observer.js";
 import { PeerCache } from "./peer-address.js";
 
 /*
@@ -32,8 +32,9 @@ export class ServiceSpans {
   }
 
   /** An A2A RPC's SERVER span `lf.a2a.v1.A2AService/<Method>`, child of the client's context (or a root). */
-  startCall(method: string, parent: Context): Span {
-    const attributes: Attributes = { "rpc.system": "grpc", "rpc.service": A2A_SERVICE, "rpc.method": method };
+  startCall(method: string, parent: Context, binding = "grpc"): Span {
+    // rpc.system names the binding that carried the call: "grpc" or "jsonrpc".
+    const attributes: Attributes = { "rpc.system": binding, "rpc.service": A2A_SERVICE, "rpc.method": method };
     return this.#tracer.startSpan(this.#methodSpanName(method), { kind: SpanKind.SERVER, attributes }, parent);
   }
 

@@ -1,4 +1,4 @@
-import type { CallObserver } from "../protocol/call-observer.js";
+import type { CallObserver } from "../service/call-observer.js";
 import { ServiceMetrics, type ServiceMetricsOptions } from "./metrics.js";
 import { Tracing, tracingRequested, type TracingOptions } from "./tracing.js";
 

@@ -1,8 +1,8 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import type * as grpc from "@grpc/grpc-js";
+import type { CallMetadata } from "../service/face.js";
 import { propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
 import { CHANNELS, runStartChannel, type PushDelivery, type PushDeliveryStart, type RunObservation, type StoreCommit } from "../lifecycle/index.js";
-import type { CallObserver, CallStart } from "../protocol/call-observer.js";
+import type { CallObserver, CallStart } from "../service/call-observer.js";
 import { AsyncContextManager } from "./async-context.js";
 import { nowMs, ServiceSpans } from "./service-span.js";
 import { startTracingSdk, TRACER_NAME, type TracingOptions } from "./tracing-sdk.js";
@@ -17,7 +17,7 @@ export interface CallSpan {
 }
 
 /** gRPC metadata as a carrier for the W3C propagators (traceparent, tracestate, baggage). */
-const metadataGetter: TextMapGetter<grpc.Metadata> = {
+const metadataGetter: TextMapGetter<CallMetadata> = {
   keys: (carrier) => Object.keys(carrier.getMap()),
   get: (carrier, key) => {
     const value = carrier.get(key)[0];
@@ -101,7 +101,7 @@ export class Tracing {
   #callStarted(call: CallStart): CallSpan | undefined {
     if (!this.#spans.traces(call.service)) return undefined;
     const parent = this.#carriesContext(call.metadata) ? propagation.extract(ROOT_CONTEXT, call.metadata, metadataGetter) : ROOT_CONTEXT;
-    const span = this.#spans.startCall(call.method, parent);
+    const span = this.#spans.startCall(call.method, parent, call.binding);
     return { span, context: trace.setSpan(parent, span) };
   }
 
@@ -110,7 +110,7 @@ export class Tracing {
    * whatever OTEL_PROPAGATORS chose): most calls carry none, and extracting from nothing still costs
    * a context per propagator.
    */
-  #carriesContext(metadata: grpc.Metadata): boolean {
+  #carriesContext(metadata: CallMetadata): boolean {
     for (const field of this.#propagatorFields) if (metadata.get(field).length > 0) return true;
     return false;
   }

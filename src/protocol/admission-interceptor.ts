@@ -1,7 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
-import type { CallAdmission } from "./call-admission.js";
-import type { CallObservers } from "./call-observer.js";
-import { toGrpcStatus } from "./error-status.js";
+import type { CallAdmission } from "../service/call-admission.js";
+import type { CallObservers } from "../service/call-observer.js";
+import { toGrpcStatus } from "./grpc-status.js";
 
 /*
  * The A2A service's admission as a grpc-js server interceptor: it holds each call at its metadata

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { toJson } from "@bufbuild/protobuf";
 import { AgentCardSchema, type AgentCard } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { startHttpThread, type DocumentSource, type HttpThread } from "./http-thread.js";
+import { startHttpThread, type CardBytes, type DocumentSource, type HttpThread } from "./http-thread.js";
 
 /** The well-known location of the public card (R-CARD-1). */
 export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
@@ -26,17 +26,22 @@ export type AgentCardServer = HttpThread;
  * requests are answered on the listener's own thread (http-thread.ts says why).
  */
 export function startAgentCardServer(options: AgentCardServerOptions): Promise<AgentCardServer> {
+  return startHttpThread({
+    host: options.host,
+    port: options.port,
+    card: cardBytes(options.card),
+    documents: options.routes,
+    onError: options.onError,
+  });
+}
+
+/** The card as served at AGENT_CARD_PATH: its bytes, ETag and Last-Modified, computed once. */
+export function cardBytes(card: AgentCard): CardBytes {
   // ProtoJSON: camelCase names, enum names, unset optionals omitted, explicit false kept (R-DATA-5, R-CAP-5).
-  const body = Buffer.from(JSON.stringify(toJson(AgentCardSchema, options.card)), "utf8");
+  const body = Buffer.from(JSON.stringify(toJson(AgentCardSchema, card)), "utf8");
   // Strong ETag from the exact bytes served (R-CARD-5).
   const etag = `"${createHash("sha256").update(body).digest("base64url")}"`;
   // HTTP dates have one-second precision; round down so If-Modified-Since with this value matches.
   const lastModifiedMs = Math.floor(Date.now() / 1000) * 1000;
-  return startHttpThread({
-    host: options.host,
-    port: options.port,
-    card: { path: AGENT_CARD_PATH, body, etag, lastModifiedMs },
-    documents: options.routes,
-    onError: options.onError,
-  });
+  return { path: AGENT_CARD_PATH, body, etag, lastModifiedMs };
 }

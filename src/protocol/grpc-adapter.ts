@@ -1,13 +1,11 @@
 import * as grpc from "@grpc/grpc-js";
-import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message, type MessageShape } from "@bufbuild/protobuf";
-import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
 import {
   ListTasksResponseSchema,
   SendMessageRequestSchema,
   SendMessageResponseSchema,
   StreamResponseSchema,
   TaskSchema,
-  type A2AService,
   type ListTasksResponse,
   type SendMessageResponse,
   type StreamResponse,
@@ -18,9 +16,10 @@ import { encodeListTasksResponse } from "../codec/list-response-encoder.js";
 import { streamResponseBytes } from "../codec/stream-response-encoder.js";
 import { installProtobufTextEncoding } from "./protobuf-text-encoding.js";
 import { decodeSendMessageRequest } from "../codec/send-request-decoder.js";
-import type { CallObservers, ObservedCall } from "./call-observer.js";
+import type { CallObservers, ObservedCall } from "../service/call-observer.js";
 import type { StreamRegistry } from "./stream-registry.js";
 import { linkCall, unlinkCall, type LinkedCall } from "./call-retention.js";
+import type { CallContext, ServerStreamHandler, StreamWriter, UnaryHandler } from "../service/face.js";
 
 /**
  * The gRPC edge as protoc-gen-es sees it: a grpc-js ServiceDefinition built from a
@@ -32,71 +31,8 @@ import { linkCall, unlinkCall, type LinkedCall } from "./call-retention.js";
 /** grpc-js's transport security of a call (its type is not exported from the package root). */
 export type AuthContext = ReturnType<grpc.ServerUnaryCall<unknown, unknown>["getAuthContext"]>;
 
-/** What a handler knows about its call. */
-export interface CallContext {
-  /** The RPC's name as in the proto, e.g. "SendMessage". */
-  readonly method: string;
-  /** Request metadata. */
-  readonly metadata: grpc.Metadata;
-  /** Aborted when the client cancels, the deadline passes, the server shuts the stream, or the call ends. */
-  readonly signal: AbortSignal;
-  /**
-   * Calls `listener` when the call ends from now on (not if it has already ended), as the
-   * signal's abort event does, without building an AbortSignal. Returns the remover.
-   */
-  onEnd(listener: (reason: Error) => void): () => void;
-  /** Adds a field to this call's "call ended" record (and so its log line), e.g. ("correlation_id", id). */
-  setLogField(key: string, value: string): void;
-  /** The task this call is about, for its "call ended" record (task_id). */
-  setTaskId(taskId: string): void;
-  /**
-   * The verified caller, for the "call ended" record. Authentication sets it in the handler's
-   * begin(), after the version check (ruling A-15); unset when no authentication is configured.
-   */
-  setPrincipal(principal: string): void;
-  /** The connection's transport security as grpc-js reports it: with mutual TLS, the client's certificate. */
-  getAuthContext(): AuthContext;
-  /**
-   * Sets a response header (e.g. a2a-extensions). Headers go out with the unary response or
-   * error, or before a stream's first message; a header set after that is dropped.
-   */
-  setResponseHeader(key: string, value: string): void;
-}
-
-export type UnaryHandler<I, O> = (request: I, call: CallContext) => Promise<O>;
-
-export interface StreamWriter<O> {
-  /**
-   * Queues a message. Returns false when the client is not keeping up (grpc-js flow
-   * control): wait for waitForDrain() before writing more. Also false, and the message
-   * is dropped, once the stream is closed.
-   */
-  write(message: O): boolean;
-  /** Resolves when writing may go on, or when the stream has closed. */
-  waitForDrain(): Promise<void>;
-  /** True once the stream has ended: by the client, its deadline, the handler, or shutdown. */
-  readonly closed: boolean;
-}
-
-/** Resolve = the stream ends with OK; throw = the stream ends with toStatus(error). */
-export type ServerStreamHandler<I, O> = (request: I, call: CallContext, out: StreamWriter<O>) => Promise<void>;
-
-type HandlerFor<M> = M extends { methodKind: "unary"; input: infer I extends DescMessage; output: infer O extends DescMessage }
-  ? UnaryHandler<MessageShape<I>, MessageShape<O>>
-  : M extends { methodKind: "server_streaming"; input: infer I extends DescMessage; output: infer O extends DescMessage }
-    ? ServerStreamHandler<MessageShape<I>, MessageShape<O>>
-    : never;
-
-/**
- * Handlers for every method of a generated service, keyed by the RPC name as in the proto
- * (SendMessage, ...). The generated shape is keyed by local name (sendMessage), which for
- * these names is the RPC name with a lower-case first letter.
- */
-export type ServiceHandlers<S> =
-  S extends GenService<infer M extends GenServiceMethods> ? { [K in keyof M & string as Capitalize<K>]: HandlerFor<M[K]> } : never;
-
-/** The 11 RPCs of lf.a2a.v1.A2AService. A server may implement any subset; the rest answer UNIMPLEMENTED. */
-export type A2AServiceHandlers = ServiceHandlers<typeof A2AService>;
+// The face's types, re-exported for the gRPC edge's callers (they live in src/service/face.ts).
+export type { A2AServiceHandlers, CallContext, ServerStreamHandler, ServiceHandlers, StreamWriter, UnaryHandler } from "../service/face.js";
 
 /** The status a failed call ends with. */
 export interface CallStatus {

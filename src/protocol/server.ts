@@ -3,8 +3,10 @@ import type { Logger } from "pino";
 import { file_grpc_health_v1_health } from "../../gen/es/grpc/health/v1/health_pb.js";
 import { A2AService, file_lf_a2a_v1_a2a } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { formatHostPort, parseHostPort } from "../settings/parse-values.js";
-import { createCallLog } from "./call-log.js";
-import { CallObservers, createObservingInterceptor, servicePaths, type CallObserver } from "./call-observer.js";
+import { createCallLog } from "../service/call-log.js";
+import { CallObservers, type CallObserver } from "../service/call-observer.js";
+import { createObservingInterceptor, servicePaths } from "./observing-interceptor.js";
+import { remoteOf } from "./call-retention.js";
 import {
   createServiceDefinition,
   createServiceImplementation,
@@ -21,7 +23,7 @@ import { file_google_rpc_status } from "../../gen/es/google/rpc/status_pb.js";
 import { StreamRegistry, trackingServer } from "./stream-registry.js";
 import { createGuardInterceptor, type GuardedService, type ServiceGuard } from "./service-guard.js";
 import { createAdmissionInterceptor } from "./admission-interceptor.js";
-import { admissionOf, type CallAdmission } from "./call-admission.js";
+import { admissionOf, type CallAdmission } from "../service/call-admission.js";
 
 export const HEALTH_SERVICE_NAME = "grpc.health.v1.Health";
 
@@ -66,6 +68,8 @@ export type ShutdownHook = () => unknown;
 export interface RunningServer {
   /** The bound port (the real one when listen asked for port 0). */
   readonly port: number;
+  /** The call seam (log, metrics, traces) every binding reports its calls to. */
+  readonly observers: CallObservers;
   /** host:port as bound. */
   readonly address: string;
   /** Installs (or replaces) the A2A handlers and reports SERVING. */
@@ -99,8 +103,10 @@ const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { logger } = options;
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  const observers = new CallObservers([createCallLog(logger), ...(options.observers ?? [])], (err, hook) =>
-    logger.warn({ err, hook }, "a call observer failed"),
+  const observers = new CallObservers(
+    [createCallLog(logger), ...(options.observers ?? [])],
+    (err, hook) => logger.warn({ err, hook }, "a call observer failed"),
+    remoteOf,
   );
   let serviceGuard: ServiceGuard | undefined;
   const guardInterceptor = createGuardInterceptor({
@@ -184,6 +190,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   return {
     port,
+    observers,
     address: formatHostPort({ host, port }),
     useHandlers(handlers, toStatus) {
       runtime.handlers = handlers;

@@ -1,6 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import type { PeerCertificate } from "node:tls";
-import { toGrpcStatus } from "./error-status.js";
+import { toGrpcStatus } from "./grpc-status.js";
 import type { GuardedService } from "../auth/auth-config.js";
 
 /*

@@ -1,4 +1,4 @@
-import { toGrpcStatus } from "./error-status.js";
+import { toGrpcStatus } from "./grpc-status.js";
 import type { ToStatus } from "./grpc-adapter.js";
 
 /**

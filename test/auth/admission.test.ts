@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Role, SendMessageRequestSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { apiKeyLine, CallerAuthenticator, newApiKey, type Authenticator } from "../../src/auth/index.js";
 import { RpcScopes } from "../../src/auth/rpc-scopes.js";
-import { createA2AHandlers } from "../../src/protocol/a2a-handlers.js";
+import { createA2AHandlers } from "../../src/service/a2a-handlers.js";
 import { a2aStatusMapper } from "../../src/protocol/status-mapper.js";
 import { BacklogBudget } from "../../src/streams/index.js";
 import { expectBadField, rpc, scriptedAgent, sendRequest, userMessage } from "../e2e/e2e-helpers.js";

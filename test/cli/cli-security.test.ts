@@ -21,7 +21,7 @@ beforeAll(async () => {
     tls,
     handlers: {
       GetTask: async (r, call) => {
-        seen.push(call.metadata);
+        seen.push(call.metadata as grpc.Metadata); // the gRPC binding hands grpc-js metadata
         return create(TaskSchema, { id: r.id, contextId: "ctx", status: { state: TaskState.COMPLETED } });
       },
     },

@@ -7,7 +7,7 @@ import { TaskState, type A2AServiceClient } from "../../gen/ts-proto/lf/a2a/v1/a
 import { STORE_FILE_NAME } from "../../src/app.js";
 import { loadConfig } from "../../src/config/index.js";
 import { RetentionSweeper } from "../../src/lifecycle/writes/retention.js";
-import { STATUS_DETAILS_KEY } from "../../src/protocol/error-status.js";
+import { STATUS_DETAILS_KEY } from "../../src/protocol/grpc-status.js";
 import { openSqliteTaskRepository } from "../../src/storage/sqlite/sqlite-task-repository.js";
 import { captureLogger } from "../foundation/helpers.js";
 import { startA2AServer } from "../support/a2a-server.js";

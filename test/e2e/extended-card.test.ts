@@ -7,7 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import { clone } from "@bufbuild/protobuf";
 import { AgentCardSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { AgentCard } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import { createA2AHandlers } from "../../src/protocol/a2a-handlers.js";
+import { createA2AHandlers } from "../../src/service/a2a-handlers.js";
 import { a2aStatusMapper } from "../../src/protocol/status-mapper.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

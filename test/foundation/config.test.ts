@@ -37,6 +37,9 @@ describe("configuration", () => {
       shutdownGraceMs: 7_000,
       agentModule: null,
       cardListen: "127.0.0.1:8080",
+      jsonRpcPath: "/a2a/jsonrpc",
+      publicHttpUrl: null,
+      corsOrigins: [],
       metricsListen: "card",
       publicGrpcAddress: "127.0.0.1:50051",
       store: "sqlite",
@@ -297,5 +300,18 @@ describe("configuration", () => {
     expect(wantsHelp(["--listen=x"])).toBe(false);
     const table = describeConfig();
     for (const s of Object.values(SETTINGS)) expect(table).toContain(`| \`${s.env}\` | \`--${s.flag}\` |`);
+  });
+});
+
+describe("the HTTP listener's settings (A-35)", () => {
+  test("A-35: A2A_HTTP_LISTEN wins over its older name A2A_CARD_LISTEN, which still works alone; paths and URLs are checked", () => {
+    expect(loadConfig({ env: { A2A_HTTP_LISTEN: "127.0.0.1:9000", A2A_CARD_LISTEN: "127.0.0.1:9001" } }).cardListen).toBe("127.0.0.1:9000");
+    expect(loadConfig({ env: { A2A_CARD_LISTEN: "127.0.0.1:9001" } }).cardListen).toBe("127.0.0.1:9001");
+    expect(loadConfig({ env: { A2A_HTTP_LISTEN: "off" } }).cardListen).toBeNull();
+    expect(loadConfig({ env: { A2A_JSONRPC_PATH: "off" } }).jsonRpcPath).toBeNull();
+    expect(() => loadConfig({ env: { A2A_JSONRPC_PATH: "no-slash" } })).toThrow(/A2A_JSONRPC_PATH/);
+    expect(loadConfig({ env: { A2A_PUBLIC_HTTP_URL: "https://agent.example.com/" } }).publicHttpUrl).toBe("https://agent.example.com");
+    expect(() => loadConfig({ env: { A2A_PUBLIC_HTTP_URL: "ftp://x" } })).toThrow(/A2A_PUBLIC_HTTP_URL/);
+    expect(loadConfig({ env: { A2A_CORS_ORIGINS: "https://a.example, https://b.example" } }).corsOrigins).toEqual(["https://a.example", "https://b.example"]);
   });
 });

@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { StreamResponseSchema, TaskSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { HealthCheckRequest } from "../../gen/ts-proto/grpc/health/v1/health.js";
 import { GetTaskRequest, ListTasksRequest, SubscribeToTaskRequest } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import type { CallEnded, CallObserver, CallStart } from "../../src/protocol/call-observer.js";
+import type { CallEnded, CallObserver, CallStart } from "../../src/service/call-observer.js";
 import type { A2AServiceHandlers } from "../../src/protocol/grpc-adapter.js";
 import { rpcLine, startTestServer, unary, until, type TestServer } from "../foundation/helpers.js";
 

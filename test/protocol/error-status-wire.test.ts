@@ -7,7 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import { Status } from "../../gen/ts-proto/google/rpc/status.js";
 import { BadRequest, ErrorInfo } from "../../gen/ts-proto/google/rpc/error_details.js";
 import { InvalidRequestError, TaskNotFoundError } from "../../src/lifecycle/model/errors.js";
-import { STATUS_DETAILS_KEY, toGrpcStatus } from "../../src/protocol/error-status.js";
+import { STATUS_DETAILS_KEY, toGrpcStatus } from "../../src/protocol/grpc-status.js";
 
 const bytes = {
   serialize: (b: Buffer) => b,

@@ -19,7 +19,8 @@ import {
   UnsupportedOperationError,
   VersionNotSupportedError,
 } from "../../src/lifecycle/model/errors.js";
-import { GrpcStatusError, STATUS_DETAILS_KEY, toGrpcStatus } from "../../src/protocol/error-status.js";
+import { GrpcStatusError } from "../../src/service/error-status.js";
+import { STATUS_DETAILS_KEY, toGrpcStatus } from "../../src/protocol/grpc-status.js";
 
 const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
 const BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest";

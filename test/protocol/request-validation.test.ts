@@ -32,7 +32,7 @@ import {
   validateListTasksRequest,
   validateSendMessageRequest,
   validateSubscribeToTaskRequest,
-} from "../../src/protocol/request-validation.js";
+} from "../../src/service/request-validation.js";
 
 /** The violations a validator reports; [] when it accepts the request. */
 function violationsOf(run: () => void): FieldViolation[] {

@@ -10,7 +10,7 @@ import {
   readRequestedExtensions,
   readVersion,
   SUPPORTED_VERSIONS,
-} from "../../src/protocol/service-parameters.js";
+} from "../../src/service/service-parameters.js";
 
 /** Metadata as grpc-js builds it from the wire; `add` repeats an entry. */
 function metadata(entries: Array<[string, string]>): grpc.Metadata {

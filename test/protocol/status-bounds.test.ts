@@ -4,7 +4,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { Role } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
-import { boundText, boundViolations } from "../../src/protocol/status-bounds.js";
+import { boundText, boundViolations } from "../../src/service/status-bounds.js";
 import { expectA2AError, rpc, sendRequest, statusDetails, userMessage } from "../e2e/e2e-helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { bareMetadata } from "../e2e/e2e-helpers.js";

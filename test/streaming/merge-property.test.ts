@@ -10,7 +10,7 @@ import { StreamResponseSchema, TaskState, type Artifact, type StreamResponse, ty
 import type { StreamSink } from "../../src/lifecycle/reads/task-feed.js";
 import type { RequestContext } from "../../src/lifecycle/task-service.js";
 import type { CallContext, StreamWriter } from "../../src/protocol/grpc-adapter.js";
-import { pipeStream } from "../../src/protocol/stream-pipe.js";
+import { pipeStream } from "../../src/service/stream-pipe.js";
 import { BacklogBudget } from "../../src/streams/index.js";
 
 /** A reader that takes `capacity` writes, then stalls until the test drains it. */

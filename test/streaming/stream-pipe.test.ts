@@ -11,9 +11,9 @@ import type { TaskEvent } from "../../src/events/task-event.js";
 import { TaskNotFoundError } from "../../src/lifecycle/model/errors.js";
 import { TaskFeed, type StreamSink } from "../../src/lifecycle/reads/task-feed.js";
 import type { RequestContext } from "../../src/lifecycle/task-service.js";
-import { GrpcStatusError } from "../../src/protocol/error-status.js";
+import { GrpcStatusError } from "../../src/service/error-status.js";
 import type { CallContext, StreamWriter } from "../../src/protocol/grpc-adapter.js";
-import { pipeStream } from "../../src/protocol/stream-pipe.js";
+import { pipeStream } from "../../src/service/stream-pipe.js";
 import { BacklogBudget, openStreamCount, type BacklogLimits } from "../../src/streams/index.js";
 import diagnostics from "node:diagnostics_channel";
 

@@ -55,7 +55,13 @@ export async function startA2AServer(options: A2ATestServerOptions = {}): Promis
   });
   // The port is known only once the server is bound, so the card's address is settled afterwards.
   if (options.advertiseBoundAddress) config = loadConfig({ argv: [], env: { ...env, A2A_PUBLIC_GRPC_ADDRESS: `127.0.0.1:${server.port}` } });
-  const app = await createApp(config, logger, { agent: options.agent, repository: options.repository, pushResolver: options.pushResolver, telemetry });
+  const app = await createApp(config, logger, {
+    agent: options.agent,
+    repository: options.repository,
+    pushResolver: options.pushResolver,
+    telemetry,
+    observers: server.observers,
+  });
   server.onShutdown(() => app.close(0));
   if (app.serviceGuard !== undefined) server.guardServices(app.serviceGuard);
   server.useHandlers(app.handlers, a2aStatusMapper);

@@ -1,9 +1,9 @@
-import * as grpc from "@grpc/grpc-js";
-import { remoteOf, type RemoteAddress } from "./call-retention.js";
+import type { CallMetadata } from "./face.js";
+import { Code } from "./status-code.js";
 
 /*
- * The one seam at the edge: every RPC the server answers (the A2A service's unary and streaming
- * calls alike, and health and reflection) is reported to the same list of CallObservers, once
+ * The one seam at the edge: every RPC the server answers, on every binding (the A2A service's
+ * unary and streaming calls alike over gRPC and JSON-RPC, and gRPC health and reflection) is reported to the same list of CallObservers, once
  * when it arrives and once when it ends, with one "call ended" record. The RPC log line is one
  * observer (call-log.ts); metrics and tracing attach as others (see StartServerOptions.observers).
  *
@@ -19,10 +19,12 @@ export interface CallStart {
   readonly service: string;
   /** The RPC's name as in the proto, e.g. "SendMessage". */
   readonly method: string;
+  /** The binding that carried the call: "grpc" or "jsonrpc". */
+  readonly binding: string;
   /** True for a server-streaming call. */
   readonly streaming: boolean;
   /** The request metadata (traceparent, a2a-version, ...). Observers read it, never change it. */
-  readonly metadata: grpc.Metadata;
+  readonly metadata: CallMetadata;
   /** The client's address; read when asked (it goes through the socket: µs per read), "unknown" once the connection is gone. */
   readonly peer: string;
   /** The client's address and port as grpc-js read them when the call arrived, where it lets us see them (cheaper than `peer`). */
@@ -32,7 +34,7 @@ export interface CallStart {
 /** The one "call ended" record: what the client got, and what the handler learned on the way. */
 export interface CallEnded extends CallStart {
   /** The status the call ended with: sent by the server, or CANCELLED / DEADLINE_EXCEEDED when the client was gone first. */
-  readonly code: grpc.status;
+  readonly code: number;
   /** The status message (none for OK). */
   readonly details: string | undefined;
   /** From arrival to the end, ms. */
@@ -83,21 +85,29 @@ export class CallObservers {
   readonly #observers: ReadonlyArray<CallObserver<unknown>>;
   readonly #onFailure: ObserverFailure;
 
-  constructor(observers: ReadonlyArray<CallObserver<any>>, onFailure: ObserverFailure) {
+  /**
+   * `remoteOf` reads the remote address of a source without getRemote (grpc-js's call objects:
+   * the gRPC edge passes them as they are, so that no wrapper is made per call).
+   */
+  constructor(
+    observers: ReadonlyArray<CallObserver<any>>,
+    onFailure: ObserverFailure,
+    readonly remoteOf: RemoteReader = () => undefined,
+  ) {
     this.#observers = observers;
     this.#onFailure = onFailure;
     this.wrapsRun = observers.some((o) => o.around !== undefined);
   }
 
   /** Starts observing a call that has just arrived. `source` answers getPeer(); `metadata` may come later (setMetadata). */
-  begin(service: string, method: string, streaming: boolean, source: PeerSource, metadata: grpc.Metadata | undefined): ObservedCall {
-    const call = new ObservedCall(this, service, method, streaming, source);
+  begin(service: string, method: string, streaming: boolean, source: PeerSource, metadata: CallMetadata | undefined, binding = "grpc"): ObservedCall {
+    const call = new ObservedCall(this, service, method, streaming, source, binding);
     if (metadata !== undefined) this.started(call, metadata);
     return call;
   }
 
   /** @internal Calls every `started` hook; their states go on the call. */
-  started(call: ObservedCall, metadata: grpc.Metadata): void {
+  started(call: ObservedCall, metadata: CallMetadata): void {
     call.metadata = metadata;
     call.observed = true;
     const observers = this.#observers;
@@ -153,12 +163,23 @@ export class CallObservers {
   }
 }
 
-/** What an ObservedCall asks for the peer: a grpc-js call. */
+/** What an ObservedCall asks for the peer: a grpc-js call, or an HTTP binding's request. */
 export interface PeerSource {
   getPeer(): string;
+  /** The client's address and port when known without a socket read (an HTTP binding has them). */
+  getRemote?(): RemoteAddress | undefined;
 }
 
-const NO_METADATA = new grpc.Metadata();
+/** The client's address and port. */
+export interface RemoteAddress {
+  readonly remoteAddress?: string | undefined;
+  readonly remotePort?: number | undefined;
+}
+
+/** Reads the remote address a source offers (see remoteOf for grpc-js's calls). */
+export type RemoteReader = (source: PeerSource) => RemoteAddress | undefined;
+
+const NO_METADATA: CallMetadata = Object.freeze({ get: () => [], getMap: () => ({}) });
 
 /** See ObservedCall.endUnanswered. */
 const DEADLINE_SLACK_MS = 100;
@@ -169,8 +190,8 @@ const DEADLINE_SLACK_MS = 100;
  * Nothing of a grpc-js call object may lead here once the call has ended (see grpc-adapter.ts).
  */
 export class ObservedCall implements CallEnded {
-  metadata: grpc.Metadata = NO_METADATA;
-  code: grpc.status = grpc.status.UNKNOWN;
+  metadata: CallMetadata = NO_METADATA;
+  code: number = Code.UNKNOWN;
   details: string | undefined = undefined;
   durationMs = 0;
   principal: string | undefined = undefined;
@@ -190,6 +211,7 @@ export class ObservedCall implements CallEnded {
     readonly method: string,
     readonly streaming: boolean,
     private readonly source: PeerSource,
+    readonly binding: string,
   ) {}
 
   get peer(): string {
@@ -201,7 +223,7 @@ export class ObservedCall implements CallEnded {
   }
 
   get remote(): RemoteAddress | undefined {
-    return remoteOf(this.source);
+    return this.source.getRemote !== undefined ? this.source.getRemote() : this.observers.remoteOf(this.source);
   }
 
   get ended(): boolean {
@@ -209,7 +231,7 @@ export class ObservedCall implements CallEnded {
   }
 
   /** The metadata arrived after the call did (an interceptor sees them apart): the observers are told now. */
-  setMetadata(metadata: grpc.Metadata): void {
+  setMetadata(metadata: CallMetadata): void {
     this.observers.started(this, metadata);
   }
 
@@ -219,11 +241,11 @@ export class ObservedCall implements CallEnded {
   }
 
   /** The call ends with this status: the observers are told (once). */
-  end(code: grpc.status, details: string | undefined): void {
+  end(code: number, details: string | undefined): void {
     if (this.#ended) return;
     this.#ended = true;
     this.code = code;
-    this.details = code === grpc.status.OK ? undefined : details;
+    this.details = code === Code.OK ? undefined : details;
     this.durationMs = performance.now() - this.#startedAt;
     if (!this.observed) this.observers.started(this, this.metadata); // ended before its metadata came: every `ended` has its `started`
     this.observers.ended(this);
@@ -235,46 +257,10 @@ export class ObservedCall implements CallEnded {
    * deadline: the client gives up at its own deadline, which the server's lags by the time the
    * request took to be read (tens of ms on a loaded machine).
    */
-  endUnanswered(deadline: grpc.Deadline): void {
+  endUnanswered(deadline: Date | number): void {
     if (this.#ended) return;
     const at = deadline instanceof Date ? deadline.getTime() : deadline;
     const expired = at - DEADLINE_SLACK_MS <= Date.now();
-    this.end(expired ? grpc.status.DEADLINE_EXCEEDED : grpc.status.CANCELLED, expired ? "deadline exceeded" : "cancelled");
+    this.end(expired ? Code.DEADLINE_EXCEEDED : Code.CANCELLED, expired ? "deadline exceeded" : "cancelled");
   }
-}
-
-/**
- * A grpc-js server interceptor that reports the calls of the services the A2A adapter does not
- * own (health, reflection) to the same observers; `ownPaths` (the A2A service's) pass through
- * untouched, their adapter reports them. `around` does not apply here: the interceptor does not
- * run those handlers.
- */
-export function createObservingInterceptor(observers: CallObservers, ownPaths: ReadonlySet<string>): grpc.ServerInterceptor {
-  return (methodDescriptor, call) => {
-    // grpc-js chains interceptors by what each returns: the call itself means "not intercepted".
-    if (ownPaths.has(methodDescriptor.path)) return call as grpc.ServerInterceptingCall;
-    const [, service = "", method = ""] = methodDescriptor.path.split("/");
-    const observed = observers.begin(service, method, methodDescriptor.responseStream, call, undefined);
-    return new grpc.ServerInterceptingCall(call, {
-      start: (next) =>
-        next({
-          onReceiveMetadata: (metadata, nextMetadata) => {
-            observed.setMetadata(metadata);
-            nextMetadata(metadata);
-          },
-          // grpc-js calls onCancel at the end of every call; it only counts when no status
-          // went out through this interceptor: client cancel, deadline, or a forced close.
-          onCancel: () => observed.endUnanswered(call.getDeadline()),
-        }),
-      sendStatus: (status, next) => {
-        observed.end(status.code, status.details);
-        next(status);
-      },
-    });
-  };
-}
-
-/** The paths of every method of a service, e.g. "/lf.a2a.v1.A2AService/SendMessage". */
-export function servicePaths(service: { typeName: string; methods: ReadonlyArray<{ name: string }> }): Set<string> {
-  return new Set(service.methods.map((m) => `/${service.typeName}/${m.name}`));
 }

@@ -1,17 +1,17 @@
-import * as grpc from "@grpc/grpc-js";
 import type { StreamResponse, TaskStatus } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { watchCredential } from "../auth/credential-watch.js";
 import { approximateSize } from "../codec/stream-response-encoder.js";
 import type { RequestContext, StreamHandle, StreamSink } from "../lifecycle/index.js";
 import { StreamBacklog, heartbeat, withCursor, eventWritten, streamEnded, streamOpened, type BacklogLimits, type StreamEndReason } from "../streams/index.js";
-import { GrpcStatusError } from "./error-status.js";
-import type { CallContext, StreamWriter } from "./grpc-adapter.js";
+import { StatusError } from "./error-status.js";
+import { Code } from "./status-code.js";
+import type { CallContext, StreamWriter } from "./face.js";
 import { formatActivatedExtensions } from "./service-parameters.js";
 
 /** The status a client gets when it reads too slowly; it says which limit it passed and what to do about it. */
-export function slowClientError(limit: string): GrpcStatusError {
-  return new GrpcStatusError(
-    grpc.status.RESOURCE_EXHAUSTED,
+export function slowClientError(limit: string): StatusError {
+  return new StatusError(
+    Code.RESOURCE_EXHAUSTED,
     `the client fell too far behind the task (${limit}) and was disconnected; ` + "call SubscribeToTask to get a fresh snapshot and the events after it",
   );
 }
@@ -31,8 +31,8 @@ export interface PipeOptions {
 }
 
 /**
- * Connects a core stream to a gRPC server stream with flow control. Writes go out while the
- * client keeps up. Once grpc-js reports back-pressure (write() returned false), what follows
+ * Connects a core stream to a binding's server stream (gRPC, SSE) with flow control. Writes go out while the
+ * client keeps up. Once the transport reports back-pressure (write() returned false), what follows
  * waits in the stream's backlog (src/streams/stream-backlog.ts), merged without loss (A-32),
  * until 'drain'; the stream is ended with RESOURCE_EXHAUSTED only when that merged backlog passes
  * its byte or entry limit, or all streams' backlogs together pass the shared budget. The

@@ -32,7 +32,7 @@ import type { ConcurrencyLimiter } from "../limits/concurrency-limiter.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import type { TaskQuota } from "../limits/task-quota.js";
 import { AuthError } from "../auth/auth-error.js";
-import type { A2AServiceHandlers, CallContext, StreamWriter } from "./grpc-adapter.js";
+import type { A2AServiceHandlers, CallContext, StreamWriter } from "./face.js";
 import {
   validateCancelTaskRequest,
   validateCreateTaskPushNotificationConfigRequest,

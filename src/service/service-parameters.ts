@@ -2,7 +2,7 @@
  * A2A service parameters as they arrive in gRPC metadata (R-VER-1, R-EXT-1). grpc-js lower-cases
  * keys; values may be comma-separated in one entry or repeated as several entries (R-VER-2).
  */
-import type * as grpc from "@grpc/grpc-js";
+import type { CallMetadata } from "./face.js";
 import type { AgentExtension } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { ExtensionSupportRequiredError, VersionNotSupportedError } from "../lifecycle/index.js";
 
@@ -23,7 +23,7 @@ export interface ReadVersionOptions {
 const NO_EXTENSIONS: readonly string[] = Object.freeze([]);
 
 /** All entries of a metadata key, split on commas, trimmed, without empty items. */
-function listValues(metadata: grpc.Metadata, key: string): string[] {
+function listValues(metadata: CallMetadata, key: string): string[] {
   const items: string[] = [];
   // Plain loops: this runs twice on every call, and the usual entry is one short value.
   for (const value of metadata.get(key)) {
@@ -50,7 +50,7 @@ function majorMinor(version: string): string | undefined {
  * The protocol version to serve this call with (R-VER-3..5): the first requested version this
  * server supports, as Major.Minor. Throws VersionNotSupportedError otherwise (FAILED_PRECONDITION).
  */
-export function readVersion(metadata: grpc.Metadata, options: ReadVersionOptions): string {
+export function readVersion(metadata: CallMetadata, options: ReadVersionOptions): string {
   const sent = metadata.get(VERSION_KEY);
   if (sent.length === 1 && sent[0] === SUPPORTED_VERSIONS[0]) return SUPPORTED_VERSIONS[0]!; // what nearly every call sends
   const requested = listValues(metadata, VERSION_KEY);
@@ -68,7 +68,7 @@ export function readVersion(metadata: grpc.Metadata, options: ReadVersionOptions
 }
 
 /** Extension URIs the client opts into (R-EXT-1), in the order sent, each once. */
-export function readRequestedExtensions(metadata: grpc.Metadata): readonly string[] {
+export function readRequestedExtensions(metadata: CallMetadata): readonly string[] {
   if (metadata.get(EXTENSIONS_KEY).length === 0) return NO_EXTENSIONS; // the usual call: nothing to split
   const uris = listValues(metadata, EXTENSIONS_KEY);
   return uris.length < 2 ? uris : [...new Set(uris)];

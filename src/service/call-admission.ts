@@ -1,4 +1,4 @@
-import type * as grpc from "@grpc/grpc-js";
+import type { CallMetadata } from "./face.js";
 import { AuthError } from "../auth/auth-error.js";
 import type { CallerAuthenticator } from "../auth/caller-authenticator.js";
 import type { CredentialSource, Identity } from "../auth/identity.js";
@@ -27,7 +27,7 @@ export interface CallAdmission {
   /** Checks the version and proves the caller; returns (or resolves to) its identity, throws (or rejects with) the refusal. */
   admit(source: AdmissionSource): Identity | Promise<Identity>;
   /** The identity admit() proved for the call with this metadata; undefined when the call did not pass admission. */
-  admitted(metadata: grpc.Metadata): Identity | undefined;
+  admitted(metadata: CallMetadata): Identity | undefined;
 }
 
 /**
@@ -37,7 +37,7 @@ export interface CallAdmission {
  */
 export class CredentialAdmission implements CallAdmission {
   // Keyed by the metadata object grpc-js hands the handler: a client cannot forge an entry.
-  readonly #identities = new WeakMap<grpc.Metadata, Identity>();
+  readonly #identities = new WeakMap<CallMetadata, Identity>();
 
   constructor(
     private readonly auth: CallerAuthenticator,
@@ -68,11 +68,11 @@ export class CredentialAdmission implements CallAdmission {
     return this.#remember(source.metadata, identity);
   }
 
-  admitted(metadata: grpc.Metadata): Identity | undefined {
+  admitted(metadata: CallMetadata): Identity | undefined {
     return this.#identities.get(metadata);
   }
 
-  #remember(metadata: grpc.Metadata, identity: Identity): Identity {
+  #remember(metadata: CallMetadata, identity: Identity): Identity {
     this.#identities.set(metadata, identity);
     return identity;
   }

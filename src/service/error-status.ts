@@ -1,18 +1,15 @@
 /**
- * The one place where failures become gRPC statuses (R-ERR-1..7).
- *
- * Every status carries a standard `google.rpc.Status` in the `grpc-status-details-bin`
- * trailer (R-ERR-2), with typed `Any` details (R-ERR-6):
+ * The one place where failures become statuses (R-ERR-1..7, R-BIND-38): a google.rpc code, a
+ * bounded message and typed `Any` details (R-ERR-6), which every binding encodes its own way
+ * (gRPC: the `grpc-status-details-bin` trailer, R-ERR-2; JSON-RPC: `error.data`):
  * - A2A errors: ErrorInfo{reason, domain "a2a-protocol.org", snake_case metadata} (R-ERR-3, A-23);
  * - request validation: BadRequest with one field violation per bad field (R-SEND-8, R-ERR-5);
  * - anything unexpected: INTERNAL with a correlation id only; the cause goes to the log, never
  *   to the client (R-ERR-5, R-SEC-6).
  */
-import * as grpc from "@grpc/grpc-js";
 import { randomUUID } from "node:crypto";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { anyPack, type Any } from "@bufbuild/protobuf/wkt";
-import { StatusSchema } from "../../gen/es/google/rpc/status_pb.js";
 import { BadRequestSchema, ErrorInfoSchema, RequestInfoSchema, RetryInfoSchema } from "../../gen/es/google/rpc/error_details_pb.js";
 import { AuthError, AUTH_ERROR_DOMAIN } from "../auth/auth-error.js";
 import {
@@ -26,26 +23,25 @@ import {
   type FieldViolation,
 } from "../lifecycle/index.js";
 import { boundMetadata, boundText, boundViolations, MAX_STATUS_MESSAGE_BYTES } from "./status-bounds.js";
+import { Code } from "./status-code.js";
 
 /** ErrorInfo.domain of every A2A-specific error (§10.6). */
 export const A2A_ERROR_DOMAIN = "a2a-protocol.org";
 
-/** The trailer that carries the serialized google.rpc.Status. */
-export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
-
-export interface GrpcErrorStatus {
-  code: grpc.status;
-  details: string;
-  metadata: grpc.Metadata;
+/** A failure as every binding reports it: google.rpc code, bounded message, typed details. */
+export interface ErrorStatus {
+  readonly code: Code;
+  readonly message: string;
+  readonly details: readonly Any[];
 }
 
 export type ErrorLogger = (correlationId: string, error: unknown) => void;
 
-const CODE_BY_KIND: Record<A2AError["kind"], grpc.status> = {
-  not_found: grpc.status.NOT_FOUND,
-  failed_precondition: grpc.status.FAILED_PRECONDITION,
-  invalid_argument: grpc.status.INVALID_ARGUMENT,
-  internal: grpc.status.INTERNAL,
+const CODE_BY_KIND: Record<A2AError["kind"], Code> = {
+  not_found: Code.NOT_FOUND,
+  failed_precondition: Code.FAILED_PRECONDITION,
+  invalid_argument: Code.INVALID_ARGUMENT,
+  internal: Code.INTERNAL,
 };
 
 /**
@@ -53,34 +49,34 @@ const CODE_BY_KIND: Record<A2AError["kind"], grpc.status> = {
  * Only instances of this class pass through unchanged: an arbitrary error that happens to
  * have a numeric `code` might come from a library and must not leak its message.
  */
-export class GrpcStatusError extends Error {
+export class StatusError extends Error {
   constructor(
-    readonly code: grpc.status,
+    readonly code: Code,
     message: string,
     readonly details: readonly Any[] = [],
   ) {
     super(message);
-    this.name = "GrpcStatusError";
+    this.name = "StatusError";
   }
 }
 
 /** ErrorInfo.domain of limit refusals (not A2A errors either). */
 export const LIMITS_ERROR_DOMAIN = "limits.a2a-grpc-server";
 
-const CODE_BY_AUTH_KIND: Record<AuthError["kind"], grpc.status> = {
-  unauthenticated: grpc.status.UNAUTHENTICATED,
-  permission_denied: grpc.status.PERMISSION_DENIED,
-  unavailable: grpc.status.UNAVAILABLE,
+const CODE_BY_AUTH_KIND: Record<AuthError["kind"], Code> = {
+  unauthenticated: Code.UNAUTHENTICATED,
+  permission_denied: Code.PERMISSION_DENIED,
+  unavailable: Code.UNAVAILABLE,
 };
 
-export function toGrpcStatus(error: unknown, log: ErrorLogger): GrpcErrorStatus {
+export function toErrorStatus(error: unknown, log: ErrorLogger): ErrorStatus {
   if (error instanceof A2AError) return fromA2AError(error);
   if (error instanceof AuthError) {
     return build(CODE_BY_AUTH_KIND[error.kind], error.message, [errorInfo(error.reason, AUTH_ERROR_DOMAIN, error.metadata)]);
   }
   if (error instanceof LimitExceededError) {
     const delay = Math.max(1, error.retryAfterMs);
-    return build(grpc.status.RESOURCE_EXHAUSTED, error.message, [
+    return build(Code.RESOURCE_EXHAUSTED, error.message, [
       errorInfo(error.reason, LIMITS_ERROR_DOMAIN, { retry_after_ms: String(delay) }),
       anyPack(RetryInfoSchema, create(RetryInfoSchema, { retryDelay: { seconds: BigInt(Math.floor(delay / 1000)), nanos: (delay % 1000) * 1_000_000 } })),
     ]);
@@ -88,14 +84,14 @@ export function toGrpcStatus(error: unknown, log: ErrorLogger): GrpcErrorStatus 
   // A-34: a reply or a task over the size limits; the message names the limit, ErrorInfo says which.
   if (error instanceof TaskTooLargeError || error instanceof ReplyTooLargeError) {
     const reason = error instanceof TaskTooLargeError ? "TASK_TOO_LARGE" : "REPLY_TOO_LARGE";
-    return build(grpc.status.RESOURCE_EXHAUSTED, error.message, [
+    return build(Code.RESOURCE_EXHAUSTED, error.message, [
       errorInfo(reason, LIMITS_ERROR_DOMAIN, { task_id: error.taskId, limit_bytes: String(error.limitBytes) }),
     ]);
   }
   if (error instanceof InvalidRequestError) {
-    return build(grpc.status.INVALID_ARGUMENT, error.message, [badRequest(error.violations, error.omitted)]);
+    return build(Code.INVALID_ARGUMENT, error.message, [badRequest(error.violations, error.omitted)]);
   }
-  if (error instanceof GrpcStatusError) return build(error.code, error.message, [...error.details]);
+  if (error instanceof StatusError) return build(error.code, error.message, [...error.details]);
   return internal(error, log);
 }
 
@@ -103,7 +99,7 @@ function errorInfo(reason: string, domain: string, metadata: Readonly<Record<str
   return anyPack(ErrorInfoSchema, create(ErrorInfoSchema, { reason, domain, metadata: boundMetadata(metadata) }));
 }
 
-function fromA2AError(error: A2AError): GrpcErrorStatus {
+function fromA2AError(error: A2AError): ErrorStatus {
   const details = [errorInfo(error.reason, A2A_ERROR_DOMAIN, error.metadata)];
   // The offending part is a request field: say which one the standard way too.
   if ((error instanceof ContentTypeNotSupportedError || error instanceof InvalidParamsError) && error.metadata.field) {
@@ -112,10 +108,10 @@ function fromA2AError(error: A2AError): GrpcErrorStatus {
   return build(CODE_BY_KIND[error.kind], error.message, details);
 }
 
-function internal(error: unknown, log: ErrorLogger): GrpcErrorStatus {
+function internal(error: unknown, log: ErrorLogger): ErrorStatus {
   const id = randomUUID();
   log(id, error);
-  return build(grpc.status.INTERNAL, `internal error (correlation id ${id})`, [anyPack(RequestInfoSchema, create(RequestInfoSchema, { requestId: id }))]);
+  return build(Code.INTERNAL, `internal error (correlation id ${id})`, [anyPack(RequestInfoSchema, create(RequestInfoSchema, { requestId: id }))]);
 }
 
 function badRequest(violations: readonly FieldViolation[], omitted = 0): Any {
@@ -128,10 +124,9 @@ function badRequest(violations: readonly FieldViolation[], omitted = 0): Any {
 }
 
 /** Every status is built here, so none echoes unbounded input (A-34): the message and every detail are bounded. */
-function build(code: grpc.status, fullMessage: string, details: Any[]): GrpcErrorStatus {
-  const message = boundText(fullMessage, MAX_STATUS_MESSAGE_BYTES);
-  const metadata = new grpc.Metadata();
-  const status = create(StatusSchema, { code, message, details });
-  metadata.set(STATUS_DETAILS_KEY, Buffer.from(toBinary(StatusSchema, status)));
-  return { code, details: message, metadata };
+function build(code: Code, fullMessage: string, details: Any[]): ErrorStatus {
+  return { code, message: boundText(fullMessage, MAX_STATUS_MESSAGE_BYTES), details };
 }
+
+/** The older name, from when gRPC was the only binding. */
+export { StatusError as GrpcStatusError };

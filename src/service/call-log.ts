@@ -1,12 +1,13 @@
-import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { CallEnded, CallObserver, CallStart } from "./call-observer.js";
+import type { CallMetadata } from "./face.js";
+import { Code, codeName } from "./status-code.js";
 
 /** Metadata keys whose values are never logged (R-SEC-6). */
 const SECRET_KEYS = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"]);
 
 /** Request metadata as a loggable object, credentials and binary values replaced by "[redacted]". */
-export function redactMetadata(metadata: grpc.Metadata): Record<string, string> {
+export function redactMetadata(metadata: CallMetadata): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, values] of Object.entries(metadata.getMap())) {
     out[key] = SECRET_KEYS.has(key) || key.endsWith("-bin") ? "[redacted]" : String(values);
@@ -15,7 +16,7 @@ export function redactMetadata(metadata: grpc.Metadata): Record<string, string> 
 }
 
 /** Codes that mean the server failed, logged at error level; the rest are the caller's business. */
-const SERVER_FAULTS = new Set([grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DATA_LOSS]);
+const SERVER_FAULTS = new Set<number>([Code.INTERNAL, Code.UNKNOWN, Code.DATA_LOSS]);
 
 /** Health Check is polled by orchestrators: its lines go to debug so they do not drown the log. */
 function isQuiet(call: CallStart): boolean {
@@ -48,8 +49,9 @@ export function createCallLog(logger: Logger): CallObserver<string | undefined> 
       if (call.principal !== undefined) line["principal"] = call.principal;
       line["service"] = call.service;
       line["method"] = call.method;
+      if (call.binding !== "grpc") line["binding"] = call.binding;
       line["grpc_code"] = call.code;
-      line["grpc_status"] = grpc.status[call.code] ?? "UNKNOWN";
+      line["grpc_status"] = codeName(call.code);
       line["duration_ms"] = Math.round(call.durationMs * 10) / 10;
       line["peer"] = peerAtStart ?? call.peer;
       if (call.details) line["details"] = call.details;

@@ -1,4 +1,4 @@
-import type * as grpc from "@grpc/grpc-js";
+import type { CallMetadata } from "./face.js";
 import { InvalidRequestError } from "../lifecycle/index.js";
 import { RESUME_CURSOR_HEADER, decodeCursor } from "../streams/index.js";
 
@@ -7,7 +7,7 @@ import { RESUME_CURSOR_HEADER, decodeCursor } from "../streams/index.js";
  * the header is absent (a plain subscribe). A cursor this server did not make, or one of
  * another task than the request's, is INVALID_ARGUMENT naming the header (never echoing it).
  */
-export function readResumeCursor(metadata: grpc.Metadata, taskId: string): number | undefined {
+export function readResumeCursor(metadata: CallMetadata, taskId: string): number | undefined {
   const values = metadata.get(RESUME_CURSOR_HEADER);
   if (values.length === 0) return undefined;
   const refuse = (why: string) => InvalidRequestError.field(RESUME_CURSOR_HEADER, why);

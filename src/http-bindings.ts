@@ -1,0 +1,92 @@
+import type { Config } from "./config/config.js";
+import type { ServedCard } from "./http/card-response.js";
+import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
+import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
+import { METRICS_PATH } from "./observability/index.js";
+import { admissionOf } from "./service/call-admission.js";
+import { CallObservers } from "./service/call-observer.js";
+import { readVersion } from "./service/service-parameters.js";
+
+/*
+ * The HTTP bindings on their listener, as createApp wires them: the listener binds before the
+ * card is built (the card names its URL, with the port bound), and serves the card, the
+ * JSON-RPC binding and, when on this listener, /metrics.
+ */
+
+/** The HTTP listener with the bindings on it (A-35), while the listener and JSON-RPC are on. */
+export interface BindingsListener {
+  readonly port: number;
+  readonly jsonRpcUrl: string;
+  /** Starts answering the card (and metrics, when on this listener). */
+  serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
+  useHandlers(handlers: object): void;
+  /** Shutdown has begun: new calls are refused (UNAVAILABLE); calls and streams in flight go on. */
+  stopAccepting(): void;
+  close(): Promise<void>;
+}
+
+export async function startBindingsListener(
+  config: Config,
+  observers: CallObservers | undefined,
+  onError: (error: Error) => void,
+): Promise<BindingsListener | undefined> {
+  if (config.cardListen === null || config.jsonRpcPath === null) return undefined;
+  let card: ServedCard | undefined;
+  let handlers: object = {};
+  let closing = false;
+  const documents = new Map<string, () => Promise<ListenerDocument>>();
+  const jsonRpc = createJsonRpcBinding({
+    handlers: () => handlers as Readonly<Record<string, unknown>>,
+    admission: () => admissionOf(handlers),
+    checkVersion: (metadata) => void readVersion(metadata, { allowMissing: config.allowMissingVersion }),
+    observers: observers ?? new CallObservers([], () => undefined),
+    maxBodyBytes: config.maxMessageBytes,
+    wwwAuthenticate: authChallenges(config.auth.schemes),
+    closing: () => closing,
+  });
+  const listener: HttpListener = await startHttpListener({
+    ...splitHostPort(config.cardListen),
+    card: () => card,
+    bindings: new Map([[config.jsonRpcPath, jsonRpc]]),
+    documents,
+    corsOrigins: config.corsOrigins,
+    tls: config.tls ?? undefined,
+    onError,
+  });
+  const base = config.publicHttpUrl ?? `${config.tls === null ? "http" : "https"}://${formatListenAddress(config.cardListen, listener.port)}`;
+  return {
+    port: listener.port,
+    jsonRpcUrl: base + config.jsonRpcPath,
+    serve(served, metrics) {
+      card = served;
+      if (metrics !== undefined) documents.set(METRICS_PATH, metrics);
+    },
+    useHandlers(installed) {
+      handlers = installed;
+    },
+    stopAccepting() {
+      closing = true;
+    },
+    close: () => listener.close(),
+  };
+}
+
+/** The WWW-Authenticate challenges of the configured schemes (R-BIND-7); undefined when none asks for a header. */
+function authChallenges(schemes: readonly string[]): string | undefined {
+  const challenges = schemes.flatMap((scheme) =>
+    scheme === "jwt" ? ['Bearer realm="a2a"'] : scheme === "api-key" ? ['ApiKey realm="a2a", header="X-API-Key"'] : [],
+  );
+  return challenges.length > 0 ? challenges.join(", ") : undefined;
+}
+
+function splitHostPort(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(":");
+  return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, "$1"), port: Number(address.slice(colon + 1)) };
+}
+
+/** host:port of a listen address with the port bound (a wildcard host is not an address clients can use: 127.0.0.1 then). */
+function formatListenAddress(address: string, port: number): string {
+  const { host } = splitHostPort(address);
+  const usable = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
+  return `${usable.includes(":") ? `[${usable}]` : usable}:${port}`;
+}

@@ -1,0 +1,231 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { toJson, type DescMethod, type JsonValue, type Message } from "@bufbuild/protobuf";
+import {
+  ListTaskPushNotificationConfigsResponseSchema,
+  ListTasksResponseSchema,
+  StreamResponseSchema,
+  type ListTasksRequest,
+  type StreamResponse,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { HeaderMetadata } from "../http/header-metadata.js";
+import { HttpCallContext, peerOf, transportSecurityOf } from "../http/http-call-context.js";
+import { BodyTooLargeError, readBody } from "../http/request-body.js";
+import { SseWriter } from "../http/sse-writer.js";
+import type { CallAdmission } from "../service/call-admission.js";
+import type { CallObservers, ObservedCall } from "../service/call-observer.js";
+import { toErrorStatus, type ErrorStatus } from "../service/error-status.js";
+import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
+import { Code } from "../service/status-code.js";
+import { RESUME_CURSOR_HEADER, STREAM_RESUME_EXTENSION } from "../streams/index.js";
+import { decodeParams, readEnvelope, type JsonRpcId } from "./jsonrpc-envelope.js";
+import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject } from "./jsonrpc-errors.js";
+
+/*
+ * The JSON-RPC 2.0 binding (§9, R-JRPC-*): one POST per request to the binding's path. Order
+ * (R-BIND-8, A-15): HTTP method and content type, then admission (version and credentials from
+ * the headers, before a byte of the body is read), then the bounded body, the envelope, the
+ * params as the method's request message, and the face's handler, which validates, checks
+ * capabilities and scopes the task to its caller exactly as for gRPC. Every call is reported to
+ * the same observers as gRPC's (log line, metrics, traces), with binding "jsonrpc".
+ */
+
+const SERVICE = "lf.a2a.v1.A2AService";
+
+export interface JsonRpcBindingOptions {
+  /** The face's handlers by RPC name; read per call. */
+  handlers(): Readonly<Partial<Record<string, unknown>>>;
+  /** Proves the caller from the headers before the body is read; undefined = authentication off. */
+  admission(): CallAdmission | undefined;
+  /** The version check (A-3, A-15: first), for when no admission runs it. Throws VersionNotSupportedError. */
+  checkVersion(metadata: CallMetadata): void;
+  readonly observers: CallObservers;
+  /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
+  readonly maxBodyBytes: number;
+  /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
+  readonly wwwAuthenticate?: string;
+  /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
+  closing(): boolean;
+}
+
+/** The binding's request handler for its path on the HTTP listener. */
+export function createJsonRpcBinding(options: JsonRpcBindingOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    serve(options, req, res).catch((error: unknown) => {
+      // Unreachable by design (every step answers its own failures); never leave a request hanging.
+      if (!res.headersSent) sendRpc(res, 500, { jsonrpc: "2.0", id: null, error: envelopeError(-32603, "Internal error") });
+      else res.destroy(error instanceof Error ? error : undefined);
+    });
+  };
+}
+
+async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method !== "POST") {
+    res.setHeader("Allow", "POST");
+    return sendRpc(res, 405, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, `HTTP method ${req.method} is not allowed: send a POST`) });
+  }
+  if (!isJson(req.headers["content-type"])) {
+    return sendRpc(res, 415, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, "Content-Type must be application/json") });
+  }
+  const metadata = new HeaderMetadata(req.headers, { [RESUME_CURSOR_HEADER]: "last-event-id" }, queryVersion(req.url));
+  const admission = options.admission();
+  try {
+    // A-15: the version first, then the credentials, both from the headers alone.
+    if (admission === undefined) options.checkVersion(metadata);
+    else await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress: req.socket.remoteAddress ?? "unknown" });
+  } catch (error) {
+    // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
+    const observed = options.observers.begin(SERVICE, "(unread)", false, peerOf(req), metadata, "jsonrpc");
+    const status = statusOf(error, observed);
+    const challenge: Record<string, string> =
+      status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
+    return fail(res, observed, null, status, challenge);
+  }
+  let body: Buffer;
+  try {
+    body = await readBody(req, options.maxBodyBytes);
+  } catch (error) {
+    if (!(error instanceof BodyTooLargeError)) return void res.destroy();
+    res.setHeader("Connection", "close"); // the rest of the body is not read
+    return sendRpc(res, 413, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, error.message) });
+  }
+  const call = readEnvelope(body);
+  if ("error" in call) return sendRpc(res, 200, { jsonrpc: "2.0", id: call.id, error: call.error });
+  const { id, method } = call;
+  const streaming = method.methodKind === "server_streaming";
+  const observed = options.observers.begin(SERVICE, method.name, streaming, peerOf(req), metadata, "jsonrpc");
+  if (options.closing()) return fail(res, observed, id, { code: Code.UNAVAILABLE, message: "server is shutting down", details: [] });
+  const handler = options.handlers()[method.name];
+  if (typeof handler !== "function") {
+    return fail(res, observed, id, { code: Code.UNIMPLEMENTED, message: `method ${method.name} is not implemented`, details: [] });
+  }
+  let request: Message;
+  try {
+    request = decodeParams(method.input, call.params);
+  } catch (error) {
+    return fail(res, observed, id, statusOf(error, observed));
+  }
+  const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
+  const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
+  if (streaming) return runStream(ctx, res, id, (writer) => run(() => (handler as ServerStreamHandler<Message, StreamResponse>)(request, ctx, writer)));
+  let response: Message;
+  try {
+    response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
+  } catch (error) {
+    ctx.end(CALL_ENDED);
+    return fail(res, observed, id, statusOf(error, observed), ctx.responseHeaders);
+  }
+  let result: JsonValue;
+  try {
+    result = resultJson(method, request, response);
+  } catch (error) {
+    ctx.end(CALL_ENDED);
+    return fail(res, observed, id, statusOf(error, observed), ctx.responseHeaders);
+  }
+  if (res.destroyed)
+    observed.endUnanswered(Number.POSITIVE_INFINITY); // the client left before its answer
+  else observed.end(Code.OK, undefined);
+  sendRpc(res, 200, { jsonrpc: "2.0", id, result }, ctx.responseHeaders);
+  ctx.end(CALL_ENDED);
+}
+
+const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
+
+/**
+ * A streaming method over Server-Sent Events (R-JRPC-12..15): each event a JSON-RPC response with
+ * the request's id; a failure before the first event is an ordinary JSON-RPC error response
+ * (R-BIND-36), after it one `event: error`, then the end. The SSE `id:` of an event is its resume
+ * cursor when the stream-resume extension is active (A-33), so a reconnect with Last-Event-ID
+ * continues after it.
+ */
+async function runStream(ctx: HttpCallContext, res: ServerResponse, id: JsonRpcId, start: (writer: SseWriter<StreamResponse>) => Promise<void>): Promise<void> {
+  const writer = new SseWriter<StreamResponse>(res, ctx.responseHeaders, (response) => ({
+    id: cursorOf(response),
+    data: JSON.stringify({ jsonrpc: "2.0", id, result: toJson(StreamResponseSchema, response) }),
+  }));
+  const { observed } = ctx;
+  try {
+    await start(writer);
+    // A client that went away ended its subscription (never the task): the call was cancelled.
+    if (ctx.signal.aborted && !res.writableEnded) observed.endUnanswered(Number.POSITIVE_INFINITY);
+    else observed.end(Code.OK, undefined);
+    writer.end();
+  } catch (error) {
+    const status = statusOf(error, observed);
+    if (!writer.started) {
+      fail(res, observed, id, status, ctx.responseHeaders);
+    } else {
+      observed.end(status.code, status.message);
+      writer.endWithError(JSON.stringify({ jsonrpc: "2.0", id, error: jsonRpcFailure(status).error }));
+    }
+  } finally {
+    ctx.end(CALL_ENDED);
+  }
+}
+
+/** The resume cursor an event carries (A-33), if any. */
+function cursorOf(response: StreamResponse): string | undefined {
+  const { payload } = response;
+  if (payload.case !== "task" && payload.case !== "statusUpdate" && payload.case !== "artifactUpdate") return undefined;
+  const marked = payload.value.metadata?.[STREAM_RESUME_EXTENSION];
+  const cursor = typeof marked === "object" && marked !== null && !Array.isArray(marked) ? marked["cursor"] : undefined;
+  return typeof cursor === "string" ? cursor : undefined;
+}
+
+/**
+ * The ProtoJSON of a result. ProtoJSON drops empty lists and strings, but A2A requires a list
+ * response's fields always (R-BIND-25): they are put back here.
+ */
+function resultJson(method: DescMethod, request: Message, response: Message): JsonValue {
+  const json = toJson(method.output, response) as { [key: string]: JsonValue };
+  if (method.output.typeName === ListTasksResponseSchema.typeName) {
+    json["tasks"] ??= [];
+    // includeArtifacts: every task says which artifacts it has, none included.
+    if ((request as ListTasksRequest).includeArtifacts === true)
+      for (const task of json["tasks"] as Array<{ [key: string]: JsonValue }>) task["artifacts"] ??= [];
+    json["nextPageToken"] ??= "";
+    json["pageSize"] ??= 0;
+    json["totalSize"] ??= 0;
+  } else if (method.output.typeName === ListTaskPushNotificationConfigsResponseSchema.typeName) {
+    json["configs"] ??= [];
+    json["nextPageToken"] ??= "";
+  }
+  return json;
+}
+
+/** The face's error status for what a handler threw; the cause of an internal error goes to the call's record. */
+function statusOf(error: unknown, observed: ObservedCall): ErrorStatus {
+  const status = toErrorStatus(error, (correlationId) => {
+    observed.fields["correlation_id"] = correlationId;
+  });
+  if (status.code === Code.INTERNAL || status.code === Code.UNKNOWN) observed.error = error;
+  return status;
+}
+
+function fail(res: ServerResponse, observed: ObservedCall, id: JsonRpcId, status: ErrorStatus, headers: Record<string, string> = {}): void {
+  observed.end(status.code, status.message);
+  const { error, httpStatus } = jsonRpcFailure(status);
+  sendRpc(res, httpStatus, { jsonrpc: "2.0", id, error }, headers);
+}
+
+type JsonRpcResponse = { jsonrpc: "2.0"; id: JsonRpcId; result: JsonValue } | { jsonrpc: "2.0"; id: JsonRpcId; error: JsonRpcErrorObject };
+
+function sendRpc(res: ServerResponse, status: number, response: JsonRpcResponse, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = Buffer.from(JSON.stringify(response), "utf8");
+  res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": body.length });
+  res.end(body);
+}
+
+/** `?A2A-Version=` as a default for the header (R-BIND-11). */
+function queryVersion(url: string | undefined): Record<string, string> {
+  const query = url?.indexOf("?") ?? -1;
+  if (query < 0) return {};
+  const version = new URLSearchParams(url!.slice(query + 1)).get("A2A-Version");
+  return version === null ? {} : { "a2a-version": version };
+}
+
+/** R-JRPC-2: application/json (any parameters, e.g. charset=utf-8); a missing Content-Type is tolerated. */
+function isJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return true;
+  return contentType.split(";", 1)[0]!.trim().toLowerCase() === "application/json";
+}

@@ -1,0 +1,76 @@
+import { fromJson, type DescMessage, type DescMethod, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { InvalidRequestError } from "../lifecycle/index.js";
+import { INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, envelopeError, type JsonRpcErrorObject } from "./jsonrpc-errors.js";
+
+/** A JSON-RPC request id: a string, a number or null (R-JRPC-3); echoed as received (R-JRPC-4). */
+export type JsonRpcId = string | number | null;
+
+/** The service's methods by their v1.0 names (R-JRPC-7), read from the generated descriptor. */
+export const METHODS: ReadonlyMap<string, DescMethod> = new Map(A2AService.methods.map((method) => [method.name, method]));
+
+/** A request that passed the envelope rules: its id, method and still-undecoded params. */
+export interface JsonRpcCall {
+  readonly id: JsonRpcId;
+  readonly method: DescMethod;
+  readonly params: JsonValue;
+}
+
+/** A request refused by the envelope rules, with the id to answer with (null when none could be read). */
+export interface EnvelopeRefusal {
+  readonly id: JsonRpcId;
+  readonly error: JsonRpcErrorObject;
+}
+
+/** The body as a JSON-RPC call, or why not: -32700, -32600 or -32601 (R-JRPC-3..10). */
+export function readEnvelope(body: Buffer): JsonRpcCall | EnvelopeRefusal {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch {
+    return { id: null, error: envelopeError(PARSE_ERROR, "Invalid JSON payload") };
+  }
+  if (Array.isArray(parsed)) return { id: null, error: envelopeError(INVALID_REQUEST, "batch requests are not supported: send one request per HTTP POST") };
+  if (typeof parsed !== "object" || parsed === null)
+    return { id: null, error: envelopeError(INVALID_REQUEST, "the request must be a JSON-RPC 2.0 request object") };
+  const request = parsed as Record<string, unknown>;
+  if (!("id" in request)) return { id: null, error: envelopeError(INVALID_REQUEST, "notifications (requests without an id) are not supported: send an id") };
+  const id = request["id"];
+  if (id !== null && typeof id !== "string" && !(typeof id === "number" && Number.isInteger(id))) {
+    return { id: null, error: envelopeError(INVALID_REQUEST, "id must be a string, an integer or null") };
+  }
+  if (request["jsonrpc"] !== "2.0") return { id, error: envelopeError(INVALID_REQUEST, 'jsonrpc must be exactly "2.0"') };
+  const name = request["method"];
+  if (typeof name !== "string") return { id, error: envelopeError(INVALID_REQUEST, "method must be a string") };
+  const method = METHODS.get(name);
+  if (method === undefined) return { id, error: envelopeError(METHOD_NOT_FOUND, methodNotFound(name)) };
+  return { id, method, params: (request["params"] ?? {}) as JsonValue };
+}
+
+/** "Method not found", saying so when the name is a v0.3 one ("tasks/get"): this endpoint speaks 1.0 (A-36). */
+function methodNotFound(name: string): string {
+  const shown = JSON.stringify(name.slice(0, 64));
+  if (!name.includes("/")) return `Method not found: ${shown}`;
+  return `Method not found: ${shown} is an A2A v0.3 method name; this endpoint speaks A2A 1.0, whose methods are the gRPC names (SendMessage, GetTask, ...)`;
+}
+
+/**
+ * The params as the method's request message (R-JRPC-6): ProtoJSON through protobuf-es, unknown
+ * fields ignored (R-BIND-23) but unknown enum names refused (R-BIND-22): a strict read first, and
+ * the lenient one only when the strict read failed on an unknown field. Throws InvalidRequestError
+ * (-32602 with BadRequest).
+ */
+export function decodeParams(schema: DescMessage, params: JsonValue): Message {
+  if (typeof params !== "object" || params === null || Array.isArray(params))
+    throw InvalidRequestError.field("params", "must be a JSON object (by-name parameters)");
+  try {
+    return fromJson(schema, params);
+  } catch (strictError) {
+    if (!/\bis unknown\b/.test(String((strictError as Error).message))) throw InvalidRequestError.field("params", (strictError as Error).message);
+  }
+  try {
+    return fromJson(schema, params, { ignoreUnknownFields: true });
+  } catch (error) {
+    throw InvalidRequestError.field("params", (error as Error).message);
+  }
+}

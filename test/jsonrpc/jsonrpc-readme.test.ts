@@ -1,0 +1,35 @@
+/**
+ * The JSON-RPC examples in docs/bindings.md work when pasted: the block runs under bash (set -e:
+ * every curl must exit 0) against the whole service on loopback, found through A2A_HTTP.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
+import { ROOT } from "../cli/cli-helpers.js";
+
+let s: A2ATestServer;
+beforeAll(async () => {
+  s = await startA2AServer({ env: { A2A_HTTP_LISTEN: "127.0.0.1:0" }, advertiseBoundAddress: true });
+});
+afterAll(() => s.close());
+
+test("R-JRPC-7, R-JRPC-12: the JSON-RPC block of docs/bindings.md runs, blocking, streaming and listing", async () => {
+  const doc = readFileSync(join(ROOT, "docs/bindings.md"), "utf8");
+  const script = /```sh\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf("## JSON-RPC\n")))?.[1];
+  if (script === undefined) throw new Error("no sh block under JSON-RPC");
+  expect(script).toContain("curl -sN");
+  const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile(
+      "bash",
+      ["-euo", "pipefail", "-c", script],
+      { cwd: ROOT, timeout: 60_000, env: { PATH: process.env.PATH, A2A_HTTP: `http://127.0.0.1:${s.app.cardPort}` } },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+  if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stderr}\n${result.stdout.slice(-2000)}`);
+  expect(result.stdout).not.toContain('"error"');
+  expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":1,"result":\{"task":\{.*"TASK_STATE_COMPLETED"/m);
+  expect(result.stdout).toMatch(/^data: \{"jsonrpc":"2\.0","id":2,"result":\{"task":/m);
+  expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":3,"result":\{"tasks":\[/m);
+}, 90_000);
