@@ -12,6 +12,12 @@ interface Kept {
   readonly weight: number;
 }
 
+/** One task's kept events, oldest first from `first` (dropping one moves `first`: no shift of a long array). */
+interface TaskEvents {
+  list: Kept[];
+  first: number;
+}
+
 /**
  * The memory store's log of events for resume (A-33), bounded three ways: events older than the
  * retention window go, and so do the oldest events of all tasks once `maxEvents` are kept or they
@@ -22,7 +28,7 @@ export class EventRing {
   readonly retentionMs: number;
   private readonly maxEvents: number;
   private readonly maxBytes: number;
-  private readonly byTask = new Map<string, Kept[]>();
+  private readonly byTask = new Map<string, TaskEvents>();
   /** Task ids of the kept events, oldest first; `head` is the first not dropped yet. */
   private order: string[] = [];
   private head = 0;
@@ -52,8 +58,8 @@ export class EventRing {
     const at = this.now();
     const kept: Kept = { event, at, weight: weightOf(event) };
     const events = this.byTask.get(event.taskId);
-    if (events === undefined) this.byTask.set(event.taskId, [kept]);
-    else events.push(kept);
+    if (events === undefined) this.byTask.set(event.taskId, { list: [kept], first: 0 });
+    else events.list.push(kept);
     this.order.push(event.taskId);
     this.weight += kept.weight;
     this.dropOld(at);
@@ -69,9 +75,15 @@ export class EventRing {
     this.dropOld(this.now());
     const events = this.byTask.get(taskId);
     if (events === undefined) return undefined;
-    const start = events.findIndex((k) => k.event.version === afterVersion + 1);
+    let start = -1;
+    for (let i = events.first; i < events.list.length; i++) {
+      if (events.list[i]!.event.version === afterVersion + 1) {
+        start = i;
+        break;
+      }
+    }
     if (start < 0) return undefined;
-    const found = events.slice(start).map((k) => k.event);
+    const found = events.list.slice(start).map((k) => k.event);
     for (let i = 0; i < found.length; i++) if (found[i]!.version !== afterVersion + 1 + i) return undefined; // a gap: the log was off
     return found[found.length - 1]!.version === currentVersion ? found : undefined;
   }
@@ -81,7 +93,7 @@ export class EventRing {
     const events = this.byTask.get(taskId);
     if (events === undefined) return;
     this.byTask.delete(taskId);
-    for (const k of events) this.weight -= k.weight;
+    for (let i = events.first; i < events.list.length; i++) this.weight -= events.list[i]!.weight;
     this.order = this.order.slice(this.head).filter((id) => id !== taskId);
     this.head = 0;
   }
@@ -98,9 +110,13 @@ export class EventRing {
     while (this.size > 0) {
       const taskId = this.order[this.head]!;
       const events = this.byTask.get(taskId)!;
-      if (this.size <= this.maxEvents && this.weight <= this.maxBytes && events[0]!.at >= oldest) break;
-      this.weight -= events.shift()!.weight;
-      if (events.length === 0) this.byTask.delete(taskId);
+      if (this.size <= this.maxEvents && this.weight <= this.maxBytes && events.list[events.first]!.at >= oldest) break;
+      this.weight -= events.list[events.first++]!.weight;
+      if (events.first === events.list.length) this.byTask.delete(taskId);
+      else if (events.first > 1024 && events.first * 2 > events.list.length) {
+        events.list = events.list.slice(events.first);
+        events.first = 0;
+      }
       this.head++;
     }
     // Drop the consumed front of the queue once it is most of it.
