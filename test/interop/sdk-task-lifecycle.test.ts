@@ -238,7 +238,10 @@ describe("GetExtendedAgentCard", () => {
       expect(card.description).toBe("More for known callers.");
       expect(card.capabilities?.extendedAgentCard).toBe(true);
       expect(card.capabilities?.streaming).toBe(true);
-      expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.url, i.protocolVersion])).toEqual([["GRPC", x.server.target, "1.0"]]);
+      expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.url, i.protocolVersion])).toEqual([
+        ["GRPC", x.server.target, "1.0"],
+        ["JSONRPC", expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/a2a\/jsonrpc$/), "1.0"],
+      ]);
     });
   });
 });
