@@ -8,6 +8,7 @@
  */
 import { openStreamCount } from "../../src/streams/index.js";
 import { startJsonRpcSetup, type JsonRpcSetup } from "../jsonrpc/jsonrpc-support.js";
+import { seededRandom } from "../support/hostile-fuzzer.js";
 
 const METHODS = [
   "SendMessage",
@@ -22,18 +23,6 @@ const METHODS = [
   "DeleteTaskPushNotificationConfig",
   "GetExtendedAgentCard",
 ];
-
-/** A small seeded PRNG (mulberry32), so a failing case can be replayed by its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Cases {
   constructor(private readonly next: () => number) {}
@@ -191,7 +180,7 @@ beforeAll(async () => {
 afterAll(() => s?.close());
 
 test("R-SEC-5 issue 33 issue 34: 400 seeded hostile JSON-RPC cases, API-key auth on with a valid key on every case: no hang, no 5xx, no internal error, no stream left open", async () => {
-  const cases = new Cases(random(3334));
+  const cases = new Cases(seededRandom(3334));
   const failures: string[] = [];
   const statuses = new Map<number, number>();
   for (let i = 0; i < 400; i++) {
