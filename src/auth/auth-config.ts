@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { ConfigError } from "../settings/config-error.js";
 import { parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "../settings/parse-values.js";
-import { settingName, type Setting } from "../settings/setting.js";
+import { invalidSetting, settingName, type Setting } from "../settings/setting.js";
 import { AUTH_SETTINGS } from "./auth-settings.js";
 import type { AuthScheme } from "./identity.js";
 import { ALLOWED_JWT_ALGORITHMS, DEFAULT_JWT_ALGORITHMS, DEFAULT_MAX_TOKEN_LIFETIME_MS, type JwtSettings } from "./jwt-authenticator.js";
@@ -40,15 +40,6 @@ const RPC_NAMES = [...A2AService.methods.map((m) => m.name), ...GUARDABLE_SERVIC
 
 export type AuthSettingKey = keyof typeof AUTH_SETTINGS;
 
-/** Longest value an error repeats: enough to recognise it, never a pasted file. */
-const SHOWN_VALUE_CHARS = 120;
-
-/** A value as an error repeats it: a URL may carry a password (user:pass@host), so it is not repeated. */
-function shownValue(key: AuthSettingKey, value: string): string {
-  if (key === "jwtJwksUrl") return "(not repeated)";
-  return JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
-}
-
 /** What the server's own settings tell authentication: where it listens, and whether mTLS is possible. */
 export interface ServerFacts {
   /** The gRPC listen address (host:port). */
@@ -66,7 +57,8 @@ export interface ServerFacts {
 export function loadAuthConfig(raw: (key: AuthSettingKey) => string | undefined, cwd: string, server: ServerFacts): AuthConfig {
   const { listen, mtlsReady } = server;
   const name = (key: AuthSettingKey) => settingName(AUTH_SETTINGS[key]);
-  const invalid = (key: AuthSettingKey, why: string) => new ConfigError(`invalid configuration: ${name(key)} = ${shownValue(key, raw(key) ?? "")}: ${why}`);
+  // A JWKS URL may carry a password (user:pass@host): it is never repeated.
+  const invalid = (key: AuthSettingKey, why: string) => invalidSetting(AUTH_SETTINGS[key], raw(key) ?? "", why, key === "jwtJwksUrl");
   const authText = raw("auth");
   const rpcScopes = parseOr("authScopes", (v) => RpcScopes.parse(v, RPC_NAMES), RpcScopes.NONE);
   const mtlsPrincipal = parseOr("mtlsPrincipal", (v) => parseChoice(v, ["subject", "san"] as const), "subject" as const);

@@ -8,6 +8,7 @@ import { loadLimitsConfig } from "../limits/limits-config.js";
 import { ConfigError } from "../settings/config-error.js";
 import { formatHostPort, parseBoolean, parseBytes, parseChoice, parseDurationOrOff, parseHostPort, parseInteger } from "../settings/parse-values.js";
 import { SETTINGS, settingName, type Setting, type SettingKey } from "./settings.js";
+import { invalidSetting, shownValue } from "../settings/setting.js";
 import { loadPushSettings } from "../push/push-config.js";
 
 export interface ConfigSources {
@@ -167,12 +168,8 @@ function parseCommitWindow(value: string): number {
 
 /** Settings whose value is a secret or may hold one (a password in a database URL): an error never repeats them, not even in part. */
 const SECRET_SETTINGS: ReadonlySet<Setting> = new Set<Setting>([SETTINGS.databaseUrl, SETTINGS.pushSigningSecret]);
-/** Longest value an error repeats: enough to recognise it, never a pasted file. */
-const SHOWN_VALUE_CHARS = 120;
-
 function invalid(s: Setting, value: string, why: string): ConfigError {
-  const shown = SECRET_SETTINGS.has(s) ? "(not repeated)" : JSON.stringify(value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…` : value);
-  return new ConfigError(`invalid configuration: ${settingName(s)} = ${shown}: ${why}`);
+  return invalidSetting(s, value, why, SECRET_SETTINGS.has(s));
 }
 
 /** Flags by long name. Boolean flags may stand alone (`--allow-missing-version`). */
@@ -193,9 +190,7 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
       case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
         throw new ConfigError(`invalid configuration: unknown flag ${arg} (run with --help for the list)`);
       case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
-        throw new ConfigError(
-          `invalid configuration: unexpected argument ${JSON.stringify(arg.length > SHOWN_VALUE_CHARS ? `${arg.slice(0, SHOWN_VALUE_CHARS)}…` : arg)} (flags look like --listen=127.0.0.1:50051)`,
-        );
+        throw new ConfigError(`invalid configuration: unexpected argument ${shownValue(arg)} (flags look like --listen=127.0.0.1:50051)`);
       case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
         throw new ConfigError(`invalid configuration: flag ${arg.split(" ")[0]} needs a value`);
       default:

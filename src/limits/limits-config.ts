@@ -1,6 +1,5 @@
-import { ConfigError } from "../settings/config-error.js";
 import { parseInteger } from "../settings/parse-values.js";
-import { settingName } from "../settings/setting.js";
+import { invalidSetting } from "../settings/setting.js";
 import { LIMITS_SETTINGS } from "./limits-settings.js";
 
 type LimitsSettingKey = keyof typeof LIMITS_SETTINGS;
@@ -60,7 +59,7 @@ export function loadLimitsConfig(raw: (key: LimitsSettingKey) => string | undefi
     try {
       return parseInteger(v, { min, max: 1_000_000_000 });
     } catch (e) {
-      throw new ConfigError(`invalid configuration: ${settingName(LIMITS_SETTINGS[key])} = ${JSON.stringify(v)}: ${(e as Error).message}`);
+      throw invalidSetting(LIMITS_SETTINGS[key], v, (e as Error).message);
     }
   };
   const defaults = authenticated ? AUTHENTICATED_DEFAULT_LIMITS : DEFAULT_LIMITS;

@@ -8,21 +8,7 @@
  */
 import { openStreamCount } from "../../src/streams/index.js";
 import { startJsonRpcSetup, type JsonRpcSetup } from "../jsonrpc/jsonrpc-support.js";
-import { seededRandom } from "../support/hostile-fuzzer.js";
-
-const METHODS = [
-  "SendMessage",
-  "SendStreamingMessage",
-  "GetTask",
-  "ListTasks",
-  "CancelTask",
-  "SubscribeToTask",
-  "CreateTaskPushNotificationConfig",
-  "GetTaskPushNotificationConfig",
-  "ListTaskPushNotificationConfigs",
-  "DeleteTaskPushNotificationConfig",
-  "GetExtendedAgentCard",
-];
+import { RPCS, seededRandom } from "../support/hostile-fuzzer.js";
 
 class Cases {
   constructor(private readonly next: () => number) {}
@@ -102,7 +88,7 @@ class Cases {
 
   /** One request: the body as sent, and its headers beside the valid API key. */
   request(): { body: string | Uint8Array; headers: Record<string, string> } {
-    const method = this.int(20) === 0 ? this.pick(["", "message/send", "tasks/get", "Foo", "rpc.discover"]) : this.pick(METHODS);
+    const method = this.int(20) === 0 ? this.pick(["", "message/send", "tasks/get", "Foo", "rpc.discover"]) : this.pick(RPCS);
     const envelope: Record<string, unknown> = { jsonrpc: "2.0", id: this.int(1000), method, params: this.mutate(this.params(method)) };
     switch (this.int(12)) {
       case 0:
