@@ -32,6 +32,14 @@ export interface Config {
   readonly cardListen: string | null;
   /** Path of the JSON-RPC binding on the HTTP listener (A2A_JSONRPC_PATH); null = off. */
   readonly jsonRpcPath: string | null;
+  /** Base path of the HTTP+JSON binding on the HTTP listener (A2A_REST_PATH); null = off. */
+  readonly restPath: string | null;
+  /** The binding the card lists first (A2A_PREFERRED_BINDING, A-35). */
+  readonly preferredBinding: "grpc" | "jsonrpc" | "rest";
+  /** Silence after which an SSE stream gets a comment line, ms (A2A_SSE_KEEPALIVE, R-BIND-37); null = none. */
+  readonly sseKeepAliveMs: number | null;
+  /** A2A v0.3 endpoints (A-36, A2A_V03): null = none served; a path null = that 0.3 binding off. */
+  readonly v03: { readonly jsonRpcPath: string | null; readonly restPath: string | null } | null;
   /** Public base URL of the HTTP listener (A2A_PUBLIC_HTTP_URL); null = http://<listen address>. */
   readonly publicHttpUrl: string | null;
   /** Origins allowed to call the bindings from a browser (A2A_CORS_ORIGINS); [] = no CORS. */

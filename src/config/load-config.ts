@@ -88,6 +88,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     cardListen,
     jsonRpcPath: get("jsonRpcPath", httpPathOrOff, "/a2a/jsonrpc"),
     publicHttpUrl: get("publicHttpUrl", httpBaseUrl) ?? null,
+    restPath: get("restPath", httpPathOrOff, "/a2a/rest"),
+    preferredBinding: get("preferredBinding", (v) => parseChoice(v.toLowerCase(), ["grpc", "jsonrpc", "rest"] as const), "grpc"),
+    sseKeepAliveMs: get("sseKeepAliveMs", parseDurationOrOff, "15s"),
+    v03: get("v03", parseBoolean, "true")
+      ? { jsonRpcPath: get("v03JsonRpcPath", httpPathOrOff, "/a2a/v0.3/jsonrpc"), restPath: get("v03RestPath", httpPathOrOff, "/a2a/v0.3/rest") }
+      : null,
     corsOrigins:
       get(
         "corsOrigins",
