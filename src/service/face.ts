@@ -23,6 +23,11 @@ export interface TransportSecurity {
 export interface CallContext {
   /** The RPC's name as in the proto, e.g. "SendMessage". */
   readonly method: string;
+  /**
+   * The A2A generation the caller speaks (A-36): "0.3" when a v0.3 endpoint translated the call
+   * (see asV03Call), else "1.0" (undefined means "1.0"). Push configs remember it (R-V03-70).
+   */
+  readonly protocolVersion?: "1.0" | "0.3";
   /** Request metadata (gRPC) or headers (HTTP bindings). */
   readonly metadata: CallMetadata;
   /** Aborted when the client cancels, the deadline passes, the server shuts the stream, or the call ends. */
@@ -84,3 +89,23 @@ export type ServiceHandlers<S> =
 
 /** The 11 RPCs of lf.a2a.v1.A2AService. A server may implement any subset; the rest answer "not implemented". */
 export type A2AServiceHandlers = ServiceHandlers<typeof A2AService>;
+
+/** The same call, marked as spoken by a v0.3 client (the v0.3 endpoints wrap the context they hand to the v1.0 face). */
+export function asV03Call(call: CallContext): CallContext {
+  return {
+    method: call.method,
+    protocolVersion: "0.3",
+    get metadata() {
+      return call.metadata;
+    },
+    get signal() {
+      return call.signal;
+    },
+    onEnd: (listener) => call.onEnd(listener),
+    setLogField: (key, value) => call.setLogField(key, value),
+    setTaskId: (taskId) => call.setTaskId(taskId),
+    setPrincipal: (principal) => call.setPrincipal(principal),
+    getAuthContext: () => call.getAuthContext(),
+    setResponseHeader: (key, value) => call.setResponseHeader(key, value),
+  };
+}
