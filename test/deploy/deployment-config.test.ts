@@ -120,9 +120,11 @@ test("ISSUE33-14: the default shutdown grace ends, with its last replies, well i
   expect(config.shutdownGraceMs + 1000).toBeLessThanOrEqual(8000);
 });
 
-test("ISSUE33-14: the README builds and runs the image the deployment files name, and runs npm ci before the container smoke test", () => {
+test("ISSUE33-14: the README and docs/operations.md build and run the image the deployment files name, and run npm ci before the container smoke test", () => {
   const readme = read("README.md");
-  const container = readme.slice(readme.indexOf("## Container"), readme.indexOf("## Repository layout"));
+  const operations = read("docs/operations.md");
+  const offline = operations.slice(operations.indexOf("## Container: offline builds"), operations.indexOf("## Kubernetes"));
+  const container = `${readme.slice(readme.indexOf("## Container"), readme.indexOf("## Repository layout"))}\n${offline}`;
   const imageLines = container.split("\n").filter((l) => /-t a2a-grpc-server/.test(l) || /^docker run /.test(l) || /container-smoke\.sh a2a/.test(l));
   expect(imageLines.length).toBeGreaterThanOrEqual(6);
   for (const line of imageLines) {

@@ -33,3 +33,23 @@ test("R-JRPC-7, R-JRPC-12: the JSON-RPC block of docs/bindings.md runs, blocking
   expect(result.stdout).toMatch(/^data: \{"jsonrpc":"2\.0","id":2,"result":\{"task":/m);
   expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":3,"result":\{"tasks":\[/m);
 }, 90_000);
+
+test("R-JRPC-7, R-JRPC-12: the README's Bindings block runs as pasted, blocking then streaming", async () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Bindings and protocol versions\n"));
+  const script = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+  if (script === undefined) throw new Error("no sh block under Bindings and protocol versions");
+  expect(script).toContain("curl -sN http://127.0.0.1:8080/");
+  const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile(
+      "bash",
+      ["-euo", "pipefail", "-c", script.replaceAll("http://127.0.0.1:8080/", `http://127.0.0.1:${s.app.cardPort}/`)],
+      { cwd: ROOT, timeout: 60_000, env: { PATH: process.env.PATH } },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+  if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stderr}\n${result.stdout.slice(-2000)}`);
+  expect(result.stdout).not.toContain('"error"');
+  expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":1,"result":\{"task":\{.*"TASK_STATE_COMPLETED"/m);
+  expect(result.stdout).toMatch(/^data: \{"jsonrpc":"2\.0","id":2,"result":.*"TASK_STATE_COMPLETED"/m);
+}, 90_000);
