@@ -69,9 +69,9 @@ export const reasonOf = (answer: RestAnswer): unknown =>
 
 /** The fields a BadRequest in an error body names. */
 export const violatedFields = (answer: RestAnswer): string[] =>
-  (answer.body.error?.details.find((d) => String(d["@type"]).endsWith("google.rpc.BadRequest"))?.["fieldViolations"] as Array<{ field: string }> | undefined)?.map(
-    (v) => v.field,
-  ) ?? [];
+  (
+    answer.body.error?.details.find((d) => String(d["@type"]).endsWith("google.rpc.BadRequest"))?.["fieldViolations"] as Array<{ field: string }> | undefined
+  )?.map((v) => v.field) ?? [];
 
 export const message = (text: string, extra: Record<string, unknown> = {}) => ({
   message: { messageId: `m-${Math.random()}`, role: "ROLE_USER", parts: [{ text }], ...extra },
