@@ -4,8 +4,11 @@
  * each `*` one segment), and an optional custom verb `:cancel` after the last segment.
  */
 
-/** One segment of a template: a literal, or a `*` that a variable captures. */
-type TemplateSegment = { readonly literal: string } | { readonly wildcard: true; readonly variable: string };
+/**
+ * One segment of a template: a literal, or a `*`; either may be part of a variable, which
+ * captures the whole of its sub-pattern (`{name=tasks/*}` binds "tasks/t1").
+ */
+type TemplateSegment = { readonly literal: string; readonly variable?: string } | { readonly wildcard: true; readonly variable: string };
 
 /** A parsed template, matched against a request path. */
 export interface PathTemplate {
@@ -41,7 +44,7 @@ export function parsePathTemplate(text: string): PathTemplate {
     variables.push(field);
     for (const sub of (variable[2] ?? "*").split("/")) {
       if (sub === "*") segments.push({ wildcard: true, variable: field });
-      else if (sub !== "" && !/[{}*]/.test(sub)) segments.push({ literal: sub });
+      else if (sub !== "" && !/[{}*]/.test(sub)) segments.push({ literal: sub, variable: field });
       else throw new Error(`path template ${text}: unsupported variable pattern ${variable[2]}`);
     }
   }
@@ -64,7 +67,7 @@ function splitOutsideBraces(body: string): string[] {
   return parts;
 }
 
-/** A request path split for matching: its raw segments and the text after the last segment's last ':'. */
+/** A request path split for matching: its raw (still percent-encoded) segments. */
 export interface RequestPath {
   readonly segments: readonly string[];
 }
@@ -94,10 +97,8 @@ export function matchPathTemplate(template: PathTemplate, path: RequestPath): Re
     const segment = decodeSegment(raw[i]!);
     if (segment === undefined || segment === "") return undefined;
     const expected = template.segments[i]!;
-    if ("literal" in expected) {
-      if (segment !== expected.literal) return undefined;
-      continue;
-    }
+    if ("literal" in expected && segment !== expected.literal) return undefined;
+    if (expected.variable === undefined) continue;
     const values = captured.get(expected.variable) ?? [];
     values.push(segment);
     captured.set(expected.variable, values);
