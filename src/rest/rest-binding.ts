@@ -173,7 +173,7 @@ function fail(res: ServerResponse, codec: RestCodec, observed: ObservedCall, sta
 }
 
 function send(res: ServerResponse, codec: RestCodec, failure: RestFailure, headers: Record<string, string> = {}): void {
-  sendJson(res, codec.contentType, failure.httpStatus, failure.body as unknown as JsonValue, headers);
+  sendJson(res, codec.contentType, failure.httpStatus, failure.body as unknown as JsonValue, { ...headers, ...failure.headers });
 }
 
 /** Every answer is per caller (tasks, lists, configs, the extended card): never cached (R-HTTP-19). */

@@ -1,4 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
+import { RetryInfoSchema } from "../../gen/es/google/rpc/error_details_pb.js";
 import { detailsJson } from "../http/error-details.js";
 import type { ErrorStatus } from "../service/error-status.js";
 import { Code, codeName } from "../service/status-code.js";
@@ -32,13 +34,29 @@ const HTTP_STATUS: Readonly<Record<number, number>> = {
 
 export interface RestFailure {
   readonly httpStatus: number;
+  /** Response headers the failure brings (Retry-After, R-HTTP-12). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly body: { readonly error: { code: number; status: string; message: string; details: JsonValue[] } };
 }
 
 /** The HTTP+JSON form of a failure the face reported. */
 export function restFailure(status: ErrorStatus): RestFailure {
   const httpStatus = HTTP_STATUS[status.code] ?? 500;
-  return { httpStatus, body: { error: { code: httpStatus, status: codeName(status.code), message: status.message, details: detailsJson(status) } } };
+  const retryAfter = retryAfterSeconds(status);
+  return {
+    httpStatus,
+    ...(retryAfter === undefined ? {} : { headers: { "Retry-After": String(retryAfter) } }),
+    body: { error: { code: httpStatus, status: codeName(status.code), message: status.message, details: detailsJson(status) } },
+  };
+}
+
+/** R-HTTP-12 (MAY): a limit's google.rpc.RetryInfo as Retry-After, in whole seconds (at least 1). */
+function retryAfterSeconds(status: ErrorStatus): number | undefined {
+  for (const detail of status.details) {
+    const delay = anyUnpack(detail, RetryInfoSchema)?.retryDelay;
+    if (delay !== undefined) return Math.max(1, Math.ceil(Number(delay.seconds) + delay.nanos / 1e9));
+  }
+  return undefined;
 }
 
 /** A failure of the HTTP layer itself (no route, wrong method, media type, size), with no details. */

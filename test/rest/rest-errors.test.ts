@@ -152,6 +152,7 @@ describe("R-BIND-38, R-HTTP-8..10: every row of the table, with ErrorInfo in err
     };
     expect(http(new AuthError("permission_denied", "SCOPE_MISSING", "needs a scope"))).toEqual([403, 403, "PERMISSION_DENIED"]);
     expect(http(new LimitExceededError("RATE_LIMITED", "slow down", 1000))).toEqual([429, 429, "RESOURCE_EXHAUSTED"]);
+    expect(restFailure(toErrorStatus(new LimitExceededError("RATE_LIMITED", "slow down", 1500), () => undefined)).headers).toEqual({ "Retry-After": "2" }); // R-HTTP-12
     expect(http(new StatusError(Code.UNAVAILABLE, "shutting down"))).toEqual([503, 503, "UNAVAILABLE"]);
     expect(http(new StatusError(Code.DEADLINE_EXCEEDED, "too slow"))).toEqual([504, 504, "DEADLINE_EXCEEDED"]);
     const internal = restFailure(toErrorStatus(new Error("a secret cause"), () => undefined));
