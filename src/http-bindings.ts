@@ -12,7 +12,7 @@ import { readVersion } from "./service/service-parameters.js";
 /*
  * The HTTP bindings on their listener, as createApp wires them: the listener binds before the
  * card is built (the card names its URL, with the port bound), and serves the card, the
- * JSON-RPC binding and, when on this listener, /metrics.
+ * JSON-RPC and HTTP+JSON bindings (each unless its path is off) and, when on this listener, /metrics.
  */
 
 /** The HTTP listener with the bindings on it, while the listener and an HTTP binding are on. */

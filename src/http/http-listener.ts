@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { sendJson, serveCard, type ServedCard } from "./card-response.js";
 
 /*
- * The one HTTP listener on the main thread (A-35): the agent card, the HTTP bindings (JSON-RPC
- * today) and the documents (metrics). Why the main thread: a binding's calls run the service's
+ * The one HTTP listener on the main thread (A-35): the agent card, the HTTP bindings (JSON-RPC,
+ * HTTP+JSON) and the documents (metrics). Why the main thread: a binding's calls run the service's
  * core, which lives here; bridging every call and stream event from a listener thread would
  * re-create admission and the call seam on the other side. With every HTTP binding off the
  * server keeps the card on its own thread instead (src/protocol/http-thread.ts says why).
