@@ -86,7 +86,7 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
   }
   const { route } = match;
   if (hasBody(req) && !codec.acceptsContentType(req.headers["content-type"]))
-    return send(res, codec, codec.transportFailure(415, `Content-Type must be ${codec.contentType} or application/json`));
+    return send(res, codec, codec.transportFailure(415, `Content-Type must be JSON (${codec.contentType})`));
   const metadata = requestMetadata(req);
   const method = route.method;
   const streaming = method.methodKind === "server_streaming";
