@@ -14,12 +14,12 @@ import { Code } from "../../src/service/status-code.js";
 import { message, reasonOf, startRestSetup, violatedFields, type RestAnswer, type RestSetup } from "./rest-support.js";
 
 let s: RestSetup;
-/** Push notifications off, an extension clients must activate, no extended card, text parts only. */
+/** Push notifications off, an extension clients must activate, no extended card, text parts only, a low request rate. */
 let plain: RestSetup;
 beforeAll(async () => {
   s = await startRestSetup();
   plain = await startRestSetup(
-    { A2A_PUSH_NOTIFICATIONS: "false" },
+    { A2A_PUSH_NOTIFICATIONS: "false", A2A_LIMIT_RATE: "1", A2A_LIMIT_BURST: "20" },
     {
       extendedCard: undefined,
       acceptedInputMediaTypes: ["text/plain"],
@@ -138,6 +138,13 @@ describe("R-BIND-38, R-HTTP-8..10: every row of the table, with ErrorInfo in err
     expect(answer.headers.get("www-authenticate")).toContain('header="X-API-Key"');
     const missing = await s.call("GET", "/extendedAgentCard", undefined, { "X-API-Key": "" });
     expect(missing.status).toBe(401); // R-XCARD-2
+  });
+
+  test("R-HTTP-12: 429 RESOURCE_EXHAUSTED with Retry-After once a principal is over its request rate", async () => {
+    let answer: RestAnswer | undefined;
+    for (let i = 0; i < 40 && answer?.status !== 429; i++) answer = await plain.call("GET", "/tasks/t", undefined, { ...REQUIRED, "X-API-Key": plain.bobKey });
+    expect([answer?.status, answer?.body.error?.code, answer?.body.error?.status]).toEqual([429, 429, "RESOURCE_EXHAUSTED"]);
+    expect(Number(answer?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
   });
 
   test("A-31: another principal's task is 404 TASK_NOT_FOUND", async () => {
