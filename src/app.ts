@@ -120,6 +120,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     {
       publicGrpcAddress: config.publicGrpcAddress,
       jsonRpcUrl: bindings?.jsonRpcUrl,
+      restUrl: bindings?.restUrl,
+      preferredBinding: config.preferredBinding,
       name: config.agentName ?? undefined,
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,

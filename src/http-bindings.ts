@@ -3,20 +3,24 @@ import type { ServedCard } from "./http/card-response.js";
 import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
 import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
 import { METRICS_PATH } from "./observability/index.js";
+import { createRestV1Binding, REST_V1_ROUTER } from "./rest/index.js";
 import { admissionOf } from "./service/call-admission.js";
 import { CallObservers } from "./service/call-observer.js";
+import type { CallMetadata } from "./service/face.js";
 import { readVersion } from "./service/service-parameters.js";
 
 /*
  * The HTTP bindings on their listener, as createApp wires them: the listener binds before the
  * card is built (the card names its URL, with the port bound), and serves the card, the
- * JSON-RPC binding and, when on this listener, /metrics.
+ * JSON-RPC and HTTP+JSON bindings (each unless its path is off) and, when on this listener, /metrics.
  */
 
-/** The HTTP listener with the bindings on it (A-35), while the listener and JSON-RPC are on. */
+/** The HTTP listener with the bindings on it (A-35), while the listener and an HTTP binding are on. */
 export interface BindingsListener {
   readonly port: number;
-  readonly jsonRpcUrl: string;
+  /** Undefined when that binding is off (its path setting is `off`). */
+  readonly jsonRpcUrl: string | undefined;
+  readonly restUrl: string | undefined;
   /** Starts answering the card (and metrics, when on this listener). */
   serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
   useHandlers(handlers: object): void;
@@ -30,24 +34,28 @@ export async function startBindingsListener(
   observers: CallObservers | undefined,
   onError: (error: Error) => void,
 ): Promise<BindingsListener | undefined> {
-  if (config.cardListen === null || config.jsonRpcPath === null) return undefined;
+  if (config.cardListen === null || (config.jsonRpcPath === null && config.restPath === null)) return undefined;
   let card: ServedCard | undefined;
   let handlers: object = {};
   let closing = false;
   const documents = new Map<string, () => Promise<ListenerDocument>>();
-  const jsonRpc = createJsonRpcBinding({
+  const face = {
     handlers: () => handlers as Readonly<Record<string, unknown>>,
     admission: () => admissionOf(handlers),
-    checkVersion: (metadata) => void readVersion(metadata, { allowMissing: config.allowMissingVersion }),
+    checkVersion: (metadata: CallMetadata) => void readVersion(metadata, { allowMissing: config.allowMissingVersion }),
     observers: observers ?? new CallObservers([], () => undefined),
     maxBodyBytes: config.maxMessageBytes,
     wwwAuthenticate: authChallenges(config.auth.schemes),
     closing: () => closing,
-  });
+  };
+  const { jsonRpcPath, restPath } = config;
+  const jsonRpc = jsonRpcPath === null ? undefined : createJsonRpcBinding(face);
+  const rest = restPath === null ? undefined : { handle: createRestV1Binding({ ...face, basePath: restPath }), methods: REST_V1_ROUTER.httpMethods.join(", ") };
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
     card: () => card,
-    bindings: new Map([[config.jsonRpcPath, jsonRpc]]),
+    bindings: new Map(jsonRpc === undefined ? [] : [[jsonRpcPath!, jsonRpc]]),
+    prefixBindings: new Map(rest === undefined ? [] : [[restPath!, rest]]),
     documents,
     corsOrigins: config.corsOrigins,
     tls: config.tls ?? undefined,
@@ -56,7 +64,8 @@ export async function startBindingsListener(
   const base = config.publicHttpUrl ?? `${config.tls === null ? "http" : "https"}://${formatListenAddress(config.cardListen, listener.port)}`;
   return {
     port: listener.port,
-    jsonRpcUrl: base + config.jsonRpcPath,
+    jsonRpcUrl: jsonRpcPath === null ? undefined : base + jsonRpcPath,
+    restUrl: restPath === null ? undefined : base + restPath,
     serve(served, metrics) {
       card = served;
       if (metrics !== undefined) documents.set(METRICS_PATH, metrics);

@@ -7,7 +7,11 @@ export interface AgentCardSettings {
   /** `host:port` as clients dial it (A-21); no scheme. */
   readonly publicGrpcAddress: string;
   /** The JSON-RPC binding's absolute URL, when it is served (listed after gRPC, R-BIND-15/16). */
-  readonly jsonRpcUrl?: string;
+  readonly jsonRpcUrl?: string | undefined;
+  /** The HTTP+JSON binding's absolute base URL, when it is served (R-BIND-16). */
+  readonly restUrl?: string | undefined;
+  /** The interface listed first (A2A_PREFERRED_BINDING, R-BIND-15); the others follow as gRPC, JSON-RPC, HTTP+JSON. */
+  readonly preferredBinding?: "grpc" | "jsonrpc" | "rest";
   /** Operator overrides; they win over the agent's own name/description/version. */
   readonly name?: string;
   readonly description?: string;
@@ -43,6 +47,8 @@ const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
  */
 /** AgentInterface.protocol_binding of the JSON-RPC 2.0 binding (§5.2: spelled exactly so). */
 export const JSONRPC_PROTOCOL_BINDING = "JSONRPC";
+/** AgentInterface.protocol_binding of the HTTP+JSON binding (§5.2). */
+export const HTTP_JSON_PROTOCOL_BINDING = "HTTP+JSON";
 
 export function buildAgentCard(settings: AgentCardSettings, contribution: AgentCardContribution = {}): AgentCard {
   checkGrpcAddress(settings.publicGrpcAddress);
@@ -57,17 +63,7 @@ export function buildAgentCard(settings: AgentCardSettings, contribution: AgentC
     name: settings.name || contribution.name || DEFAULT_AGENT_NAME,
     description: settings.description || contribution.description || DEFAULT_AGENT_DESCRIPTION,
     version: settings.version || contribution.version || DEFAULT_AGENT_VERSION,
-    supportedInterfaces: [
-      {
-        url: settings.publicGrpcAddress,
-        protocolBinding: GRPC_PROTOCOL_BINDING,
-        protocolVersion: A2A_PROTOCOL_VERSION,
-        tenant: settings.tenant ?? "",
-      },
-      ...(settings.jsonRpcUrl === undefined
-        ? []
-        : [{ url: settings.jsonRpcUrl, protocolBinding: JSONRPC_PROTOCOL_BINDING, protocolVersion: A2A_PROTOCOL_VERSION, tenant: settings.tenant ?? "" }]),
-    ],
+    supportedInterfaces: supportedInterfaces(settings),
     provider: contribution.provider,
     documentationUrl: contribution.documentationUrl,
     iconUrl: contribution.iconUrl,
@@ -87,6 +83,24 @@ export function buildAgentCard(settings: AgentCardSettings, contribution: AgentC
   });
   assertValidAgentCard(card, "agent card");
   return card;
+}
+
+/** R-BIND-15/16: every served v1.0 interface, the preferred one first. */
+function supportedInterfaces(settings: AgentCardSettings) {
+  const tenant = settings.tenant ?? "";
+  const served = {
+    grpc: settings.publicGrpcAddress,
+    jsonrpc: settings.jsonRpcUrl,
+    rest: settings.restUrl,
+  };
+  const bindings = { grpc: GRPC_PROTOCOL_BINDING, jsonrpc: JSONRPC_PROTOCOL_BINDING, rest: HTTP_JSON_PROTOCOL_BINDING };
+  const order = (["grpc", "jsonrpc", "rest"] as const)
+    .slice()
+    .sort((a, b) => Number(b === settings.preferredBinding) - Number(a === settings.preferredBinding));
+  return order.flatMap((binding) => {
+    const url = served[binding];
+    return url === undefined ? [] : [{ url, protocolBinding: bindings[binding], protocolVersion: A2A_PROTOCOL_VERSION, tenant }];
+  });
 }
 
 /**

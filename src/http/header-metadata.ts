@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { CallMetadata, CallMetadataValue } from "../service/face.js";
+import { RESUME_CURSOR_HEADER } from "../streams/index.js";
 
 /**
  * An HTTP request's headers as the face's call metadata (R-BIND-10): node:http already keys them
@@ -32,4 +33,17 @@ export class HeaderMetadata implements CallMetadata {
     }
     return map;
   }
+}
+
+/** An HTTP binding's call metadata: the headers, the resume cursor from SSE's Last-Event-ID, `?A2A-Version=` (R-BIND-11). */
+export function requestMetadata(req: IncomingMessage): HeaderMetadata {
+  return new HeaderMetadata(req.headers, { [RESUME_CURSOR_HEADER]: "last-event-id" }, queryVersion(req.url));
+}
+
+/** `?A2A-Version=` as a default for the header (R-BIND-11). */
+function queryVersion(url: string | undefined): Record<string, string> {
+  const query = url?.indexOf("?") ?? -1;
+  if (query < 0) return {};
+  const version = new URLSearchParams(url!.slice(query + 1)).get("A2A-Version");
+  return version === null ? {} : { "a2a-version": version };
 }

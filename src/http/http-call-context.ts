@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { ObservedCall, PeerSource, RemoteAddress } from "../service/call-observer.js";
+import { toErrorStatus, type ErrorStatus } from "../service/error-status.js";
 import type { CallContext, CallMetadata, TransportSecurity } from "../service/face.js";
+import { Code } from "../service/status-code.js";
 
 /** An HTTP request as the call seam sees its peer: the socket's address, read once. */
 export function peerOf(req: IncomingMessage): PeerSource {
@@ -88,4 +90,13 @@ export class HttpCallContext implements CallContext {
       }
     }
   }
+}
+
+/** The face's error status for what a handler threw; the cause of an internal error goes to the call's record. */
+export function callStatusOf(error: unknown, observed: ObservedCall): ErrorStatus {
+  const status = toErrorStatus(error, (correlationId) => {
+    observed.fields["correlation_id"] = correlationId;
+  });
+  if (status.code === Code.INTERNAL || status.code === Code.UNKNOWN) observed.error = error;
+  return status;
 }

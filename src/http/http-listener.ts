@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { sendJson, serveCard, type ServedCard } from "./card-response.js";
 
 /*
- * The one HTTP listener on the main thread (A-35): the agent card, the HTTP bindings (JSON-RPC
- * today) and the documents (metrics). Why the main thread: a binding's calls run the service's
+ * The one HTTP listener on the main thread (A-35): the agent card, the HTTP bindings (JSON-RPC,
+ * HTTP+JSON) and the documents (metrics). Why the main thread: a binding's calls run the service's
  * core, which lives here; bridging every call and stream event from a listener thread would
  * re-create admission and the call seam on the other side. With every HTTP binding off the
  * server keeps the card on its own thread instead (src/protocol/http-thread.ts says why).
@@ -31,6 +31,8 @@ export interface HttpListenerOptions {
   card(): ServedCard | undefined;
   /** The bindings by path (e.g. "/a2a/jsonrpc" → JSON-RPC). */
   readonly bindings: ReadonlyMap<string, RequestHandler>;
+  /** Bindings that answer every path under a base (e.g. "/a2a/rest" → HTTP+JSON), with the HTTP methods CORS allows them. */
+  readonly prefixBindings?: ReadonlyMap<string, { readonly handle: RequestHandler; readonly methods: string }>;
   /** Documents by path, made per GET or HEAD. */
   readonly documents?: ReadonlyMap<string, () => Promise<ListenerDocument>>;
   /** Origins browsers may call the bindings from ("*": any); empty = no CORS headers (A2A_CORS_ORIGINS). */
@@ -52,8 +54,13 @@ export function startHttpListener(options: HttpListenerOptions): Promise<HttpLis
     const path = (req.url ?? "/").split("?", 1)[0]!;
     const binding = options.bindings.get(path);
     if (binding !== undefined) {
-      if (allowCors(options.corsOrigins, req, res)) return;
+      if (allowCors(options.corsOrigins, req, res, "POST")) return;
       return binding(req, res);
+    }
+    const prefixed = prefixBindingOf(options.prefixBindings, path);
+    if (prefixed !== undefined) {
+      if (allowCors(options.corsOrigins, req, res, prefixed.methods)) return;
+      return prefixed.handle(req, res);
     }
     const document = documents.get(path);
     if (document !== undefined) return serveDocument(document, req, res, options.onError);
@@ -113,7 +120,7 @@ function serveDocument(make: () => Promise<ListenerDocument>, req: IncomingMessa
  * CORS for the bindings, off unless origins are configured. Sets the headers for an allowed
  * origin; answers a preflight itself (true = answered).
  */
-function allowCors(origins: readonly string[], req: IncomingMessage, res: ServerResponse): boolean {
+function allowCors(origins: readonly string[], req: IncomingMessage, res: ServerResponse, methods: string): boolean {
   const origin = req.headers.origin;
   if (origins.length === 0 || origin === undefined) return false;
   if (!origins.includes("*") && !origins.includes(origin)) return false;
@@ -122,10 +129,17 @@ function allowCors(origins: readonly string[], req: IncomingMessage, res: Server
   res.setHeader("Access-Control-Expose-Headers", "A2A-Extensions");
   if (req.method !== "OPTIONS") return false;
   res.writeHead(204, {
-    "Access-Control-Allow-Methods": "POST",
+    "Access-Control-Allow-Methods": methods,
     "Access-Control-Allow-Headers": "Content-Type, Authorization, A2A-Version, A2A-Extensions, X-API-Key, Last-Event-ID",
     "Access-Control-Max-Age": "600",
   });
   res.end();
   return true;
+}
+
+/** The prefix binding whose base is `path` or a folder of it. */
+function prefixBindingOf<T>(bindings: ReadonlyMap<string, T> | undefined, path: string): T | undefined {
+  if (bindings === undefined) return undefined;
+  for (const [base, binding] of bindings) if (path === base || path.startsWith(`${base}/`)) return binding;
+  return undefined;
 }

@@ -1,22 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { toJson, type DescMethod, type JsonValue, type Message } from "@bufbuild/protobuf";
-import {
-  ListTaskPushNotificationConfigsResponseSchema,
-  ListTasksResponseSchema,
-  StreamResponseSchema,
-  type ListTasksRequest,
-  type StreamResponse,
-} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { HeaderMetadata } from "../http/header-metadata.js";
-import { HttpCallContext, peerOf, transportSecurityOf } from "../http/http-call-context.js";
+import { toJson, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { StreamResponseSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { requestMetadata } from "../http/header-metadata.js";
+import { HttpCallContext, callStatusOf, peerOf, transportSecurityOf } from "../http/http-call-context.js";
 import { BodyTooLargeError, readBody } from "../http/request-body.js";
+import { responseJson } from "../http/proto-json.js";
 import { SseWriter } from "../http/sse-writer.js";
+import { cursorOf } from "../http/stream-cursor.js";
 import type { CallAdmission } from "../service/call-admission.js";
 import type { CallObservers, ObservedCall } from "../service/call-observer.js";
-import { toErrorStatus, type ErrorStatus } from "../service/error-status.js";
+import type { ErrorStatus } from "../service/error-status.js";
 import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
 import { Code } from "../service/status-code.js";
-import { RESUME_CURSOR_HEADER, STREAM_RESUME_EXTENSION } from "../streams/index.js";
 import { decodeParams, readEnvelope, type JsonRpcId } from "./jsonrpc-envelope.js";
 import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject } from "./jsonrpc-errors.js";
 
@@ -66,7 +61,7 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   if (!isJson(req.headers["content-type"])) {
     return sendRpc(res, 415, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, "Content-Type must be application/json") });
   }
-  const metadata = new HeaderMetadata(req.headers, { [RESUME_CURSOR_HEADER]: "last-event-id" }, queryVersion(req.url));
+  const metadata = requestMetadata(req);
   const admission = options.admission();
   try {
     // A-15: the version first, then the credentials, both from the headers alone.
@@ -75,7 +70,7 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   } catch (error) {
     // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
     const observed = options.observers.begin(SERVICE, "(unread)", false, peerOf(req), metadata, "jsonrpc");
-    const status = statusOf(error, observed);
+    const status = callStatusOf(error, observed);
     const challenge: Record<string, string> =
       status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
     return fail(res, observed, null, status, challenge);
@@ -102,7 +97,7 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   try {
     request = decodeParams(method.input, call.params);
   } catch (error) {
-    return fail(res, observed, id, statusOf(error, observed));
+    return fail(res, observed, id, callStatusOf(error, observed));
   }
   const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
   const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
@@ -112,14 +107,14 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
     response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
   } catch (error) {
     ctx.end(CALL_ENDED);
-    return fail(res, observed, id, statusOf(error, observed), ctx.responseHeaders);
+    return fail(res, observed, id, callStatusOf(error, observed), ctx.responseHeaders);
   }
   let result: JsonValue;
   try {
-    result = resultJson(method, request, response);
+    result = responseJson(method, request, response);
   } catch (error) {
     ctx.end(CALL_ENDED);
-    return fail(res, observed, id, statusOf(error, observed), ctx.responseHeaders);
+    return fail(res, observed, id, callStatusOf(error, observed), ctx.responseHeaders);
   }
   if (res.destroyed)
     observed.endUnanswered(Number.POSITIVE_INFINITY); // the client left before its answer
@@ -150,7 +145,7 @@ async function runStream(ctx: HttpCallContext, res: ServerResponse, id: JsonRpcI
     else observed.end(Code.OK, undefined);
     writer.end();
   } catch (error) {
-    const status = statusOf(error, observed);
+    const status = callStatusOf(error, observed);
     if (!writer.started) {
       fail(res, observed, id, status, ctx.responseHeaders);
     } else {
@@ -160,45 +155,6 @@ async function runStream(ctx: HttpCallContext, res: ServerResponse, id: JsonRpcI
   } finally {
     ctx.end(CALL_ENDED);
   }
-}
-
-/** The resume cursor an event carries (A-33), if any. */
-function cursorOf(response: StreamResponse): string | undefined {
-  const { payload } = response;
-  if (payload.case !== "task" && payload.case !== "statusUpdate" && payload.case !== "artifactUpdate") return undefined;
-  const marked = payload.value.metadata?.[STREAM_RESUME_EXTENSION];
-  const cursor = typeof marked === "object" && marked !== null && !Array.isArray(marked) ? marked["cursor"] : undefined;
-  return typeof cursor === "string" ? cursor : undefined;
-}
-
-/**
- * The ProtoJSON of a result. ProtoJSON drops empty lists and strings, but A2A requires a list
- * response's fields always (R-BIND-25): they are put back here.
- */
-function resultJson(method: DescMethod, request: Message, response: Message): JsonValue {
-  const json = toJson(method.output, response) as { [key: string]: JsonValue };
-  if (method.output.typeName === ListTasksResponseSchema.typeName) {
-    json["tasks"] ??= [];
-    // includeArtifacts: every task says which artifacts it has, none included.
-    if ((request as ListTasksRequest).includeArtifacts === true)
-      for (const task of json["tasks"] as Array<{ [key: string]: JsonValue }>) task["artifacts"] ??= [];
-    json["nextPageToken"] ??= "";
-    json["pageSize"] ??= 0;
-    json["totalSize"] ??= 0;
-  } else if (method.output.typeName === ListTaskPushNotificationConfigsResponseSchema.typeName) {
-    json["configs"] ??= [];
-    json["nextPageToken"] ??= "";
-  }
-  return json;
-}
-
-/** The face's error status for what a handler threw; the cause of an internal error goes to the call's record. */
-function statusOf(error: unknown, observed: ObservedCall): ErrorStatus {
-  const status = toErrorStatus(error, (correlationId) => {
-    observed.fields["correlation_id"] = correlationId;
-  });
-  if (status.code === Code.INTERNAL || status.code === Code.UNKNOWN) observed.error = error;
-  return status;
 }
 
 function fail(res: ServerResponse, observed: ObservedCall, id: JsonRpcId, status: ErrorStatus, headers: Record<string, string> = {}): void {
@@ -214,14 +170,6 @@ function sendRpc(res: ServerResponse, status: number, response: JsonRpcResponse,
   const body = Buffer.from(JSON.stringify(response), "utf8");
   res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": body.length });
   res.end(body);
-}
-
-/** `?A2A-Version=` as a default for the header (R-BIND-11). */
-function queryVersion(url: string | undefined): Record<string, string> {
-  const query = url?.indexOf("?") ?? -1;
-  if (query < 0) return {};
-  const version = new URLSearchParams(url!.slice(query + 1)).get("A2A-Version");
-  return version === null ? {} : { "a2a-version": version };
 }
 
 /** R-JRPC-2: application/json (any parameters, e.g. charset=utf-8); a missing Content-Type is tolerated. */

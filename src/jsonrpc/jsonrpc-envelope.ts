@@ -1,6 +1,6 @@
-import { fromJson, type DescMessage, type DescMethod, type JsonValue, type Message } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { InvalidRequestError } from "../lifecycle/index.js";
+import { decodeJsonMessage } from "../http/proto-json.js";
 import { INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, envelopeError, type JsonRpcErrorObject } from "./jsonrpc-errors.js";
 
 /** A JSON-RPC request id: a string, a number or null (R-JRPC-3); echoed as received (R-JRPC-4). */
@@ -54,23 +54,7 @@ function methodNotFound(name: string): string {
   return `Method not found: ${shown} is an A2A v0.3 method name; this endpoint speaks A2A 1.0, whose methods are the gRPC names (SendMessage, GetTask, ...)`;
 }
 
-/**
- * The params as the method's request message (R-JRPC-6): ProtoJSON through protobuf-es, unknown
- * fields ignored (R-BIND-23) but unknown enum names refused (R-BIND-22): a strict read first, and
- * the lenient one only when the strict read failed on an unknown field. Throws InvalidRequestError
- * (-32602 with BadRequest).
- */
+/** The params as the method's request message (R-JRPC-6); throws InvalidRequestError (-32602 with BadRequest). */
 export function decodeParams(schema: DescMessage, params: JsonValue): Message {
-  if (typeof params !== "object" || params === null || Array.isArray(params))
-    throw InvalidRequestError.field("params", "must be a JSON object (by-name parameters)");
-  try {
-    return fromJson(schema, params);
-  } catch (strictError) {
-    if (!/\bis unknown\b/.test(String((strictError as Error).message))) throw InvalidRequestError.field("params", (strictError as Error).message);
-  }
-  try {
-    return fromJson(schema, params, { ignoreUnknownFields: true });
-  } catch (error) {
-    throw InvalidRequestError.field("params", (error as Error).message);
-  }
+  return decodeJsonMessage(schema, params, "params");
 }

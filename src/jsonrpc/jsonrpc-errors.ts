@@ -1,7 +1,6 @@
-import { toJson, createRegistry, type JsonValue } from "@bufbuild/protobuf";
-import { AnySchema, anyUnpack } from "@bufbuild/protobuf/wkt";
-import { BadRequestSchema, ErrorInfoSchema, RequestInfoSchema, RetryInfoSchema } from "../../gen/es/google/rpc/error_details_pb.js";
-import { A2A_ERROR_DOMAIN, type ErrorStatus } from "../service/error-status.js";
+import type { JsonValue } from "@bufbuild/protobuf";
+import { a2aReason, detailsJson } from "../http/error-details.js";
+import type { ErrorStatus } from "../service/error-status.js";
 import { Code } from "../service/status-code.js";
 
 /*
@@ -38,8 +37,6 @@ const PROJECT_CODES: ReadonlyMap<number, { readonly code: number; readonly http:
   [Code.FAILED_PRECONDITION, { code: -31000 - Code.FAILED_PRECONDITION, http: 400 }],
 ]);
 
-const DETAILS_REGISTRY = createRegistry(ErrorInfoSchema, BadRequestSchema, RequestInfoSchema, RetryInfoSchema);
-
 export interface JsonRpcErrorObject {
   readonly code: number;
   readonly message: string;
@@ -54,7 +51,7 @@ export interface JsonRpcFailure {
 
 /** The JSON-RPC form of a failure the face reported. */
 export function jsonRpcFailure(status: ErrorStatus): JsonRpcFailure {
-  const data = status.details.map((detail) => toJson(AnySchema, detail, { registry: DETAILS_REGISTRY }));
+  const data = detailsJson(status);
   const error = (code: number) => ({ code, message: status.message, data });
   const reason = a2aReason(status);
   if (reason !== undefined && A2A_CODES[reason] !== undefined) return { error: error(A2A_CODES[reason]), httpStatus: 200 };
@@ -63,15 +60,6 @@ export function jsonRpcFailure(status: ErrorStatus): JsonRpcFailure {
   const project = PROJECT_CODES.get(status.code);
   if (project !== undefined) return { error: error(project.code), httpStatus: project.http };
   return { error: error(INTERNAL_ERROR), httpStatus: 200 };
-}
-
-/** The reason of the status's A2A ErrorInfo, if it has one. */
-function a2aReason(status: ErrorStatus): string | undefined {
-  for (const detail of status.details) {
-    const info = anyUnpack(detail, ErrorInfoSchema);
-    if (info !== undefined && info.domain === A2A_ERROR_DOMAIN) return info.reason;
-  }
-  return undefined;
 }
 
 /** An envelope-level error of the JSON-RPC spec itself (no A2A details). */

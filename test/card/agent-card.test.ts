@@ -20,6 +20,19 @@ describe("agent card", () => {
     });
   });
 
+  test("R-BIND-15, R-BIND-16: every served binding is listed, gRPC, JSON-RPC, HTTP+JSON, the preferred one first", () => {
+    const urls = { jsonRpcUrl: "https://agent.example.com/a2a/jsonrpc", restUrl: "https://agent.example.com/a2a/rest" };
+    const order = (preferredBinding?: "grpc" | "jsonrpc" | "rest") =>
+      buildAgentCard({ ...settings, ...urls, preferredBinding }, contribution).supportedInterfaces.map((i) => i.protocolBinding);
+    expect(order()).toEqual(["GRPC", "JSONRPC", "HTTP+JSON"]);
+    expect(order("jsonrpc")).toEqual(["JSONRPC", "GRPC", "HTTP+JSON"]);
+    expect(order("rest")).toEqual(["HTTP+JSON", "GRPC", "JSONRPC"]);
+    expect(buildAgentCard({ ...settings, restUrl: urls.restUrl, preferredBinding: "jsonrpc" }, contribution).supportedInterfaces.map((i) => i.url)).toEqual([
+      "agent.example.com:443",
+      urls.restUrl,
+    ]);
+  });
+
   test("R-TEN-2: a configured tenant is advertised on the interface", () => {
     const card = buildAgentCard({ ...settings, tenant: "acme" }, contribution);
     expect(card.supportedInterfaces[0].tenant).toBe("acme");

@@ -27,6 +27,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   http: 4,
   protocol: 5,
   jsonrpc: 5,
+  rest: 5,
   config: 5,
   observability: 6,
   cli: 6,

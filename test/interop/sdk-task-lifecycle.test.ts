@@ -241,6 +241,7 @@ describe("GetExtendedAgentCard", () => {
       expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.url, i.protocolVersion])).toEqual([
         ["GRPC", x.server.target, "1.0"],
         ["JSONRPC", expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/a2a\/jsonrpc$/), "1.0"],
+        ["HTTP+JSON", expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/a2a\/rest$/), "1.0"],
       ]);
     });
   });

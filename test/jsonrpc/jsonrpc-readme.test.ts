@@ -14,10 +14,11 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-test("R-JRPC-7, R-JRPC-12: the JSON-RPC block of docs/bindings.md runs, blocking, streaming and listing", async () => {
+/** Runs the first sh block under `heading` of docs/bindings.md against the server. */
+async function runDocBlock(heading: string): Promise<string> {
   const doc = readFileSync(join(ROOT, "docs/bindings.md"), "utf8");
-  const script = /```sh\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf("## JSON-RPC\n")))?.[1];
-  if (script === undefined) throw new Error("no sh block under JSON-RPC");
+  const script = /```sh\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf(`${heading}\n`)))?.[1];
+  if (script === undefined) throw new Error(`no sh block under ${heading}`);
   expect(script).toContain("curl -sN");
   const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
     execFile(
@@ -29,9 +30,23 @@ test("R-JRPC-7, R-JRPC-12: the JSON-RPC block of docs/bindings.md runs, blocking
   );
   if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stderr}\n${result.stdout.slice(-2000)}`);
   expect(result.stdout).not.toContain('"error"');
-  expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":1,"result":\{"task":\{.*"TASK_STATE_COMPLETED"/m);
-  expect(result.stdout).toMatch(/^data: \{"jsonrpc":"2\.0","id":2,"result":\{"task":/m);
-  expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":3,"result":\{"tasks":\[/m);
+  return result.stdout;
+}
+
+test("R-JRPC-7, R-JRPC-12: the JSON-RPC block of docs/bindings.md runs, blocking, streaming and listing", async () => {
+  const stdout = await runDocBlock("## JSON-RPC");
+  expect(stdout).toMatch(/^\{"jsonrpc":"2\.0","id":1,"result":\{"task":\{.*"TASK_STATE_COMPLETED"/m);
+  expect(stdout).toMatch(/^data: \{"jsonrpc":"2\.0","id":2,"result":\{"task":/m);
+  expect(stdout).toMatch(/^\{"jsonrpc":"2\.0","id":3,"result":\{"tasks":\[/m);
+}, 90_000);
+
+test("R-HTTP-1, R-HTTP-13: the HTTP+JSON block of docs/bindings.md runs: send, get, stream, subscribe", async () => {
+  const stdout = await runDocBlock("## HTTP+JSON");
+  expect(stdout).toMatch(/^\{"task":\{"id":"[^"]+".*"TASK_STATE_COMPLETED"/m);
+  expect(stdout).toMatch(/^\{"id":"[^"]+","contextId":/m); // GetTask: the task itself
+  expect(stdout).toMatch(/^data: \{"task":\{"id":/m);
+  expect(stdout).toMatch(/^data: \{"statusUpdate":\{.*"step 1\/2"/m); // the subscription followed the running job
+  expect(stdout.trimEnd().split("\n").at(-1)).toMatch(/^data: \{"statusUpdate":\{.*"TASK_STATE_COMPLETED"/);
 }, 90_000);
 
 test("R-JRPC-7, R-JRPC-12: the README's Bindings block runs as pasted, blocking then streaming", async () => {

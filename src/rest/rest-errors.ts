@@ -1,0 +1,65 @@
+import type { JsonValue } from "@bufbuild/protobuf";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
+import { RetryInfoSchema } from "../../gen/es/google/rpc/error_details_pb.js";
+import { detailsJson } from "../http/error-details.js";
+import type { ErrorStatus } from "../service/error-status.js";
+import { Code, codeName } from "../service/status-code.js";
+
+/*
+ * The §11.6 error body for HTTP+JSON (R-HTTP-8..12, R-BIND-38): the face's error status as the
+ * AIP-193 wrapper of google.rpc.Status, `{"error":{"code":<http>,"status":"<code name>",
+ * "message":…,"details":[…@type…]}}`, and the HTTP status it travels with. A2A's
+ * FAILED_PRECONDITION reasons share 400; clients tell them apart by the ErrorInfo reason.
+ */
+
+/** google.rpc.Code → HTTP status, the mapping `error.status` implies (google/rpc/code.proto). */
+const HTTP_STATUS: Readonly<Record<number, number>> = {
+  [Code.CANCELLED]: 499,
+  [Code.UNKNOWN]: 500,
+  [Code.INVALID_ARGUMENT]: 400,
+  [Code.DEADLINE_EXCEEDED]: 504,
+  [Code.NOT_FOUND]: 404,
+  [Code.ALREADY_EXISTS]: 409,
+  [Code.PERMISSION_DENIED]: 403,
+  [Code.RESOURCE_EXHAUSTED]: 429,
+  [Code.FAILED_PRECONDITION]: 400,
+  [Code.ABORTED]: 409,
+  [Code.OUT_OF_RANGE]: 400,
+  [Code.UNIMPLEMENTED]: 501,
+  [Code.INTERNAL]: 500,
+  [Code.UNAVAILABLE]: 503,
+  [Code.DATA_LOSS]: 500,
+  [Code.UNAUTHENTICATED]: 401,
+};
+
+export interface RestFailure {
+  readonly httpStatus: number;
+  /** Response headers the failure brings (Retry-After, R-HTTP-12). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body: { readonly error: { code: number; status: string; message: string; details: JsonValue[] } };
+}
+
+/** The HTTP+JSON form of a failure the face reported. */
+export function restFailure(status: ErrorStatus): RestFailure {
+  const httpStatus = HTTP_STATUS[status.code] ?? 500;
+  const retryAfter = retryAfterSeconds(status);
+  return {
+    httpStatus,
+    ...(retryAfter === undefined ? {} : { headers: { "Retry-After": String(retryAfter) } }),
+    body: { error: { code: httpStatus, status: codeName(status.code), message: status.message, details: detailsJson(status) } },
+  };
+}
+
+/** R-HTTP-12 (MAY): a limit's google.rpc.RetryInfo as Retry-After, in whole seconds (at least 1). */
+function retryAfterSeconds(status: ErrorStatus): number | undefined {
+  for (const detail of status.details) {
+    const delay = anyUnpack(detail, RetryInfoSchema)?.retryDelay;
+    if (delay !== undefined) return Math.max(1, Math.ceil(Number(delay.seconds) + delay.nanos / 1e9));
+  }
+  return undefined;
+}
+
+/** A failure of the HTTP layer itself (no route, wrong method, media type, size), with no details. */
+export function transportFailure(httpStatus: number, status: string, message: string): RestFailure {
+  return { httpStatus, body: { error: { code: httpStatus, status, message, details: [] } } };
+}
