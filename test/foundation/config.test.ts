@@ -38,6 +38,10 @@ describe("configuration", () => {
       agentModule: null,
       cardListen: "127.0.0.1:8080",
       jsonRpcPath: "/a2a/jsonrpc",
+      restPath: "/a2a/rest",
+      preferredBinding: "grpc",
+      sseKeepAliveMs: 15_000,
+      v03: { jsonRpcPath: "/a2a/v0.3/jsonrpc", restPath: "/a2a/v0.3/rest" },
       publicHttpUrl: null,
       corsOrigins: [],
       metricsListen: "card",
@@ -309,6 +313,11 @@ describe("the HTTP listener's settings (A-35)", () => {
     expect(loadConfig({ env: { A2A_CARD_LISTEN: "127.0.0.1:9001" } }).cardListen).toBe("127.0.0.1:9001");
     expect(loadConfig({ env: { A2A_HTTP_LISTEN: "off" } }).cardListen).toBeNull();
     expect(loadConfig({ env: { A2A_JSONRPC_PATH: "off" } }).jsonRpcPath).toBeNull();
+    expect(loadConfig({ env: { A2A_REST_PATH: "off" } }).restPath).toBeNull();
+    expect(loadConfig({ env: { A2A_V03: "off" } }).v03).toBeNull();
+    expect(loadConfig({ env: { A2A_V03_REST_PATH: "off" } }).v03).toEqual({ jsonRpcPath: "/a2a/v0.3/jsonrpc", restPath: null });
+    expect(loadConfig({ env: { A2A_PREFERRED_BINDING: "REST" } }).preferredBinding).toBe("rest");
+    expect(() => loadConfig({ env: { A2A_PREFERRED_BINDING: "soap" } })).toThrow(/A2A_PREFERRED_BINDING/);
     expect(() => loadConfig({ env: { A2A_JSONRPC_PATH: "no-slash" } })).toThrow(/A2A_JSONRPC_PATH/);
     expect(loadConfig({ env: { A2A_PUBLIC_HTTP_URL: "https://agent.example.com/" } }).publicHttpUrl).toBe("https://agent.example.com");
     expect(() => loadConfig({ env: { A2A_PUBLIC_HTTP_URL: "ftp://x" } })).toThrow(/A2A_PUBLIC_HTTP_URL/);
