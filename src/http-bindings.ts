@@ -43,6 +43,7 @@ export async function startBindingsListener(
     maxBodyBytes: config.maxMessageBytes,
     wwwAuthenticate: authChallenges(config.auth.schemes),
     closing: () => closing,
+    sseKeepAliveMs: config.sseKeepAliveMs,
   });
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
