@@ -78,8 +78,8 @@ function subscribe(
     .request({ method: "POST", path: start.path, headers: start.headers, body: start.body })
     .then(async (res) => {
       if (res.statusCode !== 200) problem = `HTTP ${res.statusCode}`;
-      res.body.setEncoding("utf8");
-      for await (const text of res.body) parser.feed(text as string);
+      const decoder = new TextDecoder();
+      for await (const bytes of res.body as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(bytes, { stream: true }));
       lastReceiveAt = performance.timeOrigin + performance.now();
       const ok = problem === undefined && sawTask && inOrder && chunks === start.expectArtifacts && final === "TASK_STATE_COMPLETED";
       if (!ok) problem ??= `task ${sawTask}, ${chunks} chunks, in order ${inOrder}, ended ${final}`;
