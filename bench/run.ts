@@ -42,6 +42,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
         rounds: count(args, "rounds"),
       }),
   },
+  http: {
+    measures:
+      "JSON-RPC beside the @a2a-js/sdk express server: blocking SendMessage CPU per call, one SSE stream of 5,000 chunks CPU per chunk, 500 SSE subscribers x 1,000 chunks (every chunk, in order) [--quick] [--only=unary,stream,fanout]",
+    run: async (args) => (await import("./http.js")).runHttp({ quick: flag(args, "quick"), only: value(args, "only")?.split(",") }),
+  },
   "fan-out": {
     measures:
       "500 SubscribeToTask streams x 1,000 chunks (raw HTTP/2 and grpc-js subscribers, lossless check) vs @a2a-js/sdk, paced latency, stalled subscribers; --single: one long stream vs bare grpc-js and the SDK [--quick] [--smoke] [--profile] [--single]",

@@ -47,6 +47,7 @@ export async function startBindingsListener(
     maxBodyBytes: config.maxMessageBytes,
     wwwAuthenticate: authChallenges(config.auth.schemes),
     closing: () => closing,
+    sseKeepAliveMs: config.sseKeepAliveMs,
   };
   const { jsonRpcPath, restPath } = config;
   const jsonRpc = jsonRpcPath === null ? undefined : createJsonRpcBinding(face);

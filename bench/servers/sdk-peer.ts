@@ -10,12 +10,18 @@ import { A2AService, grpcService, UserBuilder } from "@a2a-js/sdk/server/grpc";
 
 const address = `127.0.0.1:${process.env.BENCH_PORT}`;
 
-/** Serves `executor` behind a card with one skill, until SIGTERM. */
-export function serveSdkPeer(executor: AgentExecutor, agent: { name: string; description: string; skill: { id: string; description: string } }): void {
-  const card: AgentCard = {
+export interface PeerAgent {
+  readonly name: string;
+  readonly description: string;
+  readonly skill: { id: string; description: string };
+}
+
+/** The peer's card: one skill, the given interfaces (also used by the SDK's HTTP server, sdk-http-server.ts). */
+export function sdkCard(agent: PeerAgent, supportedInterfaces: AgentCard["supportedInterfaces"]): AgentCard {
+  return {
     name: agent.name,
     description: agent.description,
-    supportedInterfaces: [{ url: address, protocolBinding: "GRPC", tenant: "", protocolVersion: "1.0" }],
+    supportedInterfaces,
     provider: undefined,
     version: "1.0.0",
     capabilities: { streaming: true, pushNotifications: false, extensions: [] },
@@ -37,6 +43,11 @@ export function serveSdkPeer(executor: AgentExecutor, agent: { name: string; des
     ],
     signatures: [],
   };
+}
+
+/** Serves `executor` behind a card with one skill, until SIGTERM. */
+export function serveSdkPeer(executor: AgentExecutor, agent: PeerAgent): void {
+  const card = sdkCard(agent, [{ url: address, protocolBinding: "GRPC", tenant: "", protocolVersion: "1.0" }]);
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   const server = new Server();
   server.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));

@@ -40,6 +40,8 @@ export interface JsonRpcBindingOptions {
   readonly wwwAuthenticate?: string;
   /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
   closing(): boolean;
+  /** A2A_SSE_KEEPALIVE: a stream silent this long gets a comment line (R-BIND-37); null or absent = off. */
+  readonly sseKeepAliveMs?: number | null;
 }
 
 /** The binding's request handler for its path on the HTTP listener. */
@@ -101,7 +103,10 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   }
   const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
   const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
-  if (streaming) return runStream(ctx, res, id, (writer) => run(() => (handler as ServerStreamHandler<Message, StreamResponse>)(request, ctx, writer)));
+  if (streaming)
+    return runStream(ctx, res, id, options.sseKeepAliveMs, (writer) =>
+      run(() => (handler as ServerStreamHandler<Message, StreamResponse>)(request, ctx, writer)),
+    );
   let response: Message;
   try {
     response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
@@ -132,11 +137,22 @@ const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
  * cursor when the stream-resume extension is active (A-33), so a reconnect with Last-Event-ID
  * continues after it.
  */
-async function runStream(ctx: HttpCallContext, res: ServerResponse, id: JsonRpcId, start: (writer: SseWriter<StreamResponse>) => Promise<void>): Promise<void> {
-  const writer = new SseWriter<StreamResponse>(res, ctx.responseHeaders, (response) => ({
-    id: cursorOf(response),
-    data: JSON.stringify({ jsonrpc: "2.0", id, result: toJson(StreamResponseSchema, response) }),
-  }));
+async function runStream(
+  ctx: HttpCallContext,
+  res: ServerResponse,
+  id: JsonRpcId,
+  keepAliveMs: number | null | undefined,
+  start: (writer: SseWriter<StreamResponse>) => Promise<void>,
+): Promise<void> {
+  const writer = new SseWriter<StreamResponse>(
+    res,
+    ctx.responseHeaders,
+    (response) => ({
+      id: cursorOf(response),
+      data: JSON.stringify({ jsonrpc: "2.0", id, result: toJson(StreamResponseSchema, response) }),
+    }),
+    { keepAliveMs },
+  );
   const { observed } = ctx;
   try {
     await start(writer);

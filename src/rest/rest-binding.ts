@@ -60,6 +60,8 @@ export interface RestBindingOptions {
   readonly wwwAuthenticate?: string | undefined;
   /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
   closing(): boolean;
+  /** A2A_SSE_KEEPALIVE: silence after which a stream gets a comment line (R-BIND-37); null = none. */
+  readonly sseKeepAliveMs?: number | null;
 }
 
 /** The binding's request handler for every path under its base on the HTTP listener. */
@@ -122,7 +124,7 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
   }
   const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
   const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
-  if (streaming) return runStream(codec, ctx, res, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
+  if (streaming) return runStream(codec, ctx, res, options.sseKeepAliveMs, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
   let result: JsonValue;
   try {
     const response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
@@ -146,8 +148,14 @@ const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
  * after it one `event: error` with the error body, then the end. A client that goes away ends its
  * subscription, never the task.
  */
-async function runStream(codec: RestCodec, ctx: HttpCallContext, res: ServerResponse, start: (writer: SseWriter<Message>) => Promise<void>): Promise<void> {
-  const writer = new SseWriter<Message>(res, ctx.responseHeaders, (response) => codec.streamEvent(response));
+async function runStream(
+  codec: RestCodec,
+  ctx: HttpCallContext,
+  res: ServerResponse,
+  keepAliveMs: number | null | undefined,
+  start: (writer: SseWriter<Message>) => Promise<void>,
+): Promise<void> {
+  const writer = new SseWriter<Message>(res, ctx.responseHeaders, (response) => codec.streamEvent(response), { keepAliveMs });
   const { observed } = ctx;
   try {
     await start(writer);
