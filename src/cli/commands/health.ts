@@ -1,5 +1,7 @@
 import { HealthCheckResponse_ServingStatus } from "../../../gen/es/grpc/health/v1/health_pb.js";
+import { A2AClient } from "../a2a-client.js";
 import type { Command } from "../command.js";
+import { UsageError } from "../exit-codes.js";
 
 const A2A_SERVICE = "lf.a2a.v1.A2AService";
 
@@ -14,6 +16,7 @@ Asks the standard gRPC health service about SERVICE (default ${A2A_SERVICE};
   async run(ctx) {
     const service = ctx.args[0] ?? A2A_SERVICE;
     const { client } = await ctx.connect();
+    if (!(client instanceof A2AClient)) throw new UsageError(`a2a health asks the gRPC health service: use --binding grpc (not ${client.binding})`);
     const status = await client.health(service);
     const name = HealthCheckResponse_ServingStatus[status] ?? String(status);
     if (ctx.out.json) ctx.out.data({ service, status: name });
