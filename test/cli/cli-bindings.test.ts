@@ -6,6 +6,8 @@
  * RUNS is the list of (server, binding) pairs: a new binding of ours is one line there.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiKeyLine, newApiKey } from "../../src/auth/index.js";
@@ -178,6 +180,47 @@ describe("a2a errors and credentials on the HTTP bindings", () => {
     }
   });
 
+  test("R-JRPC-15, R-HTTP-17: an error event after the first event ends the stream with that error's exit code", async () => {
+    // A peer that starts a stream, then gives up with RESOURCE_EXHAUSTED (A-32's mid-stream form).
+    const task = { task: { id: "t-1", contextId: "c-1", status: { state: "TASK_STATE_WORKING" } } };
+    const error = { code: 429, status: "RESOURCE_EXHAUSTED", message: "reader too slow" };
+    const peer = await listen((req, body, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (req.url === "/rpc") {
+        const id = (JSON.parse(body) as { id: string }).id;
+        res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id, result: task })}\n\n`);
+        res.end(`event: error\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -31008, message: "reader too slow" } })}\n\n`);
+      } else {
+        res.write(`data: ${JSON.stringify(task)}\n\n`);
+        res.end(`event: error\ndata: ${JSON.stringify({ error })}\n\n`);
+      }
+    });
+    try {
+      for (const [binding, url] of [
+        ["jsonrpc", `${peer.url}/rpc`],
+        ["rest", `${peer.url}/rest`],
+      ]) {
+        const r = await a2a(["watch", "t-1", "--server", url!, "--binding", binding!, "--json"]);
+        expect(r.code).toBe(1);
+        expect(r.lines()[0]).toEqual(task);
+        expect(JSON.parse(r.stderr).error).toMatchObject({ code: "RESOURCE_EXHAUSTED", message: "reader too slow" });
+      }
+    } finally {
+      await peer.close();
+    }
+  });
+
+  test("--timeout bounds a unary call on the HTTP bindings: a silent server is exit 4", async () => {
+    const peer = await listen(() => {}); // reads the request, never answers
+    try {
+      const r = await a2a(["get", "t-1", "--server", peer.url, "--binding", "rest", "--timeout", "0.3", "--human"]);
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain(`no answer from ${peer.url} within 300 ms`);
+    } finally {
+      await peer.close();
+    }
+  });
+
   test("--binding is checked: an unknown name, or an HTTP binding with nowhere to go, is a usage error (exit 2)", async () => {
     expect((await a2a(["list", "--binding", "soap"])).stderr).toContain("--binding must be grpc, jsonrpc or rest");
     expect((await a2a(["list", "--binding", "soap"])).code).toBe(2);
@@ -208,3 +251,20 @@ describe("a2a errors and credentials on the HTTP bindings", () => {
     expect(r.stdout).toMatch(/-b, --binding BINDING +grpc, jsonrpc or rest/);
   });
 });
+
+/** A loopback HTTP peer that misbehaves as `handle` says (a server outside the system). */
+async function listen(handle: (req: IncomingMessage, body: string, res: ServerResponse) => void) {
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString()));
+    req.on("end", () => handle(req, body, res));
+  }).listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
