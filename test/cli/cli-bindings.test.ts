@@ -134,6 +134,11 @@ describe.each(RUNS)("R-BIND-1: a2a on $name", (binding) => {
     expect(json.code).toBe(3);
     expect(JSON.parse(json.stderr).error).toMatchObject({ kind: "a2a", code: "NOT_FOUND", reason: "TASK_NOT_FOUND", domain: "a2a-protocol.org" });
   });
+  test("card --extended asks over the binding: a server without an extended card answers with an A2A error, exit 3", async () => {
+    const r = await a2a(["card", "--extended", ...binding.args(), "--json"]);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stderr).error.kind).toBe("a2a");
+  });
 });
 
 describe("a2a errors and credentials on the HTTP bindings", () => {
