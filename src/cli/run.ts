@@ -196,8 +196,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       args: positionals,
       values,
       connection,
-      async connect() {
-        const target = await resolveTarget(connection);
+      async connect(binding) {
+        const target = await resolveTarget(binding ? { ...connection, binding } : connection);
         client = transportFor(target, connection);
         await client.connect(connection.timeoutMs ?? 10_000);
         return { client, tenant: target.tenant };
