@@ -234,6 +234,27 @@ describe("a2a errors and credentials on the HTTP bindings", () => {
     expect((await a2a(["health", "--binding", "rest", "--server", sdk.httpBase])).code).toBe(2);
   });
 
+  test("R-BIND-15: without --binding a card whose first interface is JSONRPC is spoken over JSON-RPC (a JSON-RPC-first agent)", async () => {
+    // A card (served here) that puts the SDK's JSON-RPC url first and a dead gRPC address after it.
+    const dead = `127.0.0.1:${await closedPort()}`;
+    const card = {
+      name: "jsonrpc first",
+      supportedInterfaces: [
+        { url: `${sdk.httpBase}/a2a/jsonrpc`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+        { url: dead, protocolBinding: "GRPC", protocolVersion: "1.0" },
+      ],
+    };
+    const cardServer = await listen((_req, _body, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(card)));
+    try {
+      const r = await a2a(["send", "story", "--card", cardServer.url, "--json"]);
+      expect(r.code).toBe(0);
+      expect(r.json().task.status.state).toBe("TASK_STATE_COMPLETED");
+      expect((await a2a(["send", "story", "--card", cardServer.url, "--binding", "grpc"])).code).toBe(4);
+    } finally {
+      await cardServer.close();
+    }
+  });
+
   test("R-BIND-15: --binding picks the card's interface of that binding; without it, the card's first the CLI speaks", () => {
     const card = {
       supportedInterfaces: [
