@@ -1,6 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
-import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
-import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import { A2AService } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import {
   Health,
@@ -10,24 +9,13 @@ import {
   type HealthCheckResponse_ServingStatus,
 } from "../../gen/es/grpc/health/v1/health_pb.js";
 import { ConnectionError } from "./exit-codes.js";
+import type { A2ATransport, In, Out, ResponseStream, StreamNames, UnaryNames } from "./transport.js";
 
 /**
  * A grpc-js client for any generated service, typed by protoc-gen-es's GenService: unary
  * calls return promises, server streams are async iterables whose `cancel()` ends the call
  * (not the task). Every call carries the same metadata (a2a-version, credentials).
  */
-
-type Methods<S> = S extends GenService<infer M extends GenServiceMethods> ? M : never;
-type A2AMethods = Methods<typeof A2AService>;
-type UnaryNames = { [K in keyof A2AMethods]: A2AMethods[K]["methodKind"] extends "unary" ? K : never }[keyof A2AMethods];
-type StreamNames = { [K in keyof A2AMethods]: A2AMethods[K]["methodKind"] extends "server_streaming" ? K : never }[keyof A2AMethods];
-type In<K extends keyof A2AMethods> = A2AMethods[K]["input"];
-type Out<K extends keyof A2AMethods> = MessageShape<A2AMethods[K]["output"]>;
-
-export interface ResponseStream<T> extends AsyncIterable<T> {
-  /** Ends the call on the client side: the server sees CANCELLED; a task it watched goes on. */
-  cancel(): void;
-}
 
 export interface A2AClientOptions {
   readonly address: string;
@@ -37,7 +25,9 @@ export interface A2AClientOptions {
   readonly timeoutMs?: number;
 }
 
-export class A2AClient {
+/** The gRPC binding: cancel() of a stream makes the server see CANCELLED. */
+export class A2AClient implements A2ATransport {
+  readonly binding = "grpc" as const;
   private readonly client: grpc.Client;
 
   constructor(private readonly options: A2AClientOptions) {

@@ -1,8 +1,8 @@
 import type { ParseArgsConfig } from "node:util";
-import type { A2AClient } from "./a2a-client.js";
 import { UsageError } from "./exit-codes.js";
 import type { ConnectionOptions } from "./connection.js";
 import type { Output, OutputStream } from "./output.js";
+import type { A2ATransport, BindingName } from "./transport.js";
 
 /** What a command file exports, and what it gets to run. */
 
@@ -26,8 +26,11 @@ export interface CommandContext {
   /** The command's own options (and the global ones). */
   readonly values: OptionValues;
   readonly connection: ConnectionOptions;
-  /** Connects on first use (resolving --card if given); the tenant comes from --tenant or the card. */
-  connect(): Promise<{ client: A2AClient; tenant: string }>;
+  /**
+   * Connects on first use (resolving --card if given) over the chosen binding, or `binding` for a
+   * command that speaks only one; the tenant comes from --tenant or the card.
+   */
+  connect(binding?: BindingName): Promise<{ client: A2ATransport; tenant: string }>;
 }
 
 export interface Command {

@@ -1,10 +1,13 @@
 import * as grpc from "@grpc/grpc-js";
 import { readFileSync } from "node:fs";
+import { Agent, fetch, type Dispatcher, type Response } from "undici";
 import { ConnectionError, UsageError } from "./exit-codes.js";
+import { BINDINGS, type BindingName } from "./transport.js";
 
 /**
  * Where the CLI connects and how it authenticates: the server named on the command line,
- * or the GRPC interface of an agent card, plus the credentials options.
+ * or an interface of an agent card (the one of --binding, else the first the CLI speaks),
+ * plus the credentials options.
  */
 
 export const DEFAULT_SERVER = "127.0.0.1:50051";
@@ -13,6 +16,8 @@ export const DEFAULT_CARD_URL = "http://127.0.0.1:8080/.well-known/agent-card.js
 const WELL_KNOWN_CARD_PATH = "/.well-known/agent-card.json";
 
 export interface ConnectionOptions {
+  /** --binding; none: the card's first interface the CLI speaks, or gRPC. */
+  readonly binding?: BindingName;
   readonly server?: string;
   readonly card?: string;
   readonly tenant?: string;
@@ -27,7 +32,8 @@ export interface ConnectionOptions {
 }
 
 export interface Target {
-  /** host:port for grpc-js. */
+  readonly binding: BindingName;
+  /** host:port for grpc-js; the interface URL for JSON-RPC and HTTP+JSON. */
   readonly address: string;
   readonly tls: boolean;
   /** The tenant to send: the option's, or the card interface's. */
@@ -65,11 +71,11 @@ export function cardUrl(value: string): URL {
 }
 
 /** Fetches an agent card as JSON (ProtoJSON of lf.a2a.v1.AgentCard). */
-export async function fetchCard(value: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+export async function fetchCard(value: string, timeoutMs = 10_000, dispatcher?: Dispatcher): Promise<Record<string, unknown>> {
   const url = cardUrl(value);
   let response: Response;
   try {
-    response = await fetch(url, { headers: { accept: "application/json", "a2a-version": "1.0" }, signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetch(url, { headers: { accept: "application/json", "a2a-version": "1.0" }, signal: AbortSignal.timeout(timeoutMs), dispatcher });
   } catch (e) {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     throw new ConnectionError(`could not fetch the agent card ${url.href}: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
@@ -89,26 +95,62 @@ interface CardInterface {
   protocolVersion?: string;
 }
 
-/** The card's first GRPC interface of protocol version 1.x. */
-export function grpcInterfaceOf(card: Record<string, unknown>, source: string): { address: string; tls: boolean; tenant: string } {
-  const interfaces = (Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces : []) as CardInterface[];
-  const itf = interfaces.find((i) => i.protocolBinding?.toUpperCase() === "GRPC" && (!i.protocolVersion || i.protocolVersion.startsWith("1.")));
-  if (!itf?.url) throw new ConnectionError(`the agent card at ${source} lists no GRPC interface for A2A 1.x`);
-  return { ...parseServer(itf.url), tenant: itf.tenant ?? "" };
+/** A card's interface url for `binding`: host:port for gRPC, the absolute URL for the HTTP bindings. */
+function interfaceTarget(binding: BindingName, url: string): { address: string; tls: boolean } {
+  if (binding === "grpc") return parseServer(url);
+  const parsed = httpUrl(url);
+  return { address: parsed.href, tls: parsed.protocol === "https:" };
 }
 
-/** Decides the target: --server wins, then --card, then the default address. */
+/** The card's interface for `binding` (A2A 1.x); without one, its first interface of a binding the CLI speaks. */
+export function cardInterfaceOf(
+  card: Record<string, unknown>,
+  source: string,
+  binding?: BindingName,
+): { binding: BindingName; address: string; tls: boolean; tenant: string } {
+  const interfaces = (Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces : []) as CardInterface[];
+  const nameOf = (itf: CardInterface) => (Object.keys(BINDINGS) as BindingName[]).find((b) => BINDINGS[b] === itf.protocolBinding?.toUpperCase());
+  const itf = interfaces.find((i) => {
+    const name = nameOf(i);
+    return name !== undefined && (binding === undefined || name === binding) && (!i.protocolVersion || i.protocolVersion.startsWith("1."));
+  });
+  if (!itf?.url)
+    throw new ConnectionError(`the agent card at ${source} lists no ${binding ? BINDINGS[binding] : "GRPC, JSONRPC or HTTP+JSON"} interface for A2A 1.x`);
+  const found = nameOf(itf)!;
+  return { binding: found, ...interfaceTarget(found, itf.url), tenant: itf.tenant ?? "" };
+}
+
+/** An http(s) URL of an HTTP binding; a bare host:port is http:// (https:// with --tls). */
+function httpUrl(value: string, tls = false): URL {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `${tls ? "https" : "http"}://${value}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new UsageError(`server "${value}" is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`server "${value}": the HTTP bindings need http:// or https://`);
+  return url;
+}
+
+/** Decides the target: --server wins, then --card, then the default address (gRPC unless --binding says otherwise). */
 export async function resolveTarget(options: ConnectionOptions): Promise<Target> {
   const useTls = (scheme: boolean) => scheme || options.tls || Boolean(options.ca || options.cert);
+  const binding = options.binding ?? "grpc";
+  if (options.server && binding !== "grpc") {
+    const url = httpUrl(options.server, useTls(false));
+    return { binding, address: url.href, tls: url.protocol === "https:", tenant: options.tenant ?? "" };
+  }
   if (options.server) {
     const s = parseServer(options.server);
-    return { address: s.address, tls: useTls(s.tls), tenant: options.tenant ?? "" };
+    return { binding, address: s.address, tls: useTls(s.tls), tenant: options.tenant ?? "" };
   }
   if (options.card) {
-    const found = grpcInterfaceOf(await fetchCard(options.card, options.timeoutMs), options.card);
-    return { address: found.address, tls: useTls(found.tls), tenant: options.tenant ?? found.tenant };
+    const found = cardInterfaceOf(await fetchCard(options.card, options.timeoutMs, httpDispatcher(options)), options.card, options.binding);
+    return { ...found, tls: found.binding === "grpc" ? useTls(found.tls) : found.tls, tenant: options.tenant ?? found.tenant };
   }
-  return { address: DEFAULT_SERVER, tls: useTls(false), tenant: options.tenant ?? "" };
+  if (binding !== "grpc") throw new UsageError(`--binding ${binding} needs --card URL or --server URL (the interface's URL)`);
+  return { binding, address: DEFAULT_SERVER, tls: useTls(false), tenant: options.tenant ?? "" };
 }
 
 function readPem(path: string, what: string): Buffer {
@@ -141,4 +183,26 @@ export function callMetadata(options: ConnectionOptions): grpc.Metadata {
   if (options.token) md.set("authorization", `Bearer ${options.token}`);
   if (options.apiKey) md.set(options.apiKeyHeader.toLowerCase(), options.apiKey);
   return md;
+}
+
+/** The TLS options for the HTTP bindings (and the card): an undici Agent with --ca, --cert, --key; none without them. */
+export function httpDispatcher(options: ConnectionOptions): Dispatcher | undefined {
+  if (!options.ca && !options.cert && !options.key) return undefined;
+  if (Boolean(options.cert) !== Boolean(options.key)) throw new UsageError("--cert and --key go together");
+  return new Agent({
+    connect: {
+      ...(options.ca ? { ca: readPem(options.ca, "CA bundle (--ca)") } : {}),
+      ...(options.cert ? { cert: readPem(options.cert, "client certificate (--cert)") } : {}),
+      ...(options.key ? { key: readPem(options.key, "client key (--key)") } : {}),
+    },
+  });
+}
+
+/** Headers on every HTTP-binding request: A2A-Version 1.0 (§3.6) and the credentials, as on gRPC. */
+export function httpHeaders(options: ConnectionOptions): Record<string, string> {
+  return {
+    "a2a-version": "1.0",
+    ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    ...(options.apiKey ? { [options.apiKeyHeader.toLowerCase()]: options.apiKey } : {}),
+  };
 }

@@ -1,5 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
-import { createRegistry, fromBinary, toJson } from "@bufbuild/protobuf";
+import { createRegistry, fromBinary, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { AnySchema, anyUnpack, type Any } from "@bufbuild/protobuf/wkt";
 import { StatusSchema } from "../../gen/es/google/rpc/status_pb.js";
 import {
@@ -52,14 +52,23 @@ export function decodeRpcFailure(error: grpc.ServiceError): RpcFailure {
       // a malformed trailer: report the plain status
     }
   }
+  const failure = failureOf(error.code, error.details || error.message, details);
+  return CONNECTION_CODES.has(error.code) && details.length === 0 ? { ...failure, exitCode: ExitCode.connection } : failure;
+}
+
+/**
+ * A failure from a status code, a message and typed details, whichever binding carried them:
+ * an A2A ErrorInfo makes it an A2A error (exit 3), anything else a server error (exit 1).
+ */
+export function failureOf(code: grpc.status, message: string, details: readonly Any[], undecoded: readonly unknown[] = []): RpcFailure {
   const failure: {
     -readonly [K in keyof RpcFailure]: RpcFailure[K];
   } = {
-    code: error.code,
-    status: grpc.status[error.code] ?? String(error.code),
-    message: error.details || error.message,
-    details: details.map(detailJson),
-    exitCode: CONNECTION_CODES.has(error.code) && details.length === 0 ? ExitCode.connection : ExitCode.serverError,
+    code,
+    status: grpc.status[code] ?? String(code),
+    message,
+    details: [...details.map(detailJson), ...undecoded],
+    exitCode: ExitCode.serverError,
   };
   for (const any of details) {
     const info = anyUnpack(any, ErrorInfoSchema);
@@ -84,6 +93,28 @@ export function decodeRpcFailure(error: grpc.ServiceError): RpcFailure {
     if (request) failure.requestId = request.requestId;
   }
   return failure;
+}
+
+/** Details that arrived as ProtoJSON Any objects (JSON-RPC error.data, REST error.details): the known types decoded, the rest kept as they came. */
+export function detailsFromJson(items: readonly unknown[]): { details: Any[]; undecoded: unknown[] } {
+  const details: Any[] = [];
+  const undecoded: unknown[] = [];
+  for (const item of items) {
+    try {
+      details.push(fromJson(AnySchema, item as JsonValue, { registry: DETAIL_TYPES }));
+    } catch {
+      undecoded.push(item);
+    }
+  }
+  return { details, undecoded };
+}
+
+/** A failed call on an HTTP binding, already decoded; reported like a gRPC status. */
+export class BindingCallError extends Error {
+  override readonly name = "BindingCallError";
+  constructor(readonly failure: RpcFailure) {
+    super(failure.message);
+  }
 }
 
 function detailJson(any: Any): unknown {

@@ -10,16 +10,29 @@ import { listCommand } from "./commands/list.js";
 import { pushCommand } from "./commands/push.js";
 import { sendCommand } from "./commands/send.js";
 import { watchCommand } from "./commands/watch.js";
-import { callMetadata, channelCredentials, DEFAULT_SERVER, resolveTarget, type ConnectionOptions } from "./connection.js";
+import {
+  callMetadata,
+  channelCredentials,
+  DEFAULT_SERVER,
+  httpDispatcher,
+  httpHeaders,
+  resolveTarget,
+  type ConnectionOptions,
+  type Target,
+} from "./connection.js";
 import { ConnectionError, ExitCode, UsageError } from "./exit-codes.js";
+import { JsonRpcTransport } from "./jsonrpc-transport.js";
 import { Output } from "./output.js";
-import { decodeRpcFailure, isServiceError, type RpcFailure } from "./rpc-error.js";
+import { RestTransport } from "./rest-transport.js";
+import { BindingCallError, decodeRpcFailure, isServiceError, type RpcFailure } from "./rpc-error.js";
+import { BINDINGS, type A2ATransport, type BindingName } from "./transport.js";
 
 /** The `a2a` command line: global options, the command table, errors to exit codes. */
 
 const COMMANDS: readonly Command[] = [cardCommand, sendCommand, getCommand, listCommand, cancelCommand, watchCommand, pushCommand, healthCommand];
 
 const GLOBAL_OPTIONS: OptionSpecs = {
+  binding: { type: "string", short: "b" },
   server: { type: "string", short: "s" },
   card: { type: "string" },
   tenant: { type: "string" },
@@ -40,19 +53,22 @@ const GLOBAL_OPTIONS: OptionSpecs = {
 
 const GLOBAL_HELP = `Usage: a2a COMMAND [ARGS] [options]
 
-A client for A2A v1.0 agents over gRPC.
+A client for A2A v1.0 agents over gRPC, JSON-RPC or HTTP+JSON (REST).
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(8)} ${c.summary}`).join("\n")}
 
 Where to connect (the first that is given):
-  -s, --server HOST:PORT   the gRPC server (env A2A_SERVER; grpcs://HOST:PORT for TLS)
+  -s, --server HOST:PORT   the gRPC server (env A2A_SERVER; grpcs://HOST:PORT for TLS);
+                           with --binding jsonrpc|rest: the interface URL (http(s)://HOST:PORT/PATH)
   --card URL               discover the server from its agent card (env A2A_CARD_URL)
                            (default: ${DEFAULT_SERVER})
+  -b, --binding BINDING    grpc, jsonrpc or rest (HTTP+JSON): which of the card's interfaces to use
+                           (default: the card's first one the CLI speaks; with --server: grpc)
   --tenant TENANT          the tenant to send (default: the card's, or none)
 
 Security:
-  --tls                    TLS with the system's CAs (implied by --ca, --cert, grpcs://)
+  --tls                    TLS with the system's CAs (implied by --ca, --cert, grpcs://, https://)
   --ca PATH                PEM CA bundle to verify the server
   --cert PATH --key PATH   client certificate and key (mutual TLS)
   --token TOKEN            bearer token: authorization: Bearer TOKEN (env A2A_TOKEN)
@@ -107,11 +123,23 @@ function timeoutMs(values: OptionValues): number | undefined {
   return Math.round(seconds * 1000);
 }
 
+function bindingOption(values: OptionValues): BindingName | undefined {
+  const raw = stringOption(values, "binding");
+  if (raw === undefined) return undefined;
+  const name = raw.toLowerCase();
+  if (name in BINDINGS) return name as BindingName;
+  // The card's spellings work too: GRPC, JSONRPC, HTTP+JSON.
+  const byCardName = (Object.keys(BINDINGS) as BindingName[]).find((b) => BINDINGS[b] === raw.toUpperCase());
+  if (byCardName) return byCardName;
+  throw new UsageError(`--binding must be grpc, jsonrpc or rest, got "${raw.slice(0, 40)}"`);
+}
+
 function connectionOptions(values: OptionValues, env: CliIo["env"]): ConnectionOptions {
   const s = (name: string) => stringOption(values, name);
   const nonEmpty = (v: string | undefined) => (v === "" ? undefined : v);
   const server = s("server") ?? nonEmpty(env.A2A_SERVER);
   return {
+    binding: bindingOption(values),
     // --server on the command line beats A2A_CARD_URL in the environment, and --card beats A2A_SERVER.
     server: s("card") !== undefined && s("server") === undefined ? undefined : server,
     card: s("card") ?? nonEmpty(env.A2A_CARD_URL),
@@ -130,7 +158,7 @@ function connectionOptions(values: OptionValues, env: CliIo["env"]): ConnectionO
 /** Runs one command line; resolves to the exit code. Never throws. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let out = new Output({ stdout: io.stdout, stderr: io.stderr, env: io.env });
-  let client: A2AClient | undefined;
+  let client: A2ATransport | undefined;
   try {
     const at = findCommand(argv);
     const name = at >= 0 ? argv[at]! : undefined;
@@ -168,14 +196,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       args: positionals,
       values,
       connection,
-      async connect() {
-        const target = await resolveTarget(connection);
-        client = new A2AClient({
-          address: target.address,
-          credentials: channelCredentials(target, connection),
-          metadata: callMetadata(connection),
-          timeoutMs: connection.timeoutMs,
-        });
+      async connect(binding) {
+        const target = await resolveTarget(binding ? { ...connection, binding } : connection);
+        client = transportFor(target, connection);
         await client.connect(connection.timeoutMs ?? 10_000);
         return { client, tenant: target.tenant };
       },
@@ -189,6 +212,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
+/** The client of the target's binding, with the credentials and TLS options. */
+function transportFor(target: Target, connection: ConnectionOptions): A2ATransport {
+  if (target.binding === "grpc") {
+    return new A2AClient({
+      address: target.address,
+      credentials: channelCredentials(target, connection),
+      metadata: callMetadata(connection),
+      timeoutMs: connection.timeoutMs,
+    });
+  }
+  const http = { headers: httpHeaders(connection), dispatcher: httpDispatcher(connection), timeoutMs: connection.timeoutMs };
+  const url = new URL(target.address);
+  return target.binding === "jsonrpc" ? new JsonRpcTransport(url, http) : new RestTransport(url, http);
+}
+
 function reportError(out: Output, e: unknown): number {
   if (e instanceof UsageError) {
     out.note(`a2a: ${e.message}\n${out.style("dim", "run a2a --help (or a2a COMMAND --help) for usage")}`);
@@ -198,8 +236,8 @@ function reportError(out: Output, e: unknown): number {
     out.note(out.json ? JSON.stringify({ error: { kind: "connection", message: e.message } }) : `${out.style("red", "connection failed")}: ${e.message}`);
     return ExitCode.connection;
   }
-  if (isServiceError(e)) {
-    const failure = decodeRpcFailure(e);
+  if (isServiceError(e) || e instanceof BindingCallError) {
+    const failure = e instanceof BindingCallError ? e.failure : decodeRpcFailure(e);
     out.note(out.json ? JSON.stringify({ error: failureJson(failure) }) : describeFailure(out, failure));
     return failure.exitCode;
   }

@@ -1,6 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { StreamResponseSchema, TaskState, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import type { ResponseStream } from "./a2a-client.js";
+import type { ResponseStream } from "./transport.js";
 import type { CommandContext } from "./command.js";
 import { ExitCode } from "./exit-codes.js";
 import { artifactText, formatTime, isTerminal, messageText, renderMessage, stateName, styledState } from "./render.js";

@@ -96,19 +96,24 @@ export async function until(predicate: () => boolean | Promise<boolean>, what: s
   }
 }
 
-/** The official @a2a-js/sdk gRPC server (test/cli/fixtures/sdk-server.ts) as a child process on a free port. */
-export async function startSdkServer(): Promise<{ target: string; close(): Promise<void> }> {
+/**
+ * The official @a2a-js/sdk gRPC server (test/cli/fixtures/sdk-server.ts) as a child process on a
+ * free port; with `http`, also its express JSON-RPC and REST bindings (`httpBase` is their origin).
+ */
+export async function startSdkServer(options: { http?: boolean } = {}): Promise<{ target: string; httpBase: string; close(): Promise<void> }> {
   const port = await closedPort();
+  const httpPort = options.http ? await closedPort() : undefined;
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(ROOT, "test/cli/fixtures/sdk-server.ts")], {
     cwd: ROOT,
-    env: { ...process.env, SDK_PORT: String(port) },
+    env: { ...process.env, SDK_PORT: String(port), ...(httpPort ? { SDK_HTTP_PORT: String(httpPort) } : {}) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   let ready = "";
   child.stdout!.on("data", (d: Buffer) => (ready += d.toString()));
-  await until(() => ready.includes("listening"), "the SDK server", 20_000);
+  await until(() => ready.includes(`listening on 127.0.0.1:${port}`) && (!httpPort || ready.includes("http listening")), "the SDK server", 20_000);
   return {
     target: `127.0.0.1:${port}`,
+    httpBase: httpPort ? `http://127.0.0.1:${httpPort}` : "",
     async close() {
       child.kill("SIGTERM");
       if (child.exitCode === null) await once(child, "exit");

@@ -3,7 +3,7 @@ import { ListTaskPushNotificationConfigsResponseSchema, TaskPushNotificationConf
 import { intOption, required, stringOption, type Command, type CommandContext } from "../command.js";
 import { UsageError } from "../exit-codes.js";
 import { renderPushConfig } from "../render.js";
-import { DEFAULT_CARD_URL, fetchCard } from "../connection.js";
+import { DEFAULT_CARD_URL, fetchCard, httpDispatcher } from "../connection.js";
 
 /** The card extension a server of ours publishes its webhook signature key in (the CLI is a client: it reads the card, it does not import the server). */
 const PUSH_SIGNATURE_EXTENSION = "urn:a2a-grpc-server:extension:push-signature:v1";
@@ -78,7 +78,11 @@ async function rm(ctx: CommandContext): Promise<void> {
 
 /** The server's webhook verification key, from the push-signature extension of its public card. */
 async function publicKey(ctx: CommandContext): Promise<void> {
-  const card = (await fetchCard(stringOption(ctx.values, "card") ?? ctx.connection.card ?? DEFAULT_CARD_URL, ctx.connection.timeoutMs)) as {
+  const card = (await fetchCard(
+    stringOption(ctx.values, "card") ?? ctx.connection.card ?? DEFAULT_CARD_URL,
+    ctx.connection.timeoutMs,
+    httpDispatcher(ctx.connection),
+  )) as {
     capabilities?: { extensions?: Array<{ uri?: string; params?: Record<string, unknown> }> };
   };
   const params = card.capabilities?.extensions?.find((e) => e.uri === PUSH_SIGNATURE_EXTENSION)?.params;
