@@ -40,7 +40,7 @@ import { parseConfigName, parseTaskName } from "./resource-names.js";
 
 /** SendMessage / SendStreamingMessage (R-V03-30: configuration absent → blocking; R-V03-31: history 0 → no limit). */
 export function sendMessageRequestToV1(request: v03.SendMessageRequest): SendMessageRequest {
-  if (request.request === undefined) throw InvalidRequestError.field("request", "the message to send is required");
+  if (request.request === undefined) throw InvalidRequestError.field("request", "the message to send must be set");
   return create(SendMessageRequestSchema, {
     message: messageToV1(request.request, "request"),
     configuration: request.configuration && configurationToV1(request.configuration),
@@ -87,12 +87,12 @@ export function partToV1(part: v03.Part, field: string): Part {
       const file = part.part.value;
       if (file.file.case === "fileWithBytes") return create(PartSchema, { content: { case: "raw", value: file.file.value }, mediaType: file.mimeType });
       if (file.file.case === "fileWithUri") return create(PartSchema, { content: { case: "url", value: file.file.value }, mediaType: file.mimeType });
-      throw InvalidRequestError.field(`${field}.file`, "a file part needs exactly one of file_with_uri or file_with_bytes");
+      throw InvalidRequestError.field(`${field}.file`, "a file part must have exactly one of file_with_uri or file_with_bytes");
     }
     case "data":
       return create(PartSchema, { content: { case: "data", value: fromJson(ValueSchema, part.part.value.data ?? {}) } });
     default:
-      throw InvalidRequestError.field(field, "a part needs one of text, file or data");
+      throw InvalidRequestError.field(field, "a part must have one of text, file or data");
   }
 }
 
@@ -120,7 +120,7 @@ export function taskSubscriptionRequestToV1(request: v03.TaskSubscriptionRequest
 export function createPushConfigRequestToV1(request: v03.CreateTaskPushNotificationConfigRequest): TaskPushNotificationConfig {
   const taskId = parseTaskName(request.parent, "parent");
   const config = request.config?.pushNotificationConfig;
-  if (config === undefined) throw InvalidRequestError.field("config.push_notification_config", "the push notification config is required");
+  if (config === undefined) throw InvalidRequestError.field("config.push_notification_config", "the push notification config must be set");
   const configId = request.configId !== "" ? request.configId : config.id;
   const name = request.config?.name ?? "";
   if (name !== "") {
@@ -145,7 +145,7 @@ export function pushConfigToV1(config: v03.PushNotificationConfig, taskId: strin
 
 /** schemes[] → scheme (its one entry); more than one cannot be said in v1.0 (R-V03-35). */
 function authenticationToV1(authentication: v03.AuthenticationInfo, field: string): AuthenticationInfo {
-  if (authentication.schemes.length > 1) throw InvalidRequestError.field(`${field}.schemes`, "at most one scheme is supported");
+  if (authentication.schemes.length > 1) throw InvalidRequestError.field(`${field}.schemes`, "must list at most one scheme");
   return create(AuthenticationInfoSchema, { scheme: authentication.schemes[0] ?? "", credentials: authentication.credentials });
 }
 
