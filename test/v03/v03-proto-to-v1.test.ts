@@ -2,7 +2,7 @@
  * R-V03-22, requests in: the v0.3 proto (a2a.v1) into v1.0 (lf.a2a.v1), field by field through
  * the mapping tables, with the semantic rules R-V03-13/14/30/31/35 and bad input named by field.
  */
-import { create, toJson } from "@bufbuild/protobuf";
+import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import * as v03 from "../../gen/es/a2a/v1/a2a_pb.js";
 import * as v1 from "../../gen/es/lf/a2a/v1/a2a_pb.js";
@@ -77,7 +77,7 @@ describe("R-V03-22 SendMessageRequest and configuration", () => {
   });
 
   test("configuration: accepted_output_modes kept; blocking true/false → return_immediately false/true (R-V03-30); history_length 0 → unset, N → N, <0 refused (R-V03-31)", () => {
-    const send = (configuration: Partial<v03.SendMessageConfiguration>) =>
+    const send = (configuration: MessageInitShape<typeof v03.SendMessageConfigurationSchema>) =>
       toV1.sendMessageRequestToV1(create(v03.SendMessageRequestSchema, { request: message, configuration })).configuration!;
     expect(send({ acceptedOutputModes: ["text/plain"], blocking: true })).toMatchObject({ acceptedOutputModes: ["text/plain"], returnImmediately: false });
     expect(send({ blocking: false }).returnImmediately).toBe(true);
@@ -153,7 +153,7 @@ describe("R-V03-13 resource names", () => {
 
 describe("R-V03-14 CreateTaskPushNotificationConfig", () => {
   const pnc = { id: "inner", url: "https://h.test/x", token: "tok", authentication: { schemes: ["Basic"], credentials: "cr" } };
-  const createReq = (fields: Partial<v03.CreateTaskPushNotificationConfigRequest>) =>
+  const createReq = (fields: Omit<MessageInitShape<typeof v03.CreateTaskPushNotificationConfigRequestSchema>, "$typeName">) =>
     create(v03.CreateTaskPushNotificationConfigRequestSchema, { parent: "tasks/t", config: { pushNotificationConfig: pnc }, ...fields });
 
   test("task from parent; config id from config_id, else push_notification_config.id, else empty (server assigns, A-8)", () => {
