@@ -7,9 +7,16 @@ import * as grpc from "@grpc/grpc-js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { GetAgentCardRequestSchema } from "../../gen/es/a2a/v1/a2a_pb.js";
+import { AgentCardSchema } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { TaskState, type A2AServiceClient, type Task } from "../../gen/ts-proto/a2a/v1/a2a.js";
 import { TaskState as V1TaskState } from "../../gen/ts-proto/lf/a2a/v1/a2a.js";
 import { apiKeyLine, newApiKey } from "../../src/auth/index.js";
+import { createA2AHandlers } from "../../src/service/a2a-handlers.js";
+import type { CallContext } from "../../src/service/face.js";
+import { BacklogBudget } from "../../src/streams/index.js";
+import { createV03Handlers } from "../../src/v03/v03-service.js";
 import { dispatchAgent, expectA2AError, expectBadField, gate, rpc, sendRequest, statusDetails, userMessage } from "../e2e/e2e-helpers.js";
 import { loopbackResolver } from "../push/push-helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
@@ -271,4 +278,32 @@ describe("versions (R-V03-2)", () => {
 
 test("reflection lists both A2A services", async () => {
   expect(await reflectedServices(s.target)).toEqual(["a2a.v1.A2AService", "grpc.health.v1.Health", "lf.a2a.v1.A2AService"]);
+});
+
+describe("BQ-16 without authentication (the face alone, no server)", () => {
+  test("GetAgentCard answers the public card when the extended card needs a credential nobody can present", async () => {
+    const card = create(AgentCardSchema, { name: "public", capabilities: { extendedAgentCard: true } });
+    const extendedCard = create(AgentCardSchema, { name: "extended", capabilities: { extendedAgentCard: true } });
+    const v1Handlers = createA2AHandlers({
+      service: undefined as never, // GetExtendedAgentCard never reaches the core
+      card,
+      extendedCard,
+      allowMissingVersion: false,
+      streamLimits: { streamBytes: 1, streamEntries: 1, entryBytes: 1, shared: new BacklogBudget(1) },
+    });
+    const call: CallContext = {
+      method: "GetAgentCard",
+      metadata: new grpc.Metadata(),
+      signal: new AbortController().signal,
+      onEnd: () => () => {},
+      setLogField: () => {},
+      setTaskId: () => {},
+      setPrincipal: () => {},
+      getAuthContext: () => ({}),
+      setResponseHeader: () => {},
+    };
+    const served = await createV03Handlers(v1Handlers, { card }).GetAgentCard!(create(GetAgentCardRequestSchema), call);
+    expect(served.name).toBe("public");
+    expect(served.supportsAuthenticatedExtendedCard).toBe(true);
+  });
 });
