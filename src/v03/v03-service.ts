@@ -15,6 +15,7 @@ import { asV03Call, type A2AServiceHandlers, type CallContext, type ServiceHandl
 import * as toV1 from "./proto/v03-proto-to-v1.js";
 import * as toV03 from "./proto/v1-to-v03-proto.js";
 import { checkV03Version } from "./v03-service-version.js";
+import { configNameFields, createPushConfigFields, sendMessageFields, taskNameFields, taskParentFields, withV03Fields } from "./v03-service-fields.js";
 
 /*
  * The v0.3 face (a2a.v1.A2AService) over the v1.0 face: each handler checks the v0.3 version rule,
@@ -51,22 +52,26 @@ export function createV03Handlers(v1: Partial<A2AServiceHandlers>, options: V03S
   const handlers: Partial<V03ServiceHandlers> = {
     SendMessage: async (request, call) => {
       checkV03Version(call.metadata);
-      const response = await v1.SendMessage!(toV1.sendMessageRequestToV1(request), v1CallOf(call, "SendMessage"));
+      const send = toV1.sendMessageRequestToV1(request);
+      const response = await withV03Fields(sendMessageFields, () => v1.SendMessage!(send, v1CallOf(call, "SendMessage")));
       return toV03.sendMessageResponseToV03(response);
     },
     SendStreamingMessage: async (request, call, out) => {
       checkV03Version(call.metadata);
       const writer = new V03StreamWriter(out);
-      await v1.SendStreamingMessage!(toV1.sendMessageRequestToV1(request), v1CallOf(call, "SendStreamingMessage"), writer);
+      const send = toV1.sendMessageRequestToV1(request);
+      await withV03Fields(sendMessageFields, () => v1.SendStreamingMessage!(send, v1CallOf(call, "SendStreamingMessage"), writer));
       writer.endOnFinalStatus();
     },
     GetTask: async (request, call) => {
       checkV03Version(call.metadata);
-      return toV03.taskToV03(await v1.GetTask!(toV1.getTaskRequestToV1(request), v1CallOf(call, "GetTask")));
+      const get = toV1.getTaskRequestToV1(request);
+      return toV03.taskToV03(await withV03Fields(taskNameFields, () => v1.GetTask!(get, v1CallOf(call, "GetTask"))));
     },
     CancelTask: async (request, call) => {
       checkV03Version(call.metadata);
-      return toV03.taskToV03(await v1.CancelTask!(toV1.cancelTaskRequestToV1(request), v1CallOf(call, "CancelTask")));
+      const cancel = toV1.cancelTaskRequestToV1(request);
+      return toV03.taskToV03(await withV03Fields(taskNameFields, () => v1.CancelTask!(cancel, v1CallOf(call, "CancelTask"))));
     },
     TaskSubscription: async (request, call, out) => {
       checkV03Version(call.metadata);
@@ -74,7 +79,7 @@ export function createV03Handlers(v1: Partial<A2AServiceHandlers>, options: V03S
       const v1Call = v1CallOf(call, "TaskSubscription");
       const writer = new V03StreamWriter(out);
       try {
-        await v1.SubscribeToTask!(subscribe, v1Call, writer);
+        await withV03Fields(taskNameFields, () => v1.SubscribeToTask!(subscribe, v1Call, writer));
       } catch (error) {
         // BQ-19, R-V03-33: a finished task is its snapshot and a final status update, not v1.0's UNSUPPORTED_OPERATION.
         if (!isFinishedTaskRefusal(error, subscribe.id) || writer.wrote || v1.GetTask === undefined) throw error;
@@ -84,22 +89,28 @@ export function createV03Handlers(v1: Partial<A2AServiceHandlers>, options: V03S
     },
     CreateTaskPushNotificationConfig: async (request, call) => {
       checkV03Version(call.metadata);
-      const config = await v1.CreateTaskPushNotificationConfig!(toV1.createPushConfigRequestToV1(request), v1CallOf(call, "CreateTaskPushNotificationConfig"));
-      return toV03.pushConfigToV03(config);
+      const config = toV1.createPushConfigRequestToV1(request);
+      const created = await withV03Fields(createPushConfigFields, () =>
+        v1.CreateTaskPushNotificationConfig!(config, v1CallOf(call, "CreateTaskPushNotificationConfig")),
+      );
+      return toV03.pushConfigToV03(created);
     },
     GetTaskPushNotificationConfig: async (request, call) => {
       checkV03Version(call.metadata);
-      const config = await v1.GetTaskPushNotificationConfig!(toV1.getPushConfigRequestToV1(request), v1CallOf(call, "GetTaskPushNotificationConfig"));
+      const get = toV1.getPushConfigRequestToV1(request);
+      const config = await withV03Fields(configNameFields, () => v1.GetTaskPushNotificationConfig!(get, v1CallOf(call, "GetTaskPushNotificationConfig")));
       return toV03.pushConfigToV03(config);
     },
     ListTaskPushNotificationConfig: async (request, call) => {
       checkV03Version(call.metadata);
-      const list = await v1.ListTaskPushNotificationConfigs!(toV1.listPushConfigsRequestToV1(request), v1CallOf(call, "ListTaskPushNotificationConfig"));
+      const listed = toV1.listPushConfigsRequestToV1(request);
+      const list = await withV03Fields(taskParentFields, () => v1.ListTaskPushNotificationConfigs!(listed, v1CallOf(call, "ListTaskPushNotificationConfig")));
       return toV03.listPushConfigsResponseToV03(list);
     },
     DeleteTaskPushNotificationConfig: async (request, call) => {
       checkV03Version(call.metadata);
-      await v1.DeleteTaskPushNotificationConfig!(toV1.deletePushConfigRequestToV1(request), v1CallOf(call, "DeleteTaskPushNotificationConfig"));
+      const deleted = toV1.deletePushConfigRequestToV1(request);
+      await withV03Fields(configNameFields, () => v1.DeleteTaskPushNotificationConfig!(deleted, v1CallOf(call, "DeleteTaskPushNotificationConfig")));
       return create(EmptySchema);
     },
     GetAgentCard: async (_request, call) => {

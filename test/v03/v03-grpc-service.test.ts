@@ -124,6 +124,22 @@ describe("SendMessage and GetTask", () => {
     expectBadField((await unary(v03, v03.sendMessage, v03Send(empty), as(alice))).error, "request.content[0]");
   });
 
+  test("BQ-10: what the v1.0 face refuses is named by the v0.3 field path (request.*, config.push_notification_config.*, name)", async () => {
+    expectBadField((await unary(v03, v03.sendMessage, v03Send(v03Message(DONE, { messageId: "" })), as(alice))).error, "request.message_id");
+    const streamed = await collect(v03.sendStreamingMessage(v03Send(v03Message(DONE, { messageId: "" })), as(alice)));
+    expectBadField(streamed.error, "request.message_id");
+    const task = await sendV03(ASK);
+    const badUrl = { id: "", url: "not a url", token: "", authentication: undefined };
+    const created = await unary(
+      v03,
+      v03.createTaskPushNotificationConfig,
+      { parent: `tasks/${task.id}`, configId: "", config: { name: "", pushNotificationConfig: badUrl } },
+      as(alice),
+    );
+    expectBadField(created.error, "config.push_notification_config.url");
+    expectBadField((await unary(v03, v03.getTask, { name: `tasks/${"x".repeat(2000)}`, historyLength: 0 }, as(alice))).error, "name");
+  });
+
   test("R-V03-62: X-A2A-Extensions activates an extension on a v0.3 call and is echoed in both headers", async () => {
     const { response, error, headers } = await unary(v03, v03.sendMessage, v03Send(v03Message(EXT)), as(alice, { "x-a2a-extensions": EXTENSION }));
     expect(error).toBeUndefined();
