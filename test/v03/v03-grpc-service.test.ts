@@ -42,6 +42,11 @@ const HOLD = agents.on(async (ctx) => {
   await Promise.race([held.promise, new Promise((resolve) => ctx.signal.addEventListener("abort", resolve))]);
   if (!ctx.signal.aborted) await ctx.complete("released");
 });
+/** Echoes the parts it received (after its first, the trigger word) as an artifact, plus a non-object data part. */
+const ECHO = agents.on(async (ctx) => {
+  await ctx.artifact({ parts: [...ctx.message.parts.slice(1), { content: { case: "data", value: [1, "two"] } }] });
+  await ctx.complete();
+});
 const EXT = agents.on(async (ctx) => {
   ctx.activateExtension(EXTENSION);
   await ctx.complete("with extension");
@@ -147,6 +152,25 @@ describe("SendMessage and GetTask", () => {
     expect(headers.get("x-a2a-extensions")).toEqual([EXTENSION]);
     expect(headers.get("a2a-extensions")).toEqual([EXTENSION]);
   });
+});
+
+test("R-V03-22 on the wire: file bytes, file uri and data parts go in and come back as v0.3 parts; a non-object data value as {value} (R-V03-36)", async () => {
+  const bytes = new Uint8Array([0, 1, 2, 255]);
+  const task = await sendV03(ECHO, undefined, {
+    content: [
+      { part: { $case: "text", value: ECHO } },
+      { part: { $case: "file", value: { file: { $case: "fileWithBytes", value: bytes }, mimeType: "application/octet-stream" } } },
+      { part: { $case: "file", value: { file: { $case: "fileWithUri", value: "https://files.example/a.pdf" }, mimeType: "application/pdf" } } },
+      { part: { $case: "data", value: { data: { k: [1, { n: null }] } } } },
+    ],
+  });
+  expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  expect(task.artifacts[0]?.parts.map((p) => p.part)).toEqual([
+    { $case: "file", value: { file: { $case: "fileWithBytes", value: Buffer.from(bytes) }, mimeType: "application/octet-stream" } },
+    { $case: "file", value: { file: { $case: "fileWithUri", value: "https://files.example/a.pdf" }, mimeType: "application/pdf" } },
+    { $case: "data", value: { data: { k: [1, { n: null }] } } },
+    { $case: "data", value: { data: { value: [1, "two"] } } },
+  ]);
 });
 
 describe("streams", () => {
