@@ -47,7 +47,7 @@ const V1_METHOD = {
   DeleteTaskPushNotificationConfig: "DeleteTaskPushNotificationConfig",
 } as const satisfies Record<keyof V03ServiceHandlers, keyof A2AServiceHandlers>;
 
-/** The v0.3 handlers over these v1.0 handlers; an RPC whose v1.0 handler is missing is left out (UNIMPLEMENTED). */
+/** The v0.3 handlers over these v1.0 handlers; an RPC whose v1.0 handler is missing is left out (UNIMPLEMENTED), but for GetAgentCard. */
 export function createV03Handlers(v1: Partial<A2AServiceHandlers>, options: V03ServiceOptions): Partial<V03ServiceHandlers> {
   const handlers: Partial<V03ServiceHandlers> = {
     SendMessage: async (request, call) => {
@@ -119,7 +119,8 @@ export function createV03Handlers(v1: Partial<A2AServiceHandlers>, options: V03S
     },
   };
   for (const rpc of Object.keys(V1_METHOD) as Array<keyof typeof V1_METHOD>) {
-    if (v1[V1_METHOD[rpc]] === undefined) delete handlers[rpc];
+    // GetAgentCard always has the public card to give.
+    if (rpc !== "GetAgentCard" && v1[V1_METHOD[rpc]] === undefined) delete handlers[rpc];
   }
   return handlers;
 }
