@@ -13,6 +13,8 @@ import { contractDiff, contractLines, contractSize } from "./proto-contract.mjs"
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const FILE = "lf/a2a/v1/a2a.proto";
+// The A2A v0.3.0 proto (package a2a.v1), served beside v1.0 for v0.3 clients: vendored unchanged.
+const V03_FILE = "a2a/v1/a2a.proto";
 
 const buf = (args, cwd = ROOT) => execFileSync("npx", ["--no-install", "buf", ...args], { cwd, stdio: ["ignore", "inherit", "inherit"] });
 
@@ -24,6 +26,7 @@ export function buildReference(out) {
   const dir = mkdtempSync(join(tmpdir(), "a2a-proto-reference-"));
   try {
     cpSync(join(ROOT, "proto-reference", "lf"), join(dir, "reference", "lf"), { recursive: true });
+    cpSync(join(ROOT, "proto-reference", "a2a"), join(dir, "reference", "a2a"), { recursive: true });
     cpSync(join(ROOT, "third_party", "google", "api"), join(dir, "deps", "google", "api"), { recursive: true });
     writeFileSync(join(dir, "buf.yaml"), "version: v2\nmodules:\n  - path: reference\n  - path: deps\n");
     buf(["build", dir, "-o", out]);
@@ -32,9 +35,9 @@ export function buildReference(out) {
   }
 }
 
-function fileOf(imagePath) {
-  const file = JSON.parse(readFileSync(imagePath, "utf8")).file?.find((f) => f.name === FILE);
-  if (file === undefined) throw new Error(`${imagePath} has no ${FILE}`);
+function fileOf(imagePath, name = FILE) {
+  const file = JSON.parse(readFileSync(imagePath, "utf8")).file?.find((f) => f.name === name);
+  if (file === undefined) throw new Error(`${imagePath} has no ${name}`);
   return file;
 }
 
@@ -47,7 +50,7 @@ function check() {
     try {
       buf(["breaking", "proto", "--against", reference]);
     } catch {
-      console.log("proto reference check failed: buf breaking found wire changes against A2A v1.0.1 (above)");
+      console.log("proto reference check failed: buf breaking found wire changes against the published protos in proto-reference/ (above)");
       return 1;
     }
     buf(["build", "-o", join(dir, "ours.json")]);
@@ -60,10 +63,13 @@ function check() {
       return 1;
     }
     const diffs = contractDiff(want, got);
+    for (const d of contractDiff(contractLines(fileOf(join(dir, "reference.json"), V03_FILE)), contractLines(fileOf(join(dir, "ours.json"), V03_FILE)))) {
+      diffs.push(`${V03_FILE}: ${d}`);
+    }
     for (const d of diffs) console.log(d);
     console.log(
       diffs.length === 0
-        ? `proto reference check holds: buf breaking clean, ${size.messages} messages, ${size.fields} fields, ${size.enumValues} enum values, ${size.rpcs} rpcs as in A2A v1.0.1`
+        ? `proto reference check holds: buf breaking clean, ${size.messages} messages, ${size.fields} fields, ${size.enumValues} enum values, ${size.rpcs} rpcs as in A2A v1.0.1; ${V03_FILE} as in A2A v0.3.0`
         : `proto reference check failed: ${diffs.length} differences (- reference only, + ours only)`,
     );
     return diffs.length === 0 ? 0 : 1;

@@ -23,6 +23,7 @@ import { PushConfigService } from "./push/push-configs.js";
 import { measureTask } from "./codec/list-response-encoder.js";
 import { encodedArtifactSize, encodedTaskSize } from "./codec/task-encoder.js";
 import { createA2AHandlers } from "./service/a2a-handlers.js";
+import { withV03Handlers } from "./v03/v03-service.js";
 import { DEFAULT_VALIDATION_LIMITS } from "./service/request-validation.js";
 import { cardBytes, startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import { servedCardOf } from "./http/card-response.js";
@@ -219,7 +220,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   if (config.auth.apiKeysFile !== undefined) process.on("SIGHUP", onHangup);
   if (config.auth.jwt?.publicKeyFile !== undefined) process.on("SIGHUP", onHangupJwt);
   const limits = config.limits;
-  const handlers = createA2AHandlers({
+  const v1Handlers = createA2AHandlers({
     service,
     card,
     extendedCard,
@@ -242,6 +243,8 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     // Only with a store that keeps the events: a repository given by the caller may not.
     streamResume: resume !== undefined && repository.eventLog !== undefined ? { heartbeatMs: config.streamHeartbeatMs } : undefined,
   });
+  // A2A_V03: the v0.3 face over the same handlers, for the v0.3 bindings (src/v03/v03-service.ts).
+  const handlers = withV03Handlers(v1Handlers, config.v03 === null ? null : { card });
   bindings?.useHandlers(handlers);
   return {
     handlers,

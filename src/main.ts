@@ -100,6 +100,7 @@ async function main(argv: readonly string[]): Promise<void> {
       logger,
       observers: telemetry.observers,
       guardedServices: config.auth.guardedServices,
+      serveV03: config.v03 !== null,
     });
   } catch (err) {
     exitIfListenFailed(err, [{ setting: SETTINGS.listen, address: config.listen }]);

@@ -2,6 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { CallAdmission } from "../service/call-admission.js";
 import type { CallObservers } from "../service/call-observer.js";
 import { toGrpcStatus } from "./grpc-status.js";
+import { checkV03Version, pointToV03Service } from "../v03/v03-service-version.js";
 
 /*
  * The A2A service's admission as a grpc-js server interceptor: it holds each call at its metadata
@@ -14,6 +15,10 @@ import { toGrpcStatus } from "./grpc-status.js";
 export interface AdmissionInterceptorOptions {
   /** The A2A methods' full paths; other services pass through. */
   readonly paths: ReadonlySet<string>;
+  /** Those of them that are v0.3's (a2a.v1.A2AService): the v0.3 version rule, then the same credentials (R-V03-2). */
+  readonly v03Paths?: ReadonlySet<string>;
+  /** A v0.3 service is served: a v1.0 refusal of a missing version names it. */
+  readonly hintV03?: boolean;
   /** The admission in force; undefined = none. Read per call. */
   admission(): CallAdmission | undefined;
   readonly observers: CallObservers;
@@ -28,7 +33,8 @@ export function createAdmissionInterceptor(options: AdmissionInterceptorOptions)
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, letThrough) => {
-            const refuse = (error: unknown) => {
+            const refuse = (refusal: unknown) => {
+              const error = options.hintV03 === true ? pointToV03Service(refusal) : refusal;
               const [, service = "", method = ""] = methodDescriptor.path.split("/");
               const observed = options.observers.begin(service, method, methodDescriptor.responseStream, call, metadata);
               const status = toGrpcStatus(error, (correlationId, cause) => {
@@ -41,7 +47,9 @@ export function createAdmissionInterceptor(options: AdmissionInterceptorOptions)
             let admitted: ReturnType<CallAdmission["admit"]>;
             try {
               const peerAddress = call.getConnectionInfo().remoteAddress ?? "unknown";
-              admitted = admission.admit({ metadata, getAuthContext: () => call.getAuthContext(), peerAddress });
+              const v03 = options.v03Paths?.has(methodDescriptor.path) === true;
+              if (v03) checkV03Version(metadata);
+              admitted = admission.admit({ metadata, getAuthContext: () => call.getAuthContext(), peerAddress, protocolVersion: v03 ? "0.3" : "1.0" });
             } catch (error) {
               refuse(error);
               return;

@@ -24,6 +24,9 @@ import { StreamRegistry, trackingServer } from "./stream-registry.js";
 import { createGuardInterceptor, type GuardedService, type ServiceGuard } from "./service-guard.js";
 import { createAdmissionInterceptor } from "./admission-interceptor.js";
 import { admissionOf, type CallAdmission } from "../service/call-admission.js";
+import { A2AService as V03A2AService, file_a2a_v1_a2a } from "../../gen/es/a2a/v1/a2a_pb.js";
+import { v03HandlersOf } from "../v03/v03-service.js";
+import { pointToV03Service } from "../v03/v03-service-version.js";
 
 export const HEALTH_SERVICE_NAME = "grpc.health.v1.Health";
 
@@ -61,6 +64,11 @@ export interface StartServerOptions {
    * refused UNAVAILABLE until guardServices installs the guard, then only the guard lets them in.
    */
   readonly guardedServices?: readonly GuardedService[];
+  /**
+   * Serve A2A v0.3's a2a.v1.A2AService beside lf.a2a.v1.A2AService (A2A_V03, R-V03-2): its handlers
+   * come with the v1.0 ones (withV03Handlers); reflection and health list it. Default off.
+   */
+  readonly serveV03?: boolean;
 }
 
 export type ShutdownHook = () => unknown;
@@ -116,7 +124,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   // The A2A handlers' admission (authentication before decoding), installed with them (useHandlers).
   let admission: CallAdmission | undefined = options.handlers && admissionOf(options.handlers);
-  const admissionInterceptor = createAdmissionInterceptor({ paths: servicePaths(A2AService), admission: () => admission, observers });
+  const serveV03 = options.serveV03 === true;
+  const v03Paths = serveV03 ? servicePaths(V03A2AService) : new Set<string>();
+  const a2aPaths = new Set([...servicePaths(A2AService), ...v03Paths]);
+  const admissionInterceptor = createAdmissionInterceptor({ paths: a2aPaths, v03Paths, admission: () => admission, observers, hintV03: serveV03 });
   const server = new grpc.Server({
     "grpc.max_receive_message_length": maxMessageBytes,
     "grpc.max_send_message_length": maxMessageBytes,
@@ -125,7 +136,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // The A2A adapter reports its own calls to the observers; health and reflection calls come through here.
     // The guard comes second, so it runs outside the observer, which records its refusals too.
     interceptors: [
-      createObservingInterceptor(observers, servicePaths(A2AService)),
+      createObservingInterceptor(observers, a2aPaths),
       ...((options.guardedServices ?? []).length > 0 ? [guardInterceptor] : []),
       admissionInterceptor,
     ],
@@ -143,13 +154,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     maxSendBytes: maxMessageBytes,
   };
   server.addService(createServiceDefinition(A2AService), createServiceImplementation(A2AService, runtime));
+  // The v0.3 service: its own handlers (RPC names overlap with v1.0's), the rest shared.
+  const v03Runtime: AdapterRuntime = { ...runtime, handlers: (options.handlers && v03HandlersOf(options.handlers)) ?? {} };
+  if (serveV03) server.addService(createServiceDefinition(V03A2AService), createServiceImplementation(V03A2AService, v03Runtime));
+  const installStatusMapping = (toStatus: ToStatus) => {
+    v03Runtime.toStatus = toStatus; // R-V03-42: the v1.0 mapping, ErrorInfo and all
+    runtime.toStatus = serveV03 ? (error, call) => toStatus(pointToV03Service(error), call) : toStatus;
+  };
+  installStatusMapping(runtime.toStatus);
 
-  const health = new HealthService([A2AService.typeName], options.handlers ? "SERVING" : "NOT_SERVING");
+  const a2aServiceNames = serveV03 ? [A2AService.typeName, V03A2AService.typeName] : [A2AService.typeName];
+  const health = new HealthService(a2aServiceNames, options.handlers ? "SERVING" : "NOT_SERVING");
   // Health Watch and reflection streams are tracked too, so that shutdown can end them.
   health.addToServer(trackingServer(server, streams));
   createReflectionService(
     [
       { typeName: A2AService.typeName, file: file_lf_a2a_v1_a2a },
+      ...(serveV03 ? [{ typeName: V03A2AService.typeName, file: file_a2a_v1_a2a }] : []),
       { typeName: HEALTH_SERVICE_NAME, file: file_grpc_health_v1_health },
     ],
     [file_google_rpc_error_details, file_google_rpc_status],
@@ -163,6 +184,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const stopAccepting = (): void => {
     health.setServing(false);
     runtime.closing = true;
+    v03Runtime.closing = true;
   };
   const shutdown = async (graceMs: number): Promise<void> => {
     stopAccepting();
@@ -194,8 +216,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     address: formatHostPort({ host, port }),
     useHandlers(handlers, toStatus) {
       runtime.handlers = handlers;
+      v03Runtime.handlers = v03HandlersOf(handlers) ?? {};
       admission = admissionOf(handlers);
-      if (toStatus) runtime.toStatus = toStatus;
+      if (toStatus) installStatusMapping(toStatus);
       if (!runtime.closing) health.setServing(true);
     },
     guardServices(guard) {

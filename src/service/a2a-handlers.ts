@@ -111,13 +111,14 @@ export function createA2AHandlers(options: A2AHandlerOptions): A2AHandlerSet {
           waitMs,
         );
     }
-    return new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata));
+    return new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata, call.protocolVersion));
   };
   const begin = (call: CallContext, tenant: string): Begun => {
-    readVersion(call.metadata, versionOptions);
+    // A v0.3 endpoint has checked the call against the v0.3 rule (R-V03-2) before translating it.
+    if (call.protocolVersion !== "0.3") readVersion(call.metadata, versionOptions);
     if (auth === undefined) {
       const caller = { tenant, principal: ANONYMOUS };
-      return rate === undefined ? new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata)) : admitted(call, caller);
+      return rate === undefined ? new EdgeRequestContext(call, caller, readRequestedExtensions(call.metadata, call.protocolVersion)) : admitted(call, caller);
     }
     // Proven by the admission interceptor before the request was decoded: only tenant and scopes are left.
     const identity = admission?.admitted(call.metadata);

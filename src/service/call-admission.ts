@@ -21,6 +21,8 @@ export const CALL_ADMISSION: unique symbol = Symbol("a2a call admission");
 export interface AdmissionSource extends CredentialSource {
   /** The client's IP address, for the failed-authentication limit. */
   readonly peerAddress: string;
+  /** "0.3" when a v0.3 endpoint has checked the version by its own rule (R-V03-2): the v1.0 check is skipped. */
+  readonly protocolVersion?: "1.0" | "0.3";
 }
 
 export interface CallAdmission {
@@ -46,7 +48,7 @@ export class CredentialAdmission implements CallAdmission {
   ) {}
 
   admit(source: AdmissionSource): Identity | Promise<Identity> {
-    readVersion(source.metadata, this.version);
+    if (source.protocolVersion !== "0.3") readVersion(source.metadata, this.version);
     const waitMs = this.failures?.peek(source.peerAddress) ?? 0;
     if (waitMs > 0) {
       throw new LimitExceededError("AUTH_FAILURES_LIMITED", `too many failed authentication attempts from this address; retry in ${waitMs} ms`, waitMs);

@@ -67,10 +67,14 @@ export function readVersion(metadata: CallMetadata, options: ReadVersionOptions)
   throw new VersionNotSupportedError(requested.join(","), SUPPORTED_VERSIONS);
 }
 
-/** Extension URIs the client opts into (R-EXT-1), in the order sent, each once. */
-export function readRequestedExtensions(metadata: CallMetadata): readonly string[] {
-  if (metadata.get(EXTENSIONS_KEY).length === 0) return NO_EXTENSIONS; // the usual call: nothing to split
-  const uris = listValues(metadata, EXTENSIONS_KEY);
+/** The v0.3 name of the extensions header, which v0.3 calls may use instead (R-V03-62). */
+export const V03_EXTENSIONS_KEY = "x-a2a-extensions";
+
+/** Extension URIs the client opts into (R-EXT-1), in the order sent, each once; a v0.3 call's X-A2A-Extensions too. */
+export function readRequestedExtensions(metadata: CallMetadata, protocolVersion?: "1.0" | "0.3"): readonly string[] {
+  const legacy = protocolVersion === "0.3" ? listValues(metadata, V03_EXTENSIONS_KEY) : NO_EXTENSIONS;
+  if (metadata.get(EXTENSIONS_KEY).length === 0 && legacy.length === 0) return NO_EXTENSIONS; // the usual call: nothing to split
+  const uris = [...listValues(metadata, EXTENSIONS_KEY), ...legacy];
   return uris.length < 2 ? uris : [...new Set(uris)];
 }
 

@@ -36,6 +36,8 @@ export interface A2ATestServerOptions {
   readonly pushResolver?: import("../../src/push/index.js").Resolver;
   /** Tracing for the test (OTEL_* variables, or span processors); by default off. Metrics follow the A2A_* settings. */
   readonly telemetry?: Pick<TelemetryOptions, "env" | "spanProcessors">;
+  /** Serve A2A v0.3's a2a.v1.A2AService too, as main.ts does unless A2A_V03=off (off here by default). */
+  readonly serveV03?: boolean;
 }
 
 /** The whole service (app + gRPC server) on 127.0.0.1:0, as main.ts assembles it. */
@@ -52,6 +54,7 @@ export async function startA2AServer(options: A2ATestServerOptions = {}): Promis
     keepaliveTimeMs: config.keepaliveTimeMs,
     keepaliveTimeoutMs: config.keepaliveTimeoutMs,
     guardedServices: config.auth.guardedServices,
+    serveV03: options.serveV03 === true && config.v03 !== null,
   });
   // The port is known only once the server is bound, so the card's address is settled afterwards.
   if (options.advertiseBoundAddress) config = loadConfig({ argv: [], env: { ...env, A2A_PUBLIC_GRPC_ADDRESS: `127.0.0.1:${server.port}` } });
