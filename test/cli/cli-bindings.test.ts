@@ -69,6 +69,7 @@ interface BindingRun {
 const RUNS: BindingRun[] = [
   { name: "our server, grpc", args: () => ["--server", ours.target, "--binding", "grpc", "--api-key", key], long: ["long", "30"] },
   { name: "our server, jsonrpc", args: () => ["--card", oursCard, "--binding", "jsonrpc", ...mtls(), "--api-key", key], long: ["long", "30"] },
+  { name: "our server, rest", args: () => ["--card", oursCard, "--binding", "rest", ...mtls(), "--api-key", key], long: ["long", "30"] },
   { name: "SDK express server, jsonrpc", args: () => ["--card", sdk.httpBase, "--binding", "jsonrpc"], long: ["long"] },
   { name: "SDK express server, rest", args: () => ["--card", sdk.httpBase, "--binding", "rest"], long: ["long"] },
 ];
