@@ -1,0 +1,174 @@
+/**
+ * Issue 34 items 1 and 7, R-BIND-1 / R-BIND-4: one scenario run on every binding the card lists
+ * ends in equal results (ids and timestamps aside), and every row of the §5.4 error table a
+ * binding can produce carries the same gRPC-equivalent code, ErrorInfo reason and BadRequest
+ * fields on every binding.
+ */
+import { create, type JsonValue } from "@bufbuild/protobuf";
+import {
+  AgentCardSchema,
+  CancelTaskRequestSchema,
+  DeleteTaskPushNotificationConfigRequestSchema,
+  GetExtendedAgentCardRequestSchema,
+  GetTaskPushNotificationConfigRequestSchema,
+  GetTaskRequestSchema,
+  ListTaskPushNotificationConfigsRequestSchema,
+  ListTaskPushNotificationConfigsResponseSchema,
+  ListTasksRequestSchema,
+  ListTasksResponseSchema,
+  StreamResponseSchema,
+  SubscribeToTaskRequestSchema,
+  TaskPushNotificationConfigSchema,
+  TaskSchema,
+  type ListTaskPushNotificationConfigsResponse,
+  type StreamResponse,
+  type Task,
+  type TaskPushNotificationConfig,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { startBindingsSetup, sendRequest, type BindingsSetup, type HeldRun } from "./bindings-support.js";
+import { failureOf, type BindingDriver } from "./drivers/driver.js";
+import { json, normalise } from "./normalise.js";
+
+let s: BindingsSetup;
+/** Push notifications off and no extended card: the two rows that need another configuration. */
+let plain: BindingsSetup;
+beforeAll(async () => {
+  [s, plain] = await Promise.all([startBindingsSetup(), startBindingsSetup({ A2A_PUSH_NOTIFICATIONS: "false" }, { extendedCard: undefined })]);
+});
+afterAll(async () => {
+  for (const setup of [s, plain]) {
+    for (const driver of setup?.drivers ?? []) driver.close();
+    await setup?.close();
+  }
+});
+
+const taskOf = (response: { payload: { case: string | undefined; value?: unknown } }): Task => {
+  if (response.payload.case !== "task") throw new Error(`expected a task, got ${response.payload.case}`);
+  return response.payload.value as Task;
+};
+
+/** Sends a non-blocking "ctl" message and takes its held run. */
+async function heldTask(driver: BindingDriver, text: string) {
+  const task = taskOf(await driver.send(sendRequest(text, { returnImmediately: true })));
+  return { task, run: await s.nextHeldRun() };
+}
+
+/** The whole scenario on one binding, as one JSON record. */
+async function scenario(driver: BindingDriver): Promise<Record<string, JsonValue>> {
+  const record: Record<string, JsonValue> = {};
+  const task = (t: Task) => json(TaskSchema, t);
+  const events = (list: StreamResponse[]) => list.map((e) => json(StreamResponseSchema, e));
+
+  // Blocking send: the demo story runs to COMPLETED (A-1).
+  const story = taskOf(await driver.send(sendRequest("story")));
+  record["blocking"] = task(story);
+
+  // Non-blocking send, then GetTask once the agent has finished.
+  const later = await heldTask(driver, "ctl later");
+  record["nonBlocking"] = task(later.task);
+  await later.run.ctx.working("on it");
+  await later.run.ctx.complete("done later");
+  later.run.finish();
+  record["afterGet"] = task(await driver.get(create(GetTaskRequestSchema, { id: later.task.id })));
+
+  // Multi-turn: INPUT_REQUIRED, then the answer on the same task completes it.
+  const trip = taskOf(await driver.send(sendRequest("trip")));
+  const answered = taskOf(await driver.send(sendRequest("Paris", { taskId: trip.id, contextId: trip.contextId })));
+  record["multiTurn"] = [task(trip), task(answered)];
+
+  // Cancel a working task.
+  const doomed = await heldTask(driver, "ctl cancel me");
+  await doomed.run.ctx.working("working until canceled");
+  doomed.run.ctx.signal.addEventListener("abort", () => doomed.run.finish());
+  record["cancel"] = task(await driver.cancel(create(CancelTaskRequestSchema, { id: doomed.task.id })));
+
+  // List by context: a second task in the story's context.
+  const sibling = taskOf(await driver.send(sendRequest("story", { contextId: story.contextId })));
+  const listed = await driver.list(create(ListTasksRequestSchema, { contextId: story.contextId, historyLength: 1 }));
+  expect(listed.tasks.map((t) => t.id).sort()).toEqual([story.id, sibling.id].sort());
+  record["list"] = json(ListTasksResponseSchema, listed);
+
+  // Push config create / get / list / delete / list.
+  const pushed = await heldTask(driver, "ctl push");
+  const taskId = pushed.task.id;
+  const config = { taskId, id: "hook-1", url: "http://127.0.0.1:9/hook", token: "t0k" };
+  const made = await driver.createPushConfig(create(TaskPushNotificationConfigSchema, config));
+  const got = await driver.getPushConfig(create(GetTaskPushNotificationConfigRequestSchema, { taskId, id: made.id }));
+  const configs = await driver.listPushConfigs(create(ListTaskPushNotificationConfigsRequestSchema, { taskId }));
+  await driver.deletePushConfig(create(DeleteTaskPushNotificationConfigRequestSchema, { taskId, id: made.id }));
+  const afterDelete = await driver.listPushConfigs(create(ListTaskPushNotificationConfigsRequestSchema, { taskId }));
+  await pushed.run.ctx.complete();
+  pushed.run.finish();
+  const configJson = (c: TaskPushNotificationConfig) => json(TaskPushNotificationConfigSchema, c);
+  const listJson = (l: ListTaskPushNotificationConfigsResponse) => json(ListTaskPushNotificationConfigsResponseSchema, l);
+  record["push"] = [configJson(made), configJson(got), listJson(configs), listJson(afterDelete)];
+
+  // SendStreamingMessage: the test publishes once the stream's first event (the task) is in.
+  const firstStreamed = signal();
+  const streamed = driver.stream(sendRequest("ctl stream"), { onEvent: firstStreamed.fire });
+  const streamRun = await s.nextHeldRun();
+  await firstStreamed.seen;
+  await publishSteps(streamRun);
+  record["stream"] = events(await streamed);
+
+  // SubscribeToTask on a task the agent holds, then the same steps.
+  const watched = await heldTask(driver, "ctl subscribe");
+  const firstSubscribed = signal();
+  const subscribed = driver.subscribe(create(SubscribeToTaskRequestSchema, { id: watched.task.id }), { onEvent: firstSubscribed.fire });
+  await firstSubscribed.seen;
+  await publishSteps(watched.run);
+  record["subscribe"] = events(await subscribed);
+
+  record["extendedCard"] = json(AgentCardSchema, await driver.extendedCard(create(GetExtendedAgentCardRequestSchema)));
+  return record;
+}
+
+/** Working, two artifact chunks, completed: what the streams must carry. */
+async function publishSteps(run: HeldRun): Promise<void> {
+  await run.ctx.working("step one");
+  await run.ctx.artifact({ artifactId: "out", name: "out", parts: ["chunk one, "] });
+  await run.ctx.artifact({ artifactId: "out", name: "out", parts: ["chunk two"] }, { append: true, lastChunk: true });
+  await run.ctx.complete("streamed");
+  run.finish();
+}
+
+/** Fires once, on the first call. */
+function signal(): { fire: () => void; seen: Promise<void> } {
+  let fire!: () => void;
+  const seen = new Promise<void>((resolve) => (fire = resolve));
+  return { fire, seen };
+}
+
+const state = (record: Record<string, JsonValue>, path: string): unknown =>
+  path.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown>)?.[k], record);
+
+test("R-BIND-1, R-BIND-4: one scenario on every binding ends in equal tasks, lists, push configs, streams and cards", async () => {
+  const records = new Map<string, JsonValue>();
+  for (const driver of s.drivers) records.set(driver.name, normalise(await scenario(driver)));
+  const grpc = records.get("grpc") as Record<string, JsonValue>;
+  // The scenario did what it says (on gRPC; the others must then equal it).
+  expect({
+    blocking: state(grpc, "blocking.status.state"),
+    nonBlocking: state(grpc, "nonBlocking.status.state"),
+    afterGet: state(grpc, "afterGet.status.state"),
+    multiTurn: (grpc["multiTurn"] as Array<Record<string, JsonValue>>).map((t) => state(t, "status.state")),
+    cancel: state(grpc, "cancel.status.state"),
+    listed: (state(grpc, "list.tasks") as unknown[]).length,
+    configs: (grpc["push"] as Array<Record<string, JsonValue>>).slice(2).map((l) => ((l["configs"] ?? []) as unknown[]).length),
+    stream: (grpc["stream"] as Array<Record<string, JsonValue>>).map((e) => Object.keys(e)[0]),
+    subscribe: (grpc["subscribe"] as Array<Record<string, JsonValue>>).map((e) => Object.keys(e)[0]),
+  }).toEqual({
+    blocking: "TASK_STATE_COMPLETED",
+    nonBlocking: "TASK_STATE_WORKING",
+    afterGet: "TASK_STATE_COMPLETED",
+    multiTurn: ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"],
+    cancel: "TASK_STATE_CANCELED",
+    listed: 2,
+    configs: [1, 0],
+    // The task, the held run's WORKING, then publishSteps.
+    stream: ["task", "statusUpdate", "statusUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"],
+    subscribe: ["task", "statusUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"],
+  });
+  expect(records.size).toBe(s.drivers.length);
+  for (const [name, record] of records) expect({ binding: name, record }).toEqual({ binding: name, record: grpc });
+});
