@@ -38,7 +38,7 @@ export interface BindingsSetup {
   readonly drivers: readonly BindingDriver[];
   readonly aliceKey: string;
   readonly bobKey: string;
-  /** The next run of a message whose text starts with "ctl" (others go to the demo agent). */
+  /** The next run of a message whose text starts with "ctl" ("mute": the agent says nothing; others: the demo agent). */
   nextHeldRun(): Promise<HeldRun>;
   close(): Promise<void>;
 }
@@ -53,7 +53,11 @@ export async function startBindingsSetup(env: Record<string, string> = {}, card:
   const demo = createDemoAgent({ stepDelayMs: 0, tickMs: 5 });
   const agent: Agent = {
     card: { ...demo.card, extendedCard: { description: "the extended card" }, ...card },
-    execute: (ctx) => (firstText(ctx).startsWith("ctl") ? held.execute(ctx) : demo.execute(ctx)),
+    execute: (ctx) => {
+      const text = firstText(ctx);
+      if (text.startsWith("mute")) return Promise.resolve(); // says nothing: InvalidAgentResponseError
+      return text.startsWith("ctl") ? held.execute(ctx) : demo.execute(ctx);
+    },
   };
   const server = await startA2AServer({
     agent,

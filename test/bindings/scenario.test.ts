@@ -7,6 +7,8 @@
 import { create, type JsonValue } from "@bufbuild/protobuf";
 import {
   AgentCardSchema,
+  AgentExtensionSchema,
+  PartSchema,
   CancelTaskRequestSchema,
   DeleteTaskPushNotificationConfigRequestSchema,
   GetExtendedAgentCardRequestSchema,
@@ -16,6 +18,7 @@ import {
   ListTaskPushNotificationConfigsResponseSchema,
   ListTasksRequestSchema,
   ListTasksResponseSchema,
+  SendMessageRequestSchema,
   StreamResponseSchema,
   SubscribeToTaskRequestSchema,
   TaskPushNotificationConfigSchema,
@@ -30,10 +33,24 @@ import { failureOf, type BindingDriver } from "./drivers/driver.js";
 import { json, normalise } from "./normalise.js";
 
 let s: BindingsSetup;
-/** Push notifications off and no extended card: the two rows that need another configuration. */
+/**
+ * The rows that need another configuration: push notifications off, no extended card, an
+ * extension every call must activate, and text/plain as the only accepted input.
+ */
 let plain: BindingsSetup;
+const REQUIRED_EXTENSION = "urn:test:required";
 beforeAll(async () => {
-  [s, plain] = await Promise.all([startBindingsSetup(), startBindingsSetup({ A2A_PUSH_NOTIFICATIONS: "false" }, { extendedCard: undefined })]);
+  [s, plain] = await Promise.all([
+    startBindingsSetup(),
+    startBindingsSetup(
+      { A2A_PUSH_NOTIFICATIONS: "false" },
+      {
+        extendedCard: undefined,
+        extensions: [create(AgentExtensionSchema, { uri: REQUIRED_EXTENSION, required: true })],
+        acceptedInputMediaTypes: ["text/plain"],
+      },
+    ),
+  ]);
 });
 afterAll(async () => {
   for (const setup of [s, plain]) {
@@ -171,4 +188,127 @@ test("R-BIND-1, R-BIND-4: one scenario on every binding ends in equal tasks, lis
   });
   expect(records.size).toBe(s.drivers.length);
   for (const [name, record] of records) expect({ binding: name, record }).toEqual({ binding: name, record: grpc });
+});
+
+/** A task of the demo story, finished (terminal), made on the binding under test. */
+async function finishedTask(driver: BindingDriver): Promise<string> {
+  return taskOf(await driver.send(sendRequest("story"))).id;
+}
+
+interface ErrorRow {
+  readonly row: string;
+  /** The server the row needs (`plain`: see above). */
+  readonly on?: "plain";
+  readonly call: (driver: BindingDriver) => Promise<unknown>;
+  readonly expected: { code: string; reason?: string; domain?: string; fields?: string[] };
+}
+
+const A2A = "a2a-protocol.org";
+const noSuchTask = () => create(GetTaskRequestSchema, { id: "no-such-task" });
+const activated = { extensions: [REQUIRED_EXTENSION] };
+/** Authentication's own ErrorInfo (not an A2A error, BQ-9): same reason on every binding. */
+const AUTH = "auth.a2a-grpc-server";
+
+const ERROR_ROWS: readonly ErrorRow[] = [
+  { row: "TaskNotFoundError", call: (d) => d.get(noSuchTask()), expected: { code: "NOT_FOUND", reason: "TASK_NOT_FOUND" } },
+  {
+    row: "TaskNotCancelableError (a completed task)",
+    call: async (d) => d.cancel(create(CancelTaskRequestSchema, { id: await finishedTask(d) })),
+    expected: { code: "FAILED_PRECONDITION", reason: "TASK_NOT_CANCELABLE" },
+  },
+  {
+    row: "PushNotificationNotSupportedError (push off)",
+    on: "plain",
+    call: (d) => d.createPushConfig(create(TaskPushNotificationConfigSchema, { taskId: "any", url: "http://127.0.0.1:9/hook" }), activated),
+    expected: { code: "FAILED_PRECONDITION", reason: "PUSH_NOTIFICATION_NOT_SUPPORTED" },
+  },
+  {
+    row: "UnsupportedOperationError (subscribe to a terminal task, R-SUB-2)",
+    call: async (d) => d.subscribe(create(SubscribeToTaskRequestSchema, { id: await finishedTask(d) })),
+    expected: { code: "FAILED_PRECONDITION", reason: "UNSUPPORTED_OPERATION" },
+  },
+  // EXTENDED_AGENT_CARD_NOT_CONFIGURED cannot be reached from a configuration: the card declares
+  // the capability exactly when an extended card is given; without it the answer is R-CAP-3's.
+  {
+    row: "UnsupportedOperationError (extended card not declared, R-CAP-3)",
+    on: "plain",
+    call: (d) => d.extendedCard(create(GetExtendedAgentCardRequestSchema), activated),
+    expected: { code: "FAILED_PRECONDITION", reason: "UNSUPPORTED_OPERATION" },
+  },
+  {
+    row: "ContentTypeNotSupportedError (an image where text/plain is the only input)",
+    on: "plain",
+    call: (d) => {
+      const request = sendRequest("look");
+      request.message!.parts = [create(PartSchema, { content: { case: "raw", value: new Uint8Array([137, 80]) }, mediaType: "image/png" })];
+      return d.send(request, activated);
+    },
+    expected: { code: "INVALID_ARGUMENT", reason: "CONTENT_TYPE_NOT_SUPPORTED", fields: ["message.parts[0].media_type"] },
+  },
+  {
+    row: "InvalidAgentResponseError (the agent says nothing)",
+    call: (d) => d.send(sendRequest("mute")),
+    expected: { code: "INTERNAL", reason: "INVALID_AGENT_RESPONSE" },
+  },
+  {
+    row: "ExtensionSupportRequiredError (a required extension not activated)",
+    on: "plain",
+    call: (d) => d.get(noSuchTask()),
+    expected: { code: "FAILED_PRECONDITION", reason: "EXTENSION_SUPPORT_REQUIRED" },
+  },
+  {
+    row: "VersionNotSupportedError (no version sent, A-3)",
+    call: (d) => d.get(noSuchTask(), { version: null }),
+    expected: { code: "FAILED_PRECONDITION", reason: "VERSION_NOT_SUPPORTED" },
+  },
+  {
+    row: "VersionNotSupportedError (version 2.0)",
+    call: (d) => d.get(noSuchTask(), { version: "2.0" }),
+    expected: { code: "FAILED_PRECONDITION", reason: "VERSION_NOT_SUPPORTED" },
+  },
+  {
+    row: "invalid params: SendMessage without a message (BadRequest field)",
+    call: (d) => d.send(create(SendMessageRequestSchema)),
+    expected: { code: "INVALID_ARGUMENT", fields: ["message"] },
+  },
+  {
+    row: "invalid params: ListTasks pageSize 0 (A-13)",
+    call: (d) => d.list(create(ListTasksRequestSchema, { pageSize: 0 })),
+    expected: { code: "INVALID_ARGUMENT", fields: ["page_size"] },
+  },
+  {
+    row: "unauthenticated: no credential",
+    call: (d) => d.get(noSuchTask(), { apiKey: null }),
+    expected: { code: "UNAUTHENTICATED", reason: "CREDENTIALS_MISSING", domain: AUTH },
+  },
+  {
+    row: "unauthenticated: a key nobody holds",
+    call: (d) => d.get(noSuchTask(), { apiKey: "a2a_not-a-real-key" }),
+    expected: { code: "UNAUTHENTICATED", reason: "CREDENTIALS_INVALID", domain: AUTH },
+  },
+  {
+    row: "R-BIND-8: the version is checked before the credential",
+    call: (d) => d.get(noSuchTask(), { apiKey: null, version: null }),
+    expected: { code: "FAILED_PRECONDITION", reason: "VERSION_NOT_SUPPORTED" },
+  },
+  {
+    row: "R-BIND-8: the credential is checked before the request",
+    call: (d) => d.send(create(SendMessageRequestSchema), { apiKey: null }),
+    expected: { code: "UNAUTHENTICATED", reason: "CREDENTIALS_MISSING", domain: AUTH },
+  },
+];
+
+describe("R-BIND-4, R-BIND-38: each §5.4 row gives the same code, ErrorInfo reason and BadRequest fields on every binding", () => {
+  test.each(ERROR_ROWS)("$row", async ({ on, call, expected }) => {
+    const setup = on === "plain" ? plain : s;
+    const want = {
+      code: expected.code,
+      ...(expected.reason === undefined ? {} : { reason: expected.reason, domain: expected.domain ?? A2A }),
+      fields: expected.fields ?? [],
+    };
+    for (const driver of setup.drivers) {
+      const failure = await failureOf(call(driver));
+      expect({ binding: driver.name, ...failure.facts() }).toEqual({ binding: driver.name, ...want });
+    }
+  });
 });

@@ -31,6 +31,8 @@ export type BindingName = "grpc" | "jsonrpc" | "rest";
 export interface CallOptions {
   readonly apiKey?: string | null;
   readonly version?: string | null;
+  /** Extensions the call activates (a2a-extensions / A2A-Extensions). */
+  readonly extensions?: readonly string[];
   /** Sees each stream event as it arrives (before the stream ends). */
   readonly onEvent?: (event: StreamResponse) => void;
 }

@@ -48,6 +48,7 @@ export function grpcDriver(target: string, defaultKey: string): BindingDriver {
     if (version !== null) md.set("a2a-version", version);
     const key = options.apiKey === undefined ? defaultKey : options.apiKey;
     if (key !== null) md.set("x-api-key", key);
+    if (options.extensions !== undefined) md.set("a2a-extensions", options.extensions.join(","));
     return md;
   };
 

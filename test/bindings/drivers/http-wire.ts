@@ -11,13 +11,14 @@ import type { CallOptions } from "./driver.js";
 
 const DETAILS = createRegistry(ErrorInfoSchema, BadRequestSchema);
 
-/** A2A-Version (default 1.0), X-API-Key (default: the driver's key) and the media type. */
+/** A2A-Version (default 1.0), X-API-Key (default: the driver's key), A2A-Extensions and the media type. */
 export function httpHeaders(options: CallOptions, defaultKey: string, mediaType: string): Record<string, string> {
   const headers: Record<string, string> = { "Content-Type": mediaType, Accept: `${mediaType}, text/event-stream` };
   const version = options.version === undefined ? "1.0" : options.version;
   if (version !== null) headers["A2A-Version"] = version;
   const key = options.apiKey === undefined ? defaultKey : options.apiKey;
   if (key !== null) headers["X-API-Key"] = key;
+  if (options.extensions !== undefined) headers["A2A-Extensions"] = options.extensions.join(",");
   return headers;
 }
 
