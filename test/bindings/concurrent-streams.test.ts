@@ -1,0 +1,100 @@
+/**
+ * R-BIND-3 (§3.5.2): concurrent streams on different bindings receive the same events in the same
+ * order. One task, two subscribers on every binding at once, and the agent publishes:
+ *
+ * 1. in lockstep (each event once every subscriber has the one before): status updates between
+ *    appends to three artifacts. No reader falls behind, so every subscriber must get exactly the
+ *    published events.
+ * 2. in a burst (as fast as the agent can write): updates that A-32's merging for readers that
+ *    fall behind cannot combine (each artifact update replaces its own artifact, status updates
+ *    are never consecutive), so however far a binding lets a reader fall behind, the list must
+ *    still be exactly the same. (Appends in a burst may be merged, by A-32, and are then equal in
+ *    content only: on gRPC grpc-js reports back-pressure after 16 unflushed messages, on SSE after
+ *    16 KiB, so the two merge at different points.)
+ *
+ * Every subscriber's list is compared whole, timestamps included.
+ */
+import { create, type JsonValue } from "@bufbuild/protobuf";
+import { StreamResponseSchema, SubscribeToTaskRequestSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { sendRequest, startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
+import { json } from "./normalise.js";
+
+let s: BindingsSetup;
+beforeAll(async () => {
+  s = await startBindingsSetup();
+});
+afterAll(async () => {
+  for (const driver of s?.drivers ?? []) driver.close();
+  await s?.close();
+});
+
+const LOCKSTEP_EVENTS = 20;
+const BURST_EVENTS = 40;
+const SUBSCRIBERS_PER_BINDING = 2;
+
+test("R-BIND-3: subscribers on every binding at once get the same events in the same order", async () => {
+  const [maker] = s.drivers;
+  const sent = await maker!.send(sendRequest("ctl fan out", { returnImmediately: true }));
+  if (sent.payload.case !== "task") throw new Error("expected a task");
+  const taskId = sent.payload.value.id;
+  const run = await s.nextHeldRun();
+
+  const received = new Counter();
+  const subscribers = s.drivers.flatMap((driver) =>
+    Array.from({ length: SUBSCRIBERS_PER_BINDING }, (_, i) => {
+      const name = `${driver.name}#${i + 1}`;
+      const events = driver.subscribe(create(SubscribeToTaskRequestSchema, { id: taskId }), { onEvent: () => received.add(name) });
+      return { name, events };
+    }),
+  );
+  const names = subscribers.map((sub) => sub.name);
+  await received.reach(names, 1); // everyone has the task snapshot
+
+  // 1. Lockstep: status updates between appends to three artifacts.
+  const appended = new Set<string>();
+  for (let k = 1; k <= LOCKSTEP_EVENTS; k++) {
+    if (k % 5 === 0) await run.ctx.working(`step ${k}`);
+    else {
+      const artifactId = `part-${k % 3}`;
+      await run.ctx.artifact({ artifactId, name: artifactId, parts: [`chunk ${k}`] }, { append: appended.has(artifactId) });
+      appended.add(artifactId);
+    }
+    await received.reach(names, 1 + k);
+  }
+  // 2. Burst: every artifact update replaces its own artifact; a status update after every third.
+  for (let k = 1; k <= BURST_EVENTS; k++) {
+    if (k % 4 === 0) await run.ctx.working(`burst ${k}`);
+    else await run.ctx.artifact({ artifactId: `burst-${k}`, name: `burst-${k}`, parts: [`whole ${k}`] });
+  }
+  await run.ctx.complete("fanned out");
+  run.finish();
+
+  const lists = new Map<string, JsonValue[]>();
+  for (const sub of subscribers)
+    lists.set(
+      sub.name,
+      (await sub.events).map((e: StreamResponse) => json(StreamResponseSchema, e)),
+    );
+  const reference = lists.get(names[0]!)!;
+  // The task snapshot, every published event, the final status (R-SUB-3, A-2).
+  expect(reference).toHaveLength(1 + LOCKSTEP_EVENTS + BURST_EVENTS + 1);
+  const last = reference.at(-1) as { statusUpdate?: { status?: { state?: string } } };
+  expect(last.statusUpdate?.status?.state).toBe("TASK_STATE_COMPLETED");
+  for (const [name, events] of lists) expect({ subscriber: name, events }).toEqual({ subscriber: name, events: reference });
+});
+
+/** Events received per subscriber, and a wait until each has at least so many (no timed sleeps). */
+class Counter {
+  private readonly counts = new Map<string, number>();
+  private waiter: (() => void) | undefined;
+
+  add(name: string): void {
+    this.counts.set(name, (this.counts.get(name) ?? 0) + 1);
+    this.waiter?.();
+  }
+
+  async reach(names: readonly string[], count: number): Promise<void> {
+    while (names.some((name) => (this.counts.get(name) ?? 0) < count)) await new Promise<void>((resolve) => (this.waiter = resolve));
+    this.waiter = undefined;
+  }
+}
