@@ -54,6 +54,22 @@ function codeName(code: number): string {
   return `UNKNOWN(${code})`;
 }
 
+/** R-JRPC-17: the code each A2A reason must travel with (codes that share a gRPC code differ here). */
+const CODE_OF_REASON: Readonly<Record<string, number>> = {
+  TASK_NOT_FOUND: -32001,
+  TASK_NOT_CANCELABLE: -32002,
+  PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
+  UNSUPPORTED_OPERATION: -32004,
+  CONTENT_TYPE_NOT_SUPPORTED: -32005,
+  INVALID_AGENT_RESPONSE: -32006,
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: -32007,
+  EXTENSION_SUPPORT_REQUIRED: -32008,
+  VERSION_NOT_SUPPORTED: -32009,
+};
+
+/** R-JRPC-11 / BQ-9: the HTTP status of a JSON-RPC error response (200 unless the caller was refused). */
+const HTTP_STATUS_OF: Readonly<Record<string, number>> = { UNAUTHENTICATED: 401, PERMISSION_DENIED: 403, RESOURCE_EXHAUSTED: 429 };
+
 interface RpcError {
   code: number;
   message: string;
@@ -61,22 +77,39 @@ interface RpcError {
 }
 
 let nextId = 1;
+const A2A_DOMAIN = "a2a-protocol.org";
 
 export function jsonRpcDriver(endpoint: string, defaultKey: string): BindingDriver {
-  const failure = (error: RpcError) => new BindingError("jsonrpc", codeName(error.code), error.message, detailsFromJson(error.data));
+  /** The error as a BindingError, once its code agrees with its reason (and its HTTP status with its code, when known). */
+  const failure = (error: RpcError, httpStatus?: number): BindingError => {
+    const failed = new BindingError("jsonrpc", codeName(error.code), error.message, detailsFromJson(error.data));
+    const reason = failed.info?.domain === A2A_DOMAIN ? failed.info.reason : undefined;
+    const want = reason === undefined ? undefined : CODE_OF_REASON[reason];
+    if (want !== undefined && error.code !== want) throw new Error(`R-JRPC-17: ${reason} arrived with code ${error.code}, not ${want}`);
+    const wantHttp = HTTP_STATUS_OF[failed.code] ?? (error.code <= -31000 && error.code > -31100 ? 400 : 200);
+    if (httpStatus !== undefined && httpStatus !== wantHttp)
+      throw new Error(`R-JRPC-11: ${failed.code} (${error.code}) arrived with HTTP ${httpStatus}, not ${wantHttp}`);
+    return failed;
+  };
 
-  async function post(method: string, params: JsonValue, options: CallOptions): Promise<Response> {
-    return fetch(endpoint, {
+  /** POSTs one request; `id` is what the answer must echo (R-JRPC-4). */
+  async function post(method: string, params: JsonValue, options: CallOptions): Promise<{ response: Response; id: number }> {
+    const id = nextId++;
+    const response = await fetch(endpoint, {
       method: "POST",
       headers: httpHeaders(options, defaultKey, "application/json"),
-      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
     });
+    return { response, id };
   }
 
   /** The response's `result`, or its error thrown as a BindingError. */
-  async function resultOf(response: Response): Promise<JsonValue> {
-    const body = (await response.json()) as { result?: JsonValue; error?: RpcError };
-    if (body.error !== undefined) throw failure(body.error);
+  async function resultOf({ response, id }: { response: Response; id: number }): Promise<JsonValue> {
+    const body = (await response.json()) as { id?: unknown; result?: JsonValue; error?: RpcError };
+    // A refusal before the body is read (version, credential) has no id to echo: null (docs/protocol-decisions.md, BQ-9).
+    const echoed = body.id === id || (body.id === null && body.error !== undefined);
+    if (!echoed) throw new Error(`R-JRPC-4: the answer's id is ${JSON.stringify(body.id)}, not ${id}`);
+    if (body.error !== undefined) throw failure(body.error, response.status);
     return body.result!;
   }
 
@@ -87,16 +120,17 @@ export function jsonRpcDriver(endpoint: string, defaultKey: string): BindingDriv
 
   function serverStream<Q extends DescMessage>(method: string, requestSchema: Q) {
     return async (request: MessageShape<Q>, options: CallOptions = {}): Promise<StreamResponse[]> => {
-      const response = await post(method, toJson(requestSchema, request), options);
+      const sent = await post(method, toJson(requestSchema, request), options);
       // R-JRPC-14: an error before the first event is an ordinary JSON-RPC response.
-      if (!isEventStream(response)) {
-        await resultOf(response);
+      if (!isEventStream(sent.response)) {
+        await resultOf(sent);
         throw new Error(`${method} answered a result without a stream`);
       }
       return readEvents(
-        response,
+        sent.response,
         (data) => {
-          const body = data as unknown as { result?: JsonValue; error?: RpcError };
+          const body = data as unknown as { id?: unknown; result?: JsonValue; error?: RpcError };
+          if (body.id !== sent.id) throw new Error(`R-JRPC-12: an event's id is ${JSON.stringify(body.id)}, not ${sent.id}`);
           if (body.error !== undefined) throw failure(body.error);
           return fromJson(StreamResponseSchema, body.result!);
         },

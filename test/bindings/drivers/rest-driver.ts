@@ -164,7 +164,27 @@ async function failure(response: Response): Promise<BindingError> {
   return restFailure(body.error, response.status);
 }
 
+/** R-BIND-38 / R-HTTP-10: the HTTP status of each google.rpc code (its usual HTTP mapping). */
+const HTTP_STATUS_OF: Readonly<Record<string, number>> = {
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  OUT_OF_RANGE: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ALREADY_EXISTS: 409,
+  ABORTED: 409,
+  RESOURCE_EXHAUSTED: 429,
+  INTERNAL: 500,
+  UNKNOWN: 500,
+  DATA_LOSS: 500,
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+};
+
 function restFailure(error: RestError, httpStatus: number | undefined): BindingError {
   if (httpStatus !== undefined && error.code !== httpStatus) throw new Error(`R-HTTP-8: error.code ${error.code} is not the HTTP status ${httpStatus}`);
+  const want = HTTP_STATUS_OF[error.status];
+  if (want !== undefined && error.code !== want) throw new Error(`R-HTTP-10: ${error.status} arrived as ${error.code}, not ${want}`);
   return new BindingError("rest", error.status, error.message, detailsFromJson(error.details));
 }
