@@ -15,6 +15,8 @@ import {
   SendMessageRequestSchema,
   type AgentCard,
   type SendMessageRequest,
+  type SendMessageResponse,
+  type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { createDemoAgent } from "../../src/agents/demo/demo-agent.js";
 import { apiKeyLine, newApiKey } from "../../src/auth/index.js";
@@ -40,6 +42,9 @@ export interface BindingsSetup {
   readonly bobKey: string;
   /** The next run of a message whose text starts with "ctl" ("mute": the agent says nothing; others: the demo agent). */
   nextHeldRun(): Promise<HeldRun>;
+  /** A task alice made on `driver` (non-blocking, text "ctl …"), WORKING, with its run held for the test. */
+  heldTask(driver: BindingDriver, text: string): Promise<{ task: Task; run: HeldRun }>;
+  /** Closes the drivers, then the server. */
   close(): Promise<void>;
 }
 
@@ -74,14 +79,20 @@ export async function startBindingsSetup(env: Record<string, string> = {}, card:
     advertiseBoundAddress: true,
   });
   const served = await fetchCard(`http://127.0.0.1:${server.app.cardPort}`);
+  const drivers = driversFor(served, aliceKey);
   return {
     server,
     card: served,
-    drivers: driversFor(served, aliceKey),
+    drivers,
     aliceKey,
     bobKey,
     nextHeldRun: held.next,
+    async heldTask(driver, text) {
+      const task = taskOf(await driver.send(sendRequest(text, { returnImmediately: true })));
+      return { task, run: await held.next() };
+    },
     async close() {
+      for (const driver of drivers) driver.close();
       await server.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -138,6 +149,12 @@ function heldRuns(): { execute(ctx: AgentContext): Promise<void>; next(): Promis
 function firstText(ctx: AgentContext): string {
   const content = ctx.message.parts[0]?.content;
   return content?.case === "text" ? content.value : "";
+}
+
+/** The task of a SendMessage answer (fails when the answer is a message). */
+export function taskOf(response: SendMessageResponse): Task {
+  if (response.payload.case !== "task") throw new Error(`expected a task, got ${response.payload.case}`);
+  return response.payload.value;
 }
 
 let serial = 0;

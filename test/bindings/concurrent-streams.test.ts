@@ -16,7 +16,7 @@
  */
 import { create, type JsonValue } from "@bufbuild/protobuf";
 import { StreamResponseSchema, SubscribeToTaskRequestSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { sendRequest, startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
+import { startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
 import { json } from "./normalise.js";
 
 let s: BindingsSetup;
@@ -24,7 +24,6 @@ beforeAll(async () => {
   s = await startBindingsSetup();
 });
 afterAll(async () => {
-  for (const driver of s?.drivers ?? []) driver.close();
   await s?.close();
 });
 
@@ -33,11 +32,8 @@ const BURST_EVENTS = 40;
 const SUBSCRIBERS_PER_BINDING = 2;
 
 test("R-BIND-3: subscribers on every binding at once get the same events in the same order", async () => {
-  const [maker] = s.drivers;
-  const sent = await maker!.send(sendRequest("ctl fan out", { returnImmediately: true }));
-  if (sent.payload.case !== "task") throw new Error("expected a task");
-  const taskId = sent.payload.value.id;
-  const run = await s.nextHeldRun();
+  const { task, run } = await s.heldTask(s.drivers[0]!, "ctl fan out");
+  const taskId = task.id;
 
   const received = new Counter();
   const subscribers = s.drivers.flatMap((driver) =>

@@ -14,9 +14,8 @@ import {
   TaskSchema,
   TaskState,
   type StreamResponse,
-  type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { sendRequest, startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
+import { startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
 import { failureOf, type BindingDriver } from "./drivers/driver.js";
 import { json } from "./normalise.js";
 
@@ -25,17 +24,8 @@ beforeAll(async () => {
   s = await startBindingsSetup();
 });
 afterAll(async () => {
-  for (const driver of s?.drivers ?? []) driver.close();
   await s?.close();
 });
-
-/** A task alice made on `maker` that the agent holds (WORKING) until the test lets it go. */
-async function heldTask(maker: BindingDriver): Promise<{ task: Task; release: () => void }> {
-  const response = await maker.send(sendRequest(`ctl made over ${maker.name}`, { returnImmediately: true }));
-  if (response.payload.case !== "task") throw new Error(`expected a task, got ${response.payload.case}`);
-  const run = await s.nextHeldRun();
-  return { task: response.payload.value, release: run.finish };
-}
 
 /** Subscribes and resolves `opened` at the first event (the task), `events` when the stream ends. */
 function subscription(driver: BindingDriver, taskId: string) {
@@ -55,7 +45,7 @@ test("R-BIND-3: a task alice made over any binding is hers on every binding, and
 });
 
 async function oneTaskEverywhere(maker: BindingDriver): Promise<void> {
-  const { task, release } = await heldTask(maker);
+  const { task, run } = await s.heldTask(maker, `ctl made over ${maker.name}`);
   const get = create(GetTaskRequestSchema, { id: task.id });
   const asMaker = json(TaskSchema, await maker.get(get));
 
@@ -80,7 +70,7 @@ async function oneTaskEverywhere(maker: BindingDriver): Promise<void> {
   await Promise.all(subscriptions.map((sub) => sub.opened));
   const canceller = s.drivers[(s.drivers.indexOf(maker) + 1) % s.drivers.length]!;
   const canceled = await canceller.cancel(create(CancelTaskRequestSchema, { id: task.id }));
-  release();
+  run.finish();
   expect(canceled.status?.state).toBe(TaskState.CANCELED);
   for (const sub of subscriptions) {
     const events = await sub.events;

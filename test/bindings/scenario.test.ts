@@ -28,7 +28,7 @@ import {
   type Task,
   type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { startBindingsSetup, sendRequest, type BindingsSetup, type HeldRun } from "./bindings-support.js";
+import { sendRequest, startBindingsSetup, taskOf, type BindingsSetup, type HeldRun } from "./bindings-support.js";
 import { failureOf, type BindingDriver } from "./drivers/driver.js";
 import { json, normalise } from "./normalise.js";
 
@@ -53,22 +53,11 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  for (const setup of [s, plain]) {
-    for (const driver of setup?.drivers ?? []) driver.close();
-    await setup?.close();
-  }
+  await s?.close();
+  await plain?.close();
 });
 
-const taskOf = (response: { payload: { case: string | undefined; value?: unknown } }): Task => {
-  if (response.payload.case !== "task") throw new Error(`expected a task, got ${response.payload.case}`);
-  return response.payload.value as Task;
-};
-
-/** Sends a non-blocking "ctl" message and takes its held run. */
-async function heldTask(driver: BindingDriver, text: string) {
-  const task = taskOf(await driver.send(sendRequest(text, { returnImmediately: true })));
-  return { task, run: await s.nextHeldRun() };
-}
+const heldTask = (driver: BindingDriver, text: string) => s.heldTask(driver, text);
 
 /** The whole scenario on one binding, as one JSON record. */
 async function scenario(driver: BindingDriver): Promise<Record<string, JsonValue>> {
