@@ -14,8 +14,17 @@
  *
  * Every subscriber's list is compared whole, timestamps included.
  */
-import { create, type JsonValue } from "@bufbuild/protobuf";
-import { StreamResponseSchema, SubscribeToTaskRequestSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { clone, create, type JsonValue } from "@bufbuild/protobuf";
+import {
+  ArtifactSchema,
+  GetTaskRequestSchema,
+  StreamResponseSchema,
+  SubscribeToTaskRequestSchema,
+  TaskSchema,
+  TaskStatusSchema,
+  type StreamResponse,
+  type Task,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
 import { json } from "./normalise.js";
 
@@ -35,16 +44,7 @@ test("R-BIND-3: subscribers on every binding at once get the same events in the 
   const { task, run } = await s.heldTask(s.drivers[0]!, "ctl fan out");
   const taskId = task.id;
 
-  const received = new Counter();
-  const subscribers = s.drivers.flatMap((driver) =>
-    Array.from({ length: SUBSCRIBERS_PER_BINDING }, (_, i) => {
-      const name = `${driver.name}#${i + 1}`;
-      const events = driver.subscribe(create(SubscribeToTaskRequestSchema, { id: taskId }), { onEvent: () => received.add(name) });
-      return { name, events };
-    }),
-  );
-  const names = subscribers.map((sub) => sub.name);
-  await received.reach(names, 1); // everyone has the task snapshot
+  const { received, subscribers, names } = await subscribeEverywhere(taskId);
 
   // 1. Lockstep: status updates between appends to three artifacts.
   const appended = new Set<string>();
@@ -78,6 +78,61 @@ test("R-BIND-3: subscribers on every binding at once get the same events in the 
   expect(last.statusUpdate?.status?.state).toBe("TASK_STATE_COMPLETED");
   for (const [name, events] of lists) expect({ subscriber: name, events }).toEqual({ subscriber: name, events: reference });
 });
+
+test("R-BIND-3, A-32: in a burst of appends every subscriber ends with the same task, merged or not", async () => {
+  const { task, run } = await s.heldTask(s.drivers[0]!, "ctl burst of appends");
+  const { subscribers } = await subscribeEverywhere(task.id);
+  const appended = new Set<string>();
+  for (let k = 1; k <= BURST_EVENTS; k++) {
+    const artifactId = `part-${k % 3}`;
+    await run.ctx.artifact({ artifactId, name: artifactId, parts: [`chunk ${k}`] }, { append: appended.has(artifactId), lastChunk: k > BURST_EVENTS - 3 });
+    appended.add(artifactId);
+  }
+  await run.ctx.complete("appended");
+  run.finish();
+
+  const stored = await s.drivers[0]!.get(create(GetTaskRequestSchema, { id: task.id }));
+  const want = { status: json(TaskStatusSchema, stored.status!), artifacts: stored.artifacts.map((a) => json(ArtifactSchema, a)) };
+  expect(stored.artifacts.flatMap((a) => a.parts)).toHaveLength(BURST_EVENTS);
+  for (const sub of subscribers) {
+    const held = applied(await sub.events);
+    const got = { status: json(TaskStatusSchema, held.status!), artifacts: held.artifacts.map((a) => json(ArtifactSchema, a)) };
+    expect({ subscriber: sub.name, task: got }).toEqual({ subscriber: sub.name, task: want });
+  }
+});
+
+/** Subscribers on every binding, each counted as its events arrive; resolves once all have the snapshot. */
+async function subscribeEverywhere(taskId: string) {
+  const received = new Counter();
+  const subscribers = s.drivers.flatMap((driver) =>
+    Array.from({ length: SUBSCRIBERS_PER_BINDING }, (_, i) => {
+      const name = `${driver.name}#${i + 1}`;
+      const events = driver.subscribe(create(SubscribeToTaskRequestSchema, { id: taskId }), { onEvent: () => received.add(name) });
+      events.catch(() => undefined); // a test that fails first still ends cleanly; awaiting `events` gives the failure
+      return { name, events };
+    }),
+  );
+  const names = subscribers.map((sub) => sub.name);
+  await received.reach(names, 1);
+  return { received, subscribers, names };
+}
+
+/** The task a client holds once it has applied a stream's events to the snapshot (§3.5.2, what A-32 keeps). */
+function applied(events: StreamResponse[]): Task {
+  const first = events[0]?.payload;
+  if (first?.case !== "task") throw new Error(`the first event is ${first?.case}, not the task`);
+  const task = clone(TaskSchema, first.value);
+  for (const { payload } of events.slice(1)) {
+    if (payload.case === "statusUpdate") task.status = payload.value.status;
+    if (payload.case !== "artifactUpdate") continue;
+    const artifact = payload.value.artifact!;
+    const at = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId);
+    if (at < 0) task.artifacts.push(artifact);
+    else if (payload.value.append) task.artifacts[at]!.parts.push(...artifact.parts);
+    else task.artifacts[at] = artifact;
+  }
+  return task;
+}
 
 /** Events received per subscriber, and a wait until each has at least so many (no timed sleeps). */
 class Counter {
