@@ -16,6 +16,7 @@ import {
   type AgentCard,
   type SendMessageRequest,
   type SendMessageResponse,
+  type StreamResponse,
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { createDemoAgent } from "../../src/agents/demo/demo-agent.js";
@@ -149,6 +150,21 @@ function heldRuns(): { execute(ctx: AgentContext): Promise<void>; next(): Promis
 function firstText(ctx: AgentContext): string {
   const content = ctx.message.parts[0]?.content;
   return content?.case === "text" ? content.value : "";
+}
+
+/** A stream in progress: `opened` settles at its first event (fails if the stream ends first), `events` at its end. */
+export function watchStream(start: (onEvent: (event: StreamResponse) => void) => Promise<StreamResponse[]>): {
+  opened: Promise<void>;
+  events: Promise<StreamResponse[]>;
+} {
+  let open!: () => void;
+  const first = new Promise<void>((resolve) => (open = resolve));
+  const events = start(() => open());
+  const endedFirst = events.then(() => Promise.reject(new Error("the stream ended before its first event")));
+  const opened = Promise.race([first, endedFirst]);
+  // Awaiting either gives its failure; a test that failed for another reason still ends cleanly.
+  for (const promise of [events, endedFirst, opened]) promise.catch(() => undefined);
+  return { opened, events };
 }
 
 /** The task of a SendMessage answer (fails when the answer is a message). */

@@ -25,7 +25,7 @@ import {
   type StreamResponse,
   type Task,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
+import { startBindingsSetup, watchStream, type BindingsSetup } from "./bindings-support.js";
 import { json } from "./normalise.js";
 
 let s: BindingsSetup;
@@ -44,7 +44,7 @@ test("R-BIND-3: subscribers on every binding at once get the same events in the 
   const { task, run } = await s.heldTask(s.drivers[0]!, "ctl fan out");
   const taskId = task.id;
 
-  const { received, subscribers, names } = await subscribeEverywhere(taskId);
+  const { received, subscribers, names, endedEarly } = await subscribeEverywhere(taskId);
 
   // 1. Lockstep: status updates between appends to three artifacts.
   const appended = new Set<string>();
@@ -55,7 +55,7 @@ test("R-BIND-3: subscribers on every binding at once get the same events in the 
       await run.ctx.artifact({ artifactId, name: artifactId, parts: [`chunk ${k}`] }, { append: appended.has(artifactId) });
       appended.add(artifactId);
     }
-    await received.reach(names, 1 + k);
+    await Promise.race([received.reach(names, 1 + k), endedEarly]);
   }
   // 2. Burst: every artifact update replaces its own artifact; a status update after every third.
   for (let k = 1; k <= BURST_EVENTS; k++) {
@@ -107,14 +107,19 @@ async function subscribeEverywhere(taskId: string) {
   const subscribers = s.drivers.flatMap((driver) =>
     Array.from({ length: SUBSCRIBERS_PER_BINDING }, (_, i) => {
       const name = `${driver.name}#${i + 1}`;
-      const events = driver.subscribe(create(SubscribeToTaskRequestSchema, { id: taskId }), { onEvent: () => received.add(name) });
-      events.catch(() => undefined); // a test that fails first still ends cleanly; awaiting `events` gives the failure
-      return { name, events };
+      const stream = watchStream((onEvent) =>
+        driver.subscribe(create(SubscribeToTaskRequestSchema, { id: taskId }), {
+          onEvent: (event) => (onEvent(event), received.add(name)),
+        }),
+      );
+      return { name, ...stream };
     }),
   );
-  const names = subscribers.map((sub) => sub.name);
-  await received.reach(names, 1);
-  return { received, subscribers, names };
+  await Promise.all(subscribers.map((sub) => sub.opened));
+  // A stream that ends while the test waits for its next event fails the wait at once.
+  const endedEarly = Promise.race(subscribers.map((sub) => sub.events.then(() => Promise.reject(new Error(`${sub.name} ended early`)))));
+  endedEarly.catch(() => undefined);
+  return { received, subscribers, names: subscribers.map((sub) => sub.name), endedEarly };
 }
 
 /** The task a client holds once it has applied a stream's events to the snapshot (§3.5.2, what A-32 keeps). */

@@ -15,7 +15,7 @@ import {
   TaskState,
   type StreamResponse,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { startBindingsSetup, type BindingsSetup } from "./bindings-support.js";
+import { startBindingsSetup, watchStream, type BindingsSetup } from "./bindings-support.js";
 import { failureOf, type BindingDriver } from "./drivers/driver.js";
 import { json } from "./normalise.js";
 
@@ -27,13 +27,9 @@ afterAll(async () => {
   await s?.close();
 });
 
-/** Subscribes and resolves `opened` at the first event (the task), `events` when the stream ends. */
-function subscription(driver: BindingDriver, taskId: string) {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  const events = driver.subscribe(create(SubscribeToTaskRequestSchema, { id: taskId }), { onEvent: () => open() });
-  return { opened, events };
-}
+/** Subscribes: `opened` at the first event (the task), `events` when the stream ends. */
+const subscription = (driver: BindingDriver, taskId: string) =>
+  watchStream((onEvent) => driver.subscribe(create(SubscribeToTaskRequestSchema, { id: taskId }), { onEvent }));
 
 const stateOf = (event: StreamResponse | undefined) =>
   event?.payload.case === "task" || event?.payload.case === "statusUpdate" ? TaskState[event.payload.value.status!.state] : event?.payload.case;

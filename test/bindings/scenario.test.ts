@@ -28,7 +28,7 @@ import {
   type Task,
   type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { sendRequest, startBindingsSetup, taskOf, type BindingsSetup, type HeldRun } from "./bindings-support.js";
+import { sendRequest, startBindingsSetup, taskOf, watchStream, type BindingsSetup, type HeldRun } from "./bindings-support.js";
 import { failureOf, type BindingDriver } from "./drivers/driver.js";
 import { json, normalise } from "./normalise.js";
 
@@ -110,20 +110,18 @@ async function scenario(driver: BindingDriver): Promise<Record<string, JsonValue
   record["push"] = [configJson(made), configJson(got), listJson(configs), listJson(afterDelete)];
 
   // SendStreamingMessage: the test publishes once the stream's first event (the task) is in.
-  const firstStreamed = signal();
-  const streamed = driver.stream(sendRequest("ctl stream"), { onEvent: firstStreamed.fire });
+  const streamed = watchStream((onEvent) => driver.stream(sendRequest("ctl stream"), { onEvent }));
   const streamRun = await s.nextHeldRun();
-  await firstStreamed.seen;
+  await streamed.opened;
   await publishSteps(streamRun);
-  record["stream"] = events(await streamed);
+  record["stream"] = events(await streamed.events);
 
   // SubscribeToTask on a task the agent holds, then the same steps.
   const watched = await heldTask(driver, "ctl subscribe");
-  const firstSubscribed = signal();
-  const subscribed = driver.subscribe(create(SubscribeToTaskRequestSchema, { id: watched.task.id }), { onEvent: firstSubscribed.fire });
-  await firstSubscribed.seen;
+  const subscribed = watchStream((onEvent) => driver.subscribe(create(SubscribeToTaskRequestSchema, { id: watched.task.id }), { onEvent }));
+  await subscribed.opened;
   await publishSteps(watched.run);
-  record["subscribe"] = events(await subscribed);
+  record["subscribe"] = events(await subscribed.events);
 
   record["extendedCard"] = json(AgentCardSchema, await driver.extendedCard(create(GetExtendedAgentCardRequestSchema)));
   return record;
@@ -136,13 +134,6 @@ async function publishSteps(run: HeldRun): Promise<void> {
   await run.ctx.artifact({ artifactId: "out", name: "out", parts: ["chunk two"] }, { append: true, lastChunk: true });
   await run.ctx.complete("streamed");
   run.finish();
-}
-
-/** Fires once, on the first call. */
-function signal(): { fire: () => void; seen: Promise<void> } {
-  let fire!: () => void;
-  const seen = new Promise<void>((resolve) => (fire = resolve));
-  return { fire, seen };
 }
 
 const state = (record: Record<string, JsonValue>, path: string): unknown =>
