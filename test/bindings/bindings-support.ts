@@ -1,6 +1,6 @@
 /**
  * One server for a cross-binding test file: SQLite, the HTTP listener (card + JSON-RPC, and
- * HTTP+JSON once served), API-key authentication with principals alice and bob, push on for
+ * HTTP+JSON), API-key authentication with principals alice and bob, push on for
  * loopback; a driver per binding the card lists, found the way a client finds them (the card).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -107,18 +107,17 @@ async function fetchCard(base: string): Promise<AgentCard> {
 }
 
 /**
- * A driver for every v1.0 interface of the card, gRPC first. HTTP+JSON is conditional: the REST
- * binding is built on another branch and this suite must run before and after it is merged;
- * once the card lists HTTP+JSON, every test here runs on it too. (After the merge the lead
- * makes it unconditional, so a card that loses HTTP+JSON fails the suite instead of shrinking it.)
+ * A driver for every v1.0 interface of the card, gRPC first. All three must be there: a card that
+ * loses a binding fails the suite instead of shrinking it.
  */
 function driversFor(card: AgentCard, apiKey: string): BindingDriver[] {
   const url = (binding: string) => card.supportedInterfaces.find((i) => i.protocolBinding === binding && i.protocolVersion === "1.0")?.url;
   const grpcUrl = url("GRPC");
   const jsonRpcUrl = url("JSONRPC");
-  if (grpcUrl === undefined || jsonRpcUrl === undefined) throw new Error("the card must list GRPC and JSONRPC 1.0 interfaces");
   const restUrl = url("HTTP+JSON");
-  return [grpcDriver(grpcUrl, apiKey), jsonRpcDriver(jsonRpcUrl, apiKey), ...(restUrl === undefined ? [] : [restDriver(restUrl, apiKey)])];
+  if (grpcUrl === undefined || jsonRpcUrl === undefined || restUrl === undefined)
+    throw new Error("the card must list GRPC, JSONRPC and HTTP+JSON 1.0 interfaces");
+  return [grpcDriver(grpcUrl, apiKey), jsonRpcDriver(jsonRpcUrl, apiKey), restDriver(restUrl, apiKey)];
 }
 
 /**
