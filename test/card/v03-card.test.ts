@@ -209,7 +209,7 @@ describe("caching per form", () => {
   });
 
   test("R-BIND-19: If-None-Match answers 304 for the form's own ETag only; HEAD carries the form's headers", async () => {
-    const forms = [{}, { "A2A-Version": "1.0" }, { "A2A-Version": "0.3" }];
+    const forms: Record<string, string>[] = [{}, { "A2A-Version": "1.0" }, { "A2A-Version": "0.3" }];
     const etags = await Promise.all(forms.map(async (h) => (await get(h)).headers.get("etag")!));
     for (const [i, headers] of forms.entries()) {
       for (const [j, etag] of etags.entries()) {
@@ -254,7 +254,7 @@ describe("A2A_V03=off", () => {
     try {
       expect(off.app.card.supportedInterfaces.map((i) => i.protocolVersion)).toEqual(["1.0", "1.0"]);
       const v10 = JSON.stringify(toJson(AgentCardSchema, off.app.card));
-      for (const headers of [{}, { "A2A-Version": "1.0" }, { "A2A-Version": "0.3" }]) {
+      for (const headers of [{}, { "A2A-Version": "1.0" }, { "A2A-Version": "0.3" }] as Record<string, string>[]) {
         const res = await fetch(`http://127.0.0.1:${off.app.cardPort}${AGENT_CARD_PATH}`, { headers });
         expect(res.headers.get("vary")).toBeNull();
         expect(await res.text()).toBe(v10);
