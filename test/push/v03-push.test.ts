@@ -8,15 +8,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   Role,
   SendMessageRequestSchema,
+  TaskSchema,
+  TaskState,
   TaskPushNotificationConfigSchema,
   type SendMessageResponse,
   type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { Agent } from "../../src/lifecycle/ports/agent.js";
 import { asV03Call, type A2AServiceHandlers, type CallContext } from "../../src/service/face.js";
+import { taskToV03Json } from "../../src/v03/push/index.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { startReceiver, type Received, type Receiver } from "./receiver.js";
 
@@ -153,5 +157,48 @@ describe("R-V03-71: webhooks of a config made by a v0.3 call", () => {
     const got = await until("/restart", v03State("completed"));
     expect(got.map((r) => [r.headers["content-type"], (r.json as Json).kind])).toEqual(got.map(() => ["application/json", "task"]));
     expect((got[got.length - 1]!.json as Json).history.map((m: Json) => m.parts[0].text).slice(0, 3)).toEqual(["ask", "where to?", "Lisbon"]);
+  });
+});
+
+describe("the v0.3 Task JSON of a webhook", () => {
+  test("R-V03-20, R-V03-21, R-V03-36, R-V03-38: kinds, kebab-case states, file parts by bytes or uri, non-object data wrapped and flagged", () => {
+    const task = create(TaskSchema, {
+      id: "t1",
+      contextId: "c1",
+      status: { state: TaskState.INPUT_REQUIRED },
+      artifacts: [
+        {
+          artifactId: "a",
+          parts: [
+            { content: { case: "raw", value: new Uint8Array([104, 105]) }, mediaType: "text/plain", filename: "hi.txt" },
+            { content: { case: "url", value: "https://files.example/x.png" }, mediaType: "image/png" },
+            {
+              content: {
+                case: "data",
+                value: create(ValueSchema, { kind: { case: "structValue", value: { fields: { n: { kind: { case: "numberValue", value: 1 } } } } } }),
+              },
+            },
+            { content: { case: "data", value: create(ValueSchema, { kind: { case: "numberValue", value: 7 } }) } },
+          ],
+        },
+      ],
+    });
+    expect(taskToV03Json(task)).toEqual({
+      kind: "task",
+      id: "t1",
+      contextId: "c1",
+      status: { state: "input-required" },
+      artifacts: [
+        {
+          artifactId: "a",
+          parts: [
+            { kind: "file", file: { bytes: "aGk=", mimeType: "text/plain", name: "hi.txt" } },
+            { kind: "file", file: { uri: "https://files.example/x.png", mimeType: "image/png" } },
+            { kind: "data", data: { n: 1 } },
+            { kind: "data", data: { value: 7 }, metadata: { data_part_compat: true } },
+          ],
+        },
+      ],
+    });
   });
 });
