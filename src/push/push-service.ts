@@ -319,7 +319,9 @@ export class PushService {
 
   /** Sends the lane's head to its config's URL, and acts on the answer. */
   private async send(lane: Lane, entry: OutboxEntry, { config, protocolVersion }: DeliveryConfig): Promise<void> {
-    lane.payload ??= await webhookPayload(entry, protocolVersion, this.options.bodyEncoders);
+    let payload = lane.payload ?? webhookPayload(entry, protocolVersion, this.options.bodyEncoders);
+    if (payload instanceof Promise) payload = await payload; // another generation's body: no await for 1.0's
+    lane.payload = payload;
     const started = this.now();
     lane.started = undefined;
     if (entry.traceContext !== undefined && deliveryStart.hasSubscribers) {
@@ -327,7 +329,7 @@ export class PushService {
       lane.started = { traceContext: entry.traceContext, headers: {} };
       deliveryStart.publish(lane.started);
     }
-    const request = webhookRequest(config, entry, lane.payload, this.options.signer, started, lane.started?.headers);
+    const request = webhookRequest(config, entry, payload, this.options.signer, started, lane.started?.headers);
     const result = await this.options.sender.send(request, this.stopping.signal);
     if (this.stopped) return;
     const durationMs = this.now() - started;

@@ -14,8 +14,13 @@ export interface WebhookPayload {
  * (R-V03-70/71): 1.0 configs the StreamResponse of A-9 (the store's body when it made one with
  * the entry), the others their generation's encoder; 1.0's when the app gave none.
  */
-export async function webhookPayload(entry: OutboxEntry, version: PushProtocolVersion, encoders: WebhookBodyEncoders | undefined): Promise<WebhookPayload> {
+export function webhookPayload(
+  entry: OutboxEntry,
+  version: PushProtocolVersion,
+  encoders: WebhookBodyEncoders | undefined,
+): WebhookPayload | Promise<WebhookPayload> {
   const encoder = version === "1.0" ? undefined : encoders?.[version];
+  // Within the call for 1.0 (the common case: no promise per delivery); throws where webhookBody does.
   if (encoder === undefined) return { body: entry.body ?? webhookBody(entry.event), contentType: WEBHOOK_CONTENT_TYPE };
-  return { body: await encoder.encode(entry), contentType: encoder.contentType };
+  return encoder.encode(entry).then((body) => ({ body, contentType: encoder.contentType }));
 }
