@@ -27,6 +27,8 @@ import { withV03Handlers } from "./v03/v03-service.js";
 import { DEFAULT_VALIDATION_LIMITS } from "./service/request-validation.js";
 import { cardBytes, startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import { servedCardOf } from "./http/card-response.js";
+import { v03CardInterfaces } from "./v03/card/index.js";
+import { v03WebhookBody } from "./v03/push/index.js";
 import { startBindingsListener } from "./http-bindings.js";
 import type { CallObservers } from "./service/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
@@ -123,6 +125,10 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
       jsonRpcUrl: bindings?.jsonRpcUrl,
       restUrl: bindings?.restUrl,
       preferredBinding: config.preferredBinding,
+      v03Interfaces:
+        config.v03 === null
+          ? undefined
+          : v03CardInterfaces({ grpcAddress: config.publicGrpcAddress, httpBase: bindings?.baseUrl, ...config.v03, preferred: config.preferredBinding }),
       name: config.agentName ?? undefined,
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,
@@ -137,7 +143,17 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
   );
   const extendedCard = buildExtendedAgentCard(card, agent.card);
   const pageTokens = new PageTokenCodec(pageTokenSecret);
-  const push = pushStore && createPushDelivery({ store: pushStore, settings: config.push, logger, resolver: overrides.pushResolver, signer: pushSigner });
+  const push =
+    pushStore &&
+    createPushDelivery({
+      store: pushStore,
+      settings: config.push,
+      logger,
+      resolver: overrides.pushResolver,
+      signer: pushSigner,
+      // Kept with A2A_V03=off too: configs v0.3 calls made before still get what their receivers read.
+      bodyEncoders: { "0.3": v03WebhookBody(repository) },
+    });
   const pushConfigs = pushStore && new PushConfigService({ repository, store: pushStore, pageTokens, maxPerTask: config.push.maxConfigsPerTask });
   // Subscribed before anything runs, so that the tasks recovered at start-up are counted too.
   const telemetry = overrides.telemetry ?? (await createAppTelemetry(config, {}));
@@ -155,7 +171,7 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     logger,
     pageTokens,
     acceptedInputMediaTypes: agent.card?.acceptedInputMediaTypes,
-    attachInlinePushConfig: pushConfigs && ((caller, taskId, inline) => pushConfigs.attachInline(caller, taskId, inline)),
+    attachInlinePushConfig: pushConfigs && ((caller, taskId, inline, version) => pushConfigs.attachInline(caller, taskId, inline, version)),
     sizes: taskSizeLimits(config.maxMessageBytes),
     runAdmission:
       config.limits.runsPerPrincipal > 0 || config.limits.runsTotal > 0 ? new RunLimiter(config.limits.runsPerPrincipal, config.limits.runsTotal) : undefined,

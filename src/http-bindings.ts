@@ -21,6 +21,8 @@ export interface BindingsListener {
   /** Undefined when that binding is off (its path setting is `off`). */
   readonly jsonRpcUrl: string | undefined;
   readonly restUrl: string | undefined;
+  /** The listener's public base URL (A2A_PUBLIC_HTTP_URL, or the bound address): the other bindings' card URLs start with it. */
+  readonly baseUrl: string;
   /** Starts answering the card (and metrics, when on this listener). */
   serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
   useHandlers(handlers: object): void;
@@ -67,6 +69,7 @@ export async function startBindingsListener(
     port: listener.port,
     jsonRpcUrl: jsonRpcPath === null ? undefined : base + jsonRpcPath,
     restUrl: restPath === null ? undefined : base + restPath,
+    baseUrl: base,
     serve(served, metrics) {
       card = served;
       if (metrics !== undefined) documents.set(METRICS_PATH, metrics);

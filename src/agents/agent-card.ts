@@ -12,6 +12,8 @@ export interface AgentCardSettings {
   readonly restUrl?: string | undefined;
   /** The interface listed first (A2A_PREFERRED_BINDING, R-BIND-15); the others follow as gRPC, JSON-RPC, HTTP+JSON. */
   readonly preferredBinding?: "grpc" | "jsonrpc" | "rest";
+  /** The 0.3 interfaces (A-37, R-V03-6: src/v03/card/v03-interfaces.ts), listed after the 1.0 ones; none when A2A_V03=off. */
+  readonly v03Interfaces?: readonly { readonly url: string; readonly protocolBinding: string; readonly protocolVersion: string }[];
   /** Operator overrides; they win over the agent's own name/description/version. */
   readonly name?: string;
   readonly description?: string;
@@ -97,10 +99,11 @@ function supportedInterfaces(settings: AgentCardSettings) {
   const order = (["grpc", "jsonrpc", "rest"] as const)
     .slice()
     .sort((a, b) => Number(b === settings.preferredBinding) - Number(a === settings.preferredBinding));
-  return order.flatMap((binding) => {
+  const v1 = order.flatMap((binding) => {
     const url = served[binding];
     return url === undefined ? [] : [{ url, protocolBinding: bindings[binding], protocolVersion: A2A_PROTOCOL_VERSION, tenant }];
   });
+  return [...v1, ...(settings.v03Interfaces ?? [])];
 }
 
 /**

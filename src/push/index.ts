@@ -8,6 +8,7 @@ import type { PushSettings } from "./push-config.js";
 import type { CoreLogger } from "../lifecycle/index.js";
 import type { PushConfigStore } from "./ports/push-config-store.js";
 import type { PushOutbox } from "./ports/push-outbox.js";
+import type { WebhookBodyEncoders } from "./ports/webhook-body.js";
 import { DestinationGuard, type Resolver } from "./destination-guard.js";
 import { PushService } from "./push-service.js";
 import type { WebhookSigner } from "./signature.js";
@@ -18,6 +19,7 @@ export { DELIVERY_CHANNEL, PushService, type DeliveryOutcome } from "./push-serv
 export { WebhookSender } from "./webhook-sender.js";
 export { createWebhookSigner } from "./signing-key.js";
 export { pushSignatureDeclaration, PUSH_SIGNATURE_EXTENSION } from "./signing-extension.js";
+export type { WebhookBodyEncoder, WebhookBodyEncoders } from "./ports/webhook-body.js";
 
 export interface PushDelivery {
   readonly guard: DestinationGuard;
@@ -33,6 +35,8 @@ export function createPushDelivery(options: {
   readonly resolver?: Resolver;
   /** Signs every webhook (createWebhookSigner); undefined = unsigned. */
   readonly signer?: WebhookSigner;
+  /** Bodies for configs made by calls of another generation than 1.0 (R-V03-71). */
+  readonly bodyEncoders?: WebhookBodyEncoders;
 }): PushDelivery {
   const { settings } = options;
   const guard = new DestinationGuard({ allowHosts: settings.allowHosts, allowHttp: settings.allowHttp }, options.resolver);
@@ -45,6 +49,7 @@ export function createPushDelivery(options: {
     concurrency: settings.concurrency,
     concurrencyPerHost: settings.concurrencyPerHost,
     signer: options.signer,
+    bodyEncoders: options.bodyEncoders,
     logger: options.logger,
   });
   return {

@@ -6,7 +6,7 @@ import {
   type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { type Caller, InvalidRequestError, TaskNotFoundError, newId, type PageTokenCodec, type TaskRepository } from "../lifecycle/index.js";
-import { PushConfigLimitError, type PushConfigStore } from "./ports/push-config-store.js";
+import { PushConfigLimitError, type PushConfigStore, type PushProtocolVersion } from "./ports/push-config-store.js";
 
 export interface PushConfigServiceOptions {
   readonly repository: TaskRepository;
@@ -27,11 +27,14 @@ const MAX_PAGE_SIZE = 100;
 export class PushConfigService {
   constructor(private readonly options: PushConfigServiceOptions) {}
 
-  /** A-8: the id is assigned when empty; an existing id is replaced. Terminal tasks are accepted too. */
-  async create(caller: Caller, request: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+  /**
+   * A-8: the id is assigned when empty; an existing id is replaced. Terminal tasks are accepted too.
+   * `protocolVersion`: the generation of the call, kept with the config for its webhooks' shape (R-V03-70).
+   */
+  async create(caller: Caller, request: TaskPushNotificationConfig, protocolVersion?: PushProtocolVersion): Promise<TaskPushNotificationConfig> {
     const config = this.stored(caller, request);
     try {
-      await this.options.store.put(caller, config, { maxPerTask: this.options.maxPerTask });
+      await this.options.store.put(caller, config, { maxPerTask: this.options.maxPerTask, protocolVersion });
     } catch (error) {
       throw limitAsInvalid(error);
     }
@@ -73,9 +76,9 @@ export class PushConfigService {
    * gets the task as it is first (A-10). Within the call on a store that can (a new task's
    * config then commits with the task); otherwise once stored.
    */
-  attachInline(caller: Caller, taskId: string, inline: TaskPushNotificationConfig): Promise<void> | undefined {
+  attachInline(caller: Caller, taskId: string, inline: TaskPushNotificationConfig, protocolVersion?: PushProtocolVersion): Promise<void> | undefined {
     const config = this.stored(caller, inline, taskId);
-    const options = { maxPerTask: this.options.maxPerTask, snapshot: true };
+    const options = { maxPerTask: this.options.maxPerTask, snapshot: true, protocolVersion };
     const answer = this.options.store.put(caller, config, options);
     return answer instanceof Promise
       ? answer.catch((error: unknown) => {

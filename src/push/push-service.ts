@@ -1,9 +1,9 @@
 import { channel } from "node:diagnostics_channel";
-import type { TaskPushNotificationConfig } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { CHANNELS, type PushDeliveryStart, type CoreLogger } from "../lifecycle/index.js";
-import type { PushConfigStore } from "./ports/push-config-store.js";
+import type { DeliveryConfig, PushConfigStore } from "./ports/push-config-store.js";
 import type { OutboxEntry, PushOutbox } from "./ports/push-outbox.js";
-import { webhookBody } from "./body-encoding.js";
+import type { WebhookBodyEncoders } from "./ports/webhook-body.js";
+import { webhookPayload, type WebhookPayload } from "./webhook-payload.js";
 import { FairScheduler, destinationHost, principalShare } from "./fair-scheduler.js";
 import { nextAttemptDelay, parseRetryAfter, verdictOf, type RetryPolicy } from "./retry-schedule.js";
 import type { WebhookSigner } from "./signature.js";
@@ -36,6 +36,8 @@ export interface PushServiceOptions {
   readonly concurrencyPerHost?: number;
   /** Makes the Standard Webhooks signature; undefined = no webhook-signature header. */
   readonly signer?: WebhookSigner;
+  /** Bodies for configs made by v0.3 calls (R-V03-71); without one they get the 1.0 body. */
+  readonly bodyEncoders?: WebhookBodyEncoders;
   readonly logger: CoreLogger;
   /** (task, config) lanes held in memory at most: the rest wait in the outbox. */
   readonly maxLanes?: number;
@@ -69,8 +71,8 @@ interface Lane {
   lastStatus: string;
   /** The scan met a later entry of this lane while it was looking for its next one. */
   sawMore: boolean;
-  /** The webhook body of `head`, encoded at its first attempt and reused by its retries. */
-  body: string | undefined;
+  /** The webhook body of `head` (and its media type), encoded at its first attempt and reused by its retries. */
+  payload: WebhookPayload | undefined;
   timer: NodeJS.Timeout | undefined;
   /** What the current attempt published at its start (a traced event, someone listening). */
   started: PushDeliveryStart | undefined;
@@ -78,7 +80,7 @@ interface Lane {
 
 /** A config as last read, and when (or at which revision of the configs). */
 interface CachedConfig {
-  readonly config: TaskPushNotificationConfig;
+  readonly config: DeliveryConfig;
   readonly readAt: number;
   readonly revision: number | undefined;
 }
@@ -260,7 +262,7 @@ export class PushService {
       lastStatus: "",
       sawMore: false,
       timer: undefined,
-      body: undefined,
+      payload: undefined,
       started: undefined,
     };
     this.lanes.set(key, lane);
@@ -303,7 +305,7 @@ export class PushService {
       await this.advance(lane);
       return;
     }
-    lane.host = destinationHost(config.url);
+    lane.host = destinationHost(config.config.url);
     if (!this.ready.acquireHost(lane.host)) {
       this.ready.push(lane); // its host is at its cap: the lane waits for a request to that host to end
       return;
@@ -316,16 +318,18 @@ export class PushService {
   }
 
   /** Sends the lane's head to its config's URL, and acts on the answer. */
-  private async send(lane: Lane, entry: OutboxEntry, config: TaskPushNotificationConfig): Promise<void> {
+  private async send(lane: Lane, entry: OutboxEntry, { config, protocolVersion }: DeliveryConfig): Promise<void> {
+    let payload = lane.payload ?? webhookPayload(entry, protocolVersion, this.options.bodyEncoders);
+    if (payload instanceof Promise) payload = await payload; // another generation's body: no await for 1.0's
+    lane.payload = payload;
     const started = this.now();
-    lane.body ??= entry.body ?? webhookBody(entry.event); // the store's body when it made one with the entry
     lane.started = undefined;
     if (entry.traceContext !== undefined && deliveryStart.hasSubscribers) {
       // The write was traced: the delivery joins its trace (tracing adds the traceparent header).
       lane.started = { traceContext: entry.traceContext, headers: {} };
       deliveryStart.publish(lane.started);
     }
-    const request = webhookRequest(config, entry, lane.body, this.options.signer, started, lane.started?.headers);
+    const request = webhookRequest(config, entry, payload, this.options.signer, started, lane.started?.headers);
     const result = await this.options.sender.send(request, this.stopping.signal);
     if (this.stopped) return;
     const durationMs = this.now() - started;
@@ -372,14 +376,14 @@ export class PushService {
    * store without revisions: a config read over a second ago): a replaced config takes effect, a
    * deleted one stops the lane (its pending entries are gone with it).
    */
-  private async configOf(lane: Lane): Promise<TaskPushNotificationConfig | undefined> {
+  private async configOf(lane: Lane): Promise<DeliveryConfig | undefined> {
     const revision = this.revision?.();
     const cached = this.configCache.get(lane.key);
     if (cached !== undefined && lane.failed === 0 && (revision !== undefined ? cached.revision === revision : this.now() - cached.readAt <= 1000)) {
       return cached.config;
     }
     const { scope, taskId, configId } = lane.head;
-    const config = await this.options.configs.get(scope, taskId, configId);
+    const config = await this.options.configs.getForDelivery(scope, taskId, configId);
     if (config === undefined) {
       this.configCache.delete(lane.key); // a config made again with this id is not a replacement: no revision tells of it
       return undefined;
@@ -453,7 +457,7 @@ export class PushService {
 
   private next(lane: Lane, entry: OutboxEntry): void {
     lane.head = entry;
-    lane.body = undefined;
+    lane.payload = undefined;
     lane.failed = 0;
     lane.lastStatus = "";
     this.enqueue(lane);

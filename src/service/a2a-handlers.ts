@@ -269,7 +269,7 @@ export function createA2AHandlers(options: A2AHandlerOptions): A2AHandlerSet {
       requireExtensions(rc);
       checkDestination("url", request.url);
       call.setTaskId(request.taskId);
-      return configs.create(rc.caller, request);
+      return configs.create(rc.caller, request, call.protocolVersion);
     }),
 
     GetTaskPushNotificationConfig: unary(async (rc, request: GetTaskPushNotificationConfigRequest, call) => {
@@ -340,5 +340,9 @@ class EdgeRequestContext implements RequestContext {
 
   onGone(listener: (reason: unknown) => void): () => void {
     return this.call.onEnd(listener);
+  }
+
+  get protocolVersion(): "1.0" | "0.3" | undefined {
+    return this.call.protocolVersion;
   }
 }

@@ -180,6 +180,32 @@ export function describePushStoreContract(name: string, factory: PushStoreFactor
       expect((await s.configs.get(alice, fresh.id, "inline"))?.url).toBe("https://hooks.example/inline");
     });
 
+    test("R-V03-70: a config keeps the protocol version of the call that made it (1.0 when none is said); a replace takes the new one", async () => {
+      const t = await task();
+      await s.configs.put(alice, config(t.id, "old"), LIMITS);
+      await s.configs.put(alice, config(t.id, "v03"), { ...LIMITS, protocolVersion: "0.3" });
+      expect((await s.configs.getForDelivery(alice, t.id, "old"))?.protocolVersion).toBe("1.0");
+      const made = await s.configs.getForDelivery(alice, t.id, "v03");
+      expect(made?.protocolVersion).toBe("0.3");
+      expect(made?.config).toEqual(await s.configs.get(alice, t.id, "v03"));
+      expect(await s.configs.getForDelivery(bob, t.id, "v03")).toBeUndefined();
+      await s.configs.put(alice, config(t.id, "v03"), { ...LIMITS, protocolVersion: "1.0" });
+      expect((await s.configs.getForDelivery(alice, t.id, "v03"))?.protocolVersion).toBe("1.0");
+      await s.configs.put(alice, config(t.id, "old"), { ...LIMITS, protocolVersion: "0.3" });
+      expect((await s.configs.getForDelivery(alice, t.id, "old"))?.protocolVersion).toBe("0.3");
+      await s.configs.delete(alice, t.id, "old");
+      expect(await s.configs.getForDelivery(alice, t.id, "old")).toBeUndefined();
+    });
+
+    test("R-V03-70: an inline config put in the turn its task is created keeps its version too", async () => {
+      const fresh = newTask({ micros: clock.next(), text: "inline" });
+      const created = s.repo.create(alice, fresh);
+      if (created instanceof Promise) await created;
+      await s.configs.put(alice, config(fresh.id, "inline"), { ...LIMITS, snapshot: true, protocolVersion: "0.3" });
+      await s.repo.update(alice, fresh.id, 1, statusChange(TaskState.WORKING, clock.next()));
+      expect((await s.configs.getForDelivery(alice, fresh.id, "inline"))?.protocolVersion).toBe("0.3");
+    });
+
     test("A-29: listeners hear of added entries after the commit, outside the write", async () => {
       const t = await task();
       await s.configs.put(alice, config(t.id, "c1"), LIMITS);

@@ -14,6 +14,8 @@ export interface RequestContext {
    * (several µs per call) when the edge can report the end of a call directly.
    */
   readonly onGone?: (listener: (reason: unknown) => void) => () => void;
+  /** The A2A generation the caller speaks; undefined means "1.0". An inline push config keeps it (R-V03-70). */
+  readonly protocolVersion?: "1.0" | "0.3";
 }
 
 /** Calls `listener` when the request's client is gone (from now on); returns the remover. */

@@ -37,7 +37,12 @@ export interface RunLauncherOptions {
   readonly runAdmission?: RunAdmission;
 }
 
-export type AttachInlinePushConfig = (caller: Caller, taskId: string, config: TaskPushNotificationConfig) => Promise<void> | undefined;
+export type AttachInlinePushConfig = (
+  caller: Caller,
+  taskId: string,
+  config: TaskPushNotificationConfig,
+  protocolVersion: RequestContext["protocolVersion"],
+) => Promise<void> | undefined;
 
 /** Called once a run is set up and before the agent starts: a stream attaches to the task here. */
 export type BeforeAgent = (prepared: { run: AgentRun; existing?: RunWriter }) => Promise<unknown>;
@@ -159,7 +164,7 @@ export class RunLauncher implements RunHost {
     const attach = this.options.attachInlinePushConfig;
     if (inline !== undefined && attach !== undefined) {
       run.onCreate.push((writer) =>
-        attach(rc.caller, writer.taskId, inline)?.catch((error: unknown) =>
+        attach(rc.caller, writer.taskId, inline, rc.protocolVersion)?.catch((error: unknown) =>
           this.logger.error({ err: error, task_id: writer.taskId }, "could not store the inline push config"),
         ),
       );
@@ -222,7 +227,7 @@ export class RunLauncher implements RunHost {
     this.registry.attach(writer, run); // claimed: a second follow-up now gets UNSUPPORTED_OPERATION
     try {
       const inline = request.configuration?.taskPushNotificationConfig;
-      if (inline !== undefined) await this.options.attachInlinePushConfig?.(rc.caller, taskId, inline);
+      if (inline !== undefined) await this.options.attachInlinePushConfig?.(rc.caller, taskId, inline, rc.protocolVersion);
       await writer.write({ kind: "history", message });
       await writer.write({ kind: "status", status: serverStatus(this.clock, TaskState.WORKING, undefined, task) });
       task.history.push(message);

@@ -20,6 +20,8 @@ export interface PushConfigStore {
   put(scope: TaskScope, config: TaskPushNotificationConfig, options: PutConfigOptions): Answer<void>;
   /** Undefined when the task or the config is missing (the caller checks the task first). */
   get(scope: TaskScope, taskId: string, configId: string): Promise<TaskPushNotificationConfig | undefined>;
+  /** As `get`, with the protocol version of the call that made the config (R-V03-70): what delivery reads. */
+  getForDelivery(scope: TaskScope, taskId: string, configId: string): Promise<DeliveryConfig | undefined>;
   /** Configs of a task ordered by id, strictly after `afterId`, at most `limit`. */
   list(scope: TaskScope, taskId: string, page: { readonly limit: number; readonly afterId?: string }): Promise<TaskPushNotificationConfig[]>;
   /** Removes the config and every delivery still pending for it; nothing when it is missing. */
@@ -35,6 +37,17 @@ export interface PushConfigStore {
 export interface PutConfigOptions {
   readonly maxPerTask: number;
   readonly snapshot?: boolean;
+  /** The A2A generation of the call that made the config (R-V03-70, BQ-21): its webhooks' shape. Default "1.0". */
+  readonly protocolVersion?: PushProtocolVersion;
+}
+
+/** The A2A generations a config can be made by; a "0.3" config gets v0.3-shaped webhooks (R-V03-71). */
+export type PushProtocolVersion = "1.0" | "0.3";
+
+/** A config as delivery reads it. */
+export interface DeliveryConfig {
+  readonly config: TaskPushNotificationConfig;
+  readonly protocolVersion: PushProtocolVersion;
 }
 
 /** A task has as many push configs as the operator allows (A2A_PUSH_MAX_CONFIGS_PER_TASK). */

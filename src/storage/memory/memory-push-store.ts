@@ -1,7 +1,13 @@
 import { clone } from "@bufbuild/protobuf";
 import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { type Answer, TaskNotFoundError, type TaskChange, type TaskScope } from "../../lifecycle/index.js";
-import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../push/ports/push-config-store.js";
+import {
+  type DeliveryConfig,
+  PushConfigLimitError,
+  type PushConfigStore,
+  type PushProtocolVersion,
+  type PutConfigOptions,
+} from "../../push/ports/push-config-store.js";
 import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../push/ports/push-outbox.js";
 import { pushPayloadOf, pushSnapshotPayloadOf } from "../push-event.js";
 
@@ -14,6 +20,8 @@ export interface MemoryTaskLookup {
 interface TaskConfigs {
   readonly scope: TaskScope;
   readonly byId: Map<string, TaskPushNotificationConfig>;
+  /** The generation of the call that made each config not made by a 1.0 call (R-V03-70). */
+  readonly versions: Map<string, PushProtocolVersion>;
 }
 
 /**
@@ -85,9 +93,12 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     let configs = this.configs.get(config.taskId);
     const replaces = configs?.byId.has(config.id) === true;
     if (!replaces && (configs?.byId.size ?? 0) >= options.maxPerTask) throw new PushConfigLimitError(config.taskId, options.maxPerTask);
-    if (configs === undefined) this.configs.set(config.taskId, (configs = { scope: { tenant: scope.tenant, principal: scope.principal }, byId: new Map() }));
+    if (configs === undefined)
+      this.configs.set(config.taskId, (configs = { scope: { tenant: scope.tenant, principal: scope.principal }, byId: new Map(), versions: new Map() }));
     // A replaced config keeps what was queued for it: those deliveries now go where it says.
     configs.byId.set(config.id, clone(TaskPushNotificationConfigSchema, config));
+    if ((options.protocolVersion ?? "1.0") === "1.0") configs.versions.delete(config.id);
+    else configs.versions.set(config.id, options.protocolVersion!);
     if (replaces) this.changes++; // a new config makes nothing read before untrue
     if (options.snapshot) {
       const traceContext = this.traceContext?.();
@@ -110,6 +121,11 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
     return config && clone(TaskPushNotificationConfigSchema, config);
   }
 
+  async getForDelivery(scope: TaskScope, taskId: string, configId: string): Promise<DeliveryConfig | undefined> {
+    const config = await this.get(scope, taskId, configId);
+    return config && { config, protocolVersion: this.configsOf(scope, taskId)?.versions.get(configId) ?? "1.0" };
+  }
+
   async list(scope: TaskScope, taskId: string, page: { limit: number; afterId?: string }): Promise<TaskPushNotificationConfig[]> {
     const configs = this.configsOf(scope, taskId);
     if (configs === undefined) return [];
@@ -120,6 +136,7 @@ export class MemoryPushStore implements PushConfigStore, PushOutbox {
   async delete(scope: TaskScope, taskId: string, configId: string): Promise<void> {
     const configs = this.configsOf(scope, taskId);
     if (configs === undefined || !configs.byId.delete(configId)) return;
+    configs.versions.delete(configId);
     this.changes++;
     if (configs.byId.size === 0) this.configs.delete(taskId);
     this.dropLane(taskId, configId);

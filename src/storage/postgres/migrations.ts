@@ -38,6 +38,7 @@ import { PostgresStoreError } from "./postgres-store-error.js";
  * - (v6) Owners name their scheme (A-31, issue 33 #2): `a2a_tasks.principal` was the bare name, so
  *   an API key and a JWT subject of the same name shared tasks. Every owner but `anonymous` gets
  *   the prefix the configuration at migration time gives (src/auth/identity.ts legacyOwnerPrefix).
+ * - (v7) `a2a_push_configs.protocol_version`: the A2A generation of the call that made the config (R-V03-70).
  *
  * State numbers are the proto's TaskState values, written out so a step keeps its meaning if the
  * generated code changes: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4 CANCELED=5 REJECTED=7.
@@ -183,6 +184,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // One statement: no unique index holds the principal, so no row can collide halfway.
     apply: (client, { legacyOwnerPrefix }) =>
       client.query({ text: "UPDATE a2a_tasks SET principal = $1 || principal WHERE principal <> 'anonymous'", values: [legacyOwnerPrefix] }),
+  },
+  {
+    version: 7,
+    description: "a push config remembers the A2A generation of the call that made it (R-V03-70): its webhooks' shape",
+    // A constant default rewrites nothing; configs made before were made by 1.0 calls, the only ones served then.
+    sql: "ALTER TABLE a2a_push_configs ADD COLUMN protocol_version text NOT NULL DEFAULT '1.0';",
   },
 ];
 

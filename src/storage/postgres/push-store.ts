@@ -3,7 +3,13 @@ import type pg from "pg";
 import { TaskPushNotificationConfigSchema, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { encodeTask } from "../../codec/task-encoder.js";
 import { TaskNotFoundError, silentLogger, type CoreLogger, type TaskScope } from "../../lifecycle/index.js";
-import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../push/ports/push-config-store.js";
+import {
+  type DeliveryConfig,
+  PushConfigLimitError,
+  type PushConfigStore,
+  type PushProtocolVersion,
+  type PutConfigOptions,
+} from "../../push/ports/push-config-store.js";
 import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../push/ports/push-outbox.js";
 import { EVENT_KIND } from "./event-rows.js";
 import type { NoticeListener, TaskNotifications } from "./notifications.js";
@@ -157,8 +163,9 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
       // A replaced config keeps what was queued for it: those deliveries now go where it says.
       await client.query({
         name: "a2a_push_put_config",
-        text: "INSERT INTO a2a_push_configs (task_id, id, config) VALUES ($1, $2, $3) ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config",
-        values: [taskId, config.id, toBinary(TaskPushNotificationConfigSchema, config)],
+        text: `INSERT INTO a2a_push_configs (task_id, id, config, protocol_version) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config, protocol_version = excluded.protocol_version`,
+        values: [taskId, config.id, toBinary(TaskPushNotificationConfigSchema, config), options.protocolVersion ?? "1.0"],
       });
       if (!options.snapshot) return 0;
       const { rows: found } = await client.query<{ task: Buffer; artifacts: Buffer | null; history: Buffer[] }>({
@@ -181,14 +188,18 @@ export class PostgresPushStore implements PushConfigStore, PushOutbox, NoticeLis
   }
 
   async get(scope: TaskScope, taskId: string, configId: string): Promise<TaskPushNotificationConfig | undefined> {
-    const { rows } = await this.pool.query<{ config: Buffer }>({
+    return (await this.getForDelivery(scope, taskId, configId))?.config;
+  }
+
+  async getForDelivery(scope: TaskScope, taskId: string, configId: string): Promise<DeliveryConfig | undefined> {
+    const { rows } = await this.pool.query<{ config: Buffer; protocol_version: PushProtocolVersion }>({
       name: "a2a_push_get_config",
-      text: `SELECT c.config FROM a2a_push_configs c JOIN a2a_tasks t ON t.id = c.task_id
+      text: `SELECT c.config, c.protocol_version FROM a2a_push_configs c JOIN a2a_tasks t ON t.id = c.task_id
              WHERE c.task_id = $1 AND c.id = $2 AND t.tenant = $3 AND t.principal = $4`,
       values: [taskId, configId, scope.tenant, scope.principal],
     });
     const row = rows[0];
-    return row && fromBinary(TaskPushNotificationConfigSchema, row.config);
+    return row && { config: fromBinary(TaskPushNotificationConfigSchema, row.config), protocolVersion: row.protocol_version };
   }
 
   async list(scope: TaskScope, taskId: string, page: { readonly limit: number; readonly afterId?: string }): Promise<TaskPushNotificationConfig[]> {

@@ -41,6 +41,7 @@ import { SqliteStoreError } from "./sqlite-store-error.js";
  * - (v8) Owners name their scheme (A-31, issue 33 #2): `scopes.principal` was the bare name, so
  *   an API key and a JWT subject of the same name shared tasks. Every owner but `anonymous` gets
  *   the prefix the configuration at migration time gives (src/auth/identity.ts legacyOwnerPrefix).
+ * - (v9) A push config keeps the A2A generation of the call that made it (R-V03-70).
  *
  * State numbers are the proto's TaskState values, written out because a migration must not
  * change meaning if the generated code does: SUBMITTED=1 WORKING=2 COMPLETED=3 FAILED=4
@@ -252,6 +253,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ).run(legacyOwnerPrefix);
       db.exec("DROP TABLE temp.owner_map");
     },
+  },
+  {
+    version: 9,
+    description: "a push config remembers the A2A generation of the call that made it (R-V03-70): its webhooks' shape",
+    // '1.0' or '0.3'; configs made before were made by 1.0 calls, the only ones served then.
+    sql: `
+      ALTER TABLE push_configs ADD COLUMN protocol_version TEXT NOT NULL DEFAULT '1.0';
+    `,
   },
 ];
 

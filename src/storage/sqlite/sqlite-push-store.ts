@@ -2,7 +2,13 @@ import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Database as Db } from "better-sqlite3";
 import { TaskPushNotificationConfigSchema, type Task, type TaskPushNotificationConfig } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { type Answer, TaskNotFoundError, type TaskChange, type TaskScope } from "../../lifecycle/index.js";
-import { PushConfigLimitError, type PushConfigStore, type PutConfigOptions } from "../../push/ports/push-config-store.js";
+import {
+  type DeliveryConfig,
+  PushConfigLimitError,
+  type PushConfigStore,
+  type PushProtocolVersion,
+  type PutConfigOptions,
+} from "../../push/ports/push-config-store.js";
 import type { OutboxEntry, PushOutbox, TraceContextSource } from "../../push/ports/push-outbox.js";
 import { pushPayloadOf, pushSnapshotPayloadOf } from "../push-event.js";
 
@@ -14,7 +20,7 @@ import { pushPayloadOf, pushSnapshotPayloadOf } from "../push-event.js";
  */
 export interface StagedPush {
   readonly configIds: string[];
-  readonly newConfigs: TaskPushNotificationConfig[];
+  readonly newConfigs: Array<{ readonly config: TaskPushNotificationConfig; readonly protocolVersion: PushProtocolVersion }>;
   readonly outbox: StagedOutboxRow[];
 }
 
@@ -106,8 +112,11 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       taskRow: db.prepare("SELECT pk, scope_id FROM tasks WHERE id = ?"),
       countConfigs: db.prepare("SELECT count(*) FROM push_configs WHERE task_pk = ?").pluck(),
       hasConfig: db.prepare("SELECT 1 FROM push_configs WHERE task_pk = ? AND id = ?").pluck(),
-      putConfig: db.prepare("INSERT INTO push_configs (task_pk, id, config) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET config = excluded.config"),
+      putConfig: db.prepare(
+        "INSERT INTO push_configs (task_pk, id, config, protocol_version) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET config = excluded.config, protocol_version = excluded.protocol_version",
+      ),
       getConfig: db.prepare("SELECT config FROM push_configs WHERE task_pk = ? AND id = ?").pluck(),
+      getForDelivery: db.prepare("SELECT config, protocol_version FROM push_configs WHERE task_pk = ? AND id = ?"),
       listConfigs: db.prepare("SELECT config FROM push_configs WHERE task_pk = ? AND id > ? ORDER BY id LIMIT ?").pluck(),
       deleteConfig: db.prepare("DELETE FROM push_configs WHERE task_pk = ? AND id = ?"),
       addOutbox: db.prepare("INSERT INTO push_outbox (task_pk, config_id, created_ms, event, trace_context) VALUES (?, ?, ?, ?, ?)"),
@@ -121,7 +130,7 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     this.put$ = db.transaction((pk: number, config: TaskPushNotificationConfig, options: PutConfigOptions, snapshot: StagedOutboxRow | undefined) => {
       const replaces = this.s.hasConfig.get(pk, config.id) !== undefined;
       if (!replaces && (this.s.countConfigs.get(pk) as number) >= options.maxPerTask) throw new PushConfigLimitError(config.taskId, options.maxPerTask);
-      this.s.putConfig.run(pk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
+      this.s.putConfig.run(pk, config.id, toBinary(TaskPushNotificationConfigSchema, config), options.protocolVersion ?? "1.0");
       return { replaces, added: snapshot === undefined ? undefined : this.insertOutbox(pk, snapshot) };
     });
     this.removeBatch = db.transaction((seqs: number[]) => {
@@ -228,7 +237,8 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
 
   /** Inside the batch transaction, after the task's row: its new configs and outbox rows. */
   writeStaged(taskPk: number, push: StagedPush): void {
-    for (const config of push.newConfigs) this.s.putConfig.run(taskPk, config.id, toBinary(TaskPushNotificationConfigSchema, config));
+    for (const { config, protocolVersion } of push.newConfigs)
+      this.s.putConfig.run(taskPk, config.id, toBinary(TaskPushNotificationConfigSchema, config), protocolVersion);
     if (push.newConfigs.length > 0) this.idsByTask.delete(taskPk);
     for (const row of push.outbox) this.batchEntries.push(this.insertOutbox(taskPk, row));
   }
@@ -298,9 +308,10 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
       if (!replaces && push.configIds.length >= options.maxPerTask) throw new PushConfigLimitError(own.taskId, options.maxPerTask);
       if (!replaces) push.configIds.push(own.id);
       else this.changes++; // a new config makes nothing read before untrue
-      const at = push.newConfigs.findIndex((c) => c.id === own.id);
-      if (at >= 0) push.newConfigs[at] = own;
-      else push.newConfigs.push(own);
+      const at = push.newConfigs.findIndex((c) => c.config.id === own.id);
+      const made = { config: own, protocolVersion: options.protocolVersion ?? "1.0" };
+      if (at >= 0) push.newConfigs[at] = made;
+      else push.newConfigs.push(made);
       if (options.snapshot) {
         const { event, body } = pushSnapshotPayloadOf(staged.snapshot());
         push.outbox.push({ scope, taskId: own.taskId, configId: own.id, createdMs: Date.now(), event, body, traceContext: this.traceContext?.() });
@@ -344,6 +355,14 @@ export class SqlitePushStore implements PushConfigStore, PushOutbox {
     if (pk === undefined) return undefined;
     const bytes = this.host.guarded(() => this.s.getConfig.get(pk, configId) as Uint8Array | undefined);
     return bytes && fromBinary(TaskPushNotificationConfigSchema, bytes);
+  }
+
+  async getForDelivery(scope: TaskScope, taskId: string, configId: string): Promise<DeliveryConfig | undefined> {
+    this.host.commitIfStaged(taskId);
+    const pk = this.taskPk(scope, taskId);
+    if (pk === undefined) return undefined;
+    const row = this.host.guarded(() => this.s.getForDelivery.get(pk, configId) as { config: Uint8Array; protocol_version: PushProtocolVersion } | undefined);
+    return row && { config: fromBinary(TaskPushNotificationConfigSchema, row.config), protocolVersion: row.protocol_version };
   }
 
   async list(scope: TaskScope, taskId: string, page: { limit: number; afterId?: string }): Promise<TaskPushNotificationConfig[]> {
