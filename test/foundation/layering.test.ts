@@ -24,6 +24,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   streams: 2,
   service: 3,
   storage: 3,
+  v03: 3.5,
   http: 4,
   protocol: 5,
   jsonrpc: 5,
