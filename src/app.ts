@@ -26,6 +26,7 @@ import { createA2AHandlers } from "./service/a2a-handlers.js";
 import { DEFAULT_VALIDATION_LIMITS } from "./service/request-validation.js";
 import { cardBytes, startAgentCardServer, type AgentCardServer } from "./protocol/agent-card-http.js";
 import { servedCardOf } from "./http/card-response.js";
+import { v03CardInterfaces } from "./v03/card/index.js";
 import { startBindingsListener } from "./http-bindings.js";
 import type { CallObservers } from "./service/call-observer.js";
 import type { A2AServiceHandlers } from "./protocol/grpc-adapter.js";
@@ -120,6 +121,10 @@ export async function createApp(config: Config, logger: CoreLogger, overrides: A
     {
       publicGrpcAddress: config.publicGrpcAddress,
       jsonRpcUrl: bindings?.jsonRpcUrl,
+      v03Interfaces:
+        config.v03 === null
+          ? undefined
+          : v03CardInterfaces({ grpcAddress: config.publicGrpcAddress, httpBase: bindings?.baseUrl, ...config.v03, preferred: config.preferredBinding }),
       name: config.agentName ?? undefined,
       description: config.agentDescription ?? undefined,
       streaming: config.streaming,

@@ -17,6 +17,8 @@ import { readVersion } from "./service/service-parameters.js";
 export interface BindingsListener {
   readonly port: number;
   readonly jsonRpcUrl: string;
+  /** The listener's public base URL (A2A_PUBLIC_HTTP_URL, or the bound address): the other bindings' card URLs start with it. */
+  readonly baseUrl: string;
   /** Starts answering the card (and metrics, when on this listener). */
   serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
   useHandlers(handlers: object): void;
@@ -57,6 +59,7 @@ export async function startBindingsListener(
   return {
     port: listener.port,
     jsonRpcUrl: base + config.jsonRpcPath,
+    baseUrl: base,
     serve(served, metrics) {
       card = served;
       if (metrics !== undefined) documents.set(METRICS_PATH, metrics);

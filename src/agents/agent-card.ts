@@ -8,6 +8,8 @@ export interface AgentCardSettings {
   readonly publicGrpcAddress: string;
   /** The JSON-RPC binding's absolute URL, when it is served (listed after gRPC, R-BIND-15/16). */
   readonly jsonRpcUrl?: string;
+  /** The 0.3 interfaces (A-37, R-V03-6: src/v03/card/v03-interfaces.ts), listed after the 1.0 ones; none when A2A_V03=off. */
+  readonly v03Interfaces?: readonly { readonly url: string; readonly protocolBinding: string; readonly protocolVersion: string }[];
   /** Operator overrides; they win over the agent's own name/description/version. */
   readonly name?: string;
   readonly description?: string;
@@ -67,6 +69,7 @@ export function buildAgentCard(settings: AgentCardSettings, contribution: AgentC
       ...(settings.jsonRpcUrl === undefined
         ? []
         : [{ url: settings.jsonRpcUrl, protocolBinding: JSONRPC_PROTOCOL_BINDING, protocolVersion: A2A_PROTOCOL_VERSION, tenant: settings.tenant ?? "" }]),
+      ...(settings.v03Interfaces ?? []),
     ],
     provider: contribution.provider,
     documentationUrl: contribution.documentationUrl,

@@ -8,22 +8,73 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 
 const CARD_ALLOW = "GET, HEAD, OPTIONS";
 
-/** The card as served: its bytes and validators, computed once. */
-export interface ServedCard {
-  readonly path: string;
-  readonly bytes: Buffer;
+/** One form of the card as made on the main thread: its bytes and strong ETag. */
+export interface CardFormBytes {
+  readonly body: Uint8Array;
   readonly etag: string;
-  readonly lastModifiedMs: number;
-  readonly lastModified: string;
 }
 
-/** The served form of a card's bytes and validators (a Buffer view, no copy; the Last-Modified text). */
-export function servedCardOf(card: { readonly path: string; readonly body: Uint8Array; readonly etag: string; readonly lastModifiedMs: number }): ServedCard {
+/** The forms negotiated on A2A-Version (A-37): the pure v1.0 card and the pure v0.3 card. */
+export interface CardVersions<Form> {
+  readonly v10: Form;
+  readonly v03: Form;
+}
+
+/** One form as served: a Buffer view of its bytes and its ETag. */
+export interface ServedForm {
+  readonly bytes: Buffer;
+  readonly etag: string;
+}
+
+/** The card as served: its bytes and validators, computed once. bytes/etag are the header-less form. */
+export interface ServedCard extends ServedForm {
+  readonly path: string;
+  readonly lastModifiedMs: number;
+  readonly lastModified: string;
+  /** Present when the card is negotiated (v0.3 served too); then every answer says Vary: A2A-Version. */
+  readonly byVersion?: CardVersions<ServedForm>;
+}
+
+/** The served form of a card's bytes and validators (Buffer views, no copy; the Last-Modified text). */
+export function servedCardOf(card: {
+  readonly path: string;
+  readonly body: Uint8Array;
+  readonly etag: string;
+  readonly lastModifiedMs: number;
+  readonly byVersion?: CardVersions<CardFormBytes>;
+}): ServedCard {
+  const { byVersion } = card;
   return {
-    ...card,
-    bytes: Buffer.from(card.body.buffer, card.body.byteOffset, card.body.byteLength),
+    path: card.path,
+    ...servedFormOf(card),
+    lastModifiedMs: card.lastModifiedMs,
     lastModified: new Date(card.lastModifiedMs).toUTCString(),
+    ...(byVersion === undefined ? {} : { byVersion: { v10: servedFormOf(byVersion.v10), v03: servedFormOf(byVersion.v03) } }),
   };
+}
+
+function servedFormOf(form: CardFormBytes): ServedForm {
+  return { bytes: Buffer.from(form.body.buffer, form.body.byteOffset, form.body.byteLength), etag: form.etag };
+}
+
+/**
+ * The form a request asks for (A-37, R-V03-51): A2A-Version 1.x or later → the pure v1.0 card,
+ * 0.x → the pure v0.3 card, absent, empty or unreadable → the header-less superset. The header
+ * wins; `?A2A-Version=` is read only without it (R-BIND-11, BQ-6).
+ */
+export function cardFormFor(card: ServedCard, req: IncomingMessage): ServedForm {
+  if (card.byVersion === undefined) return card;
+  const header = req.headers["a2a-version"];
+  const asked = typeof header === "string" && header.trim() !== "" ? header : versionQuery(req.url);
+  const major = /^\s*(\d+)(?:\.\d+)*\s*(?:,|$)/.exec(asked ?? "")?.[1];
+  if (major === undefined) return card;
+  return Number(major) >= 1 ? card.byVersion.v10 : card.byVersion.v03;
+}
+
+function versionQuery(url: string | undefined): string | undefined {
+  const query = url?.indexOf("?") ?? -1;
+  if (url === undefined || query < 0) return undefined;
+  return new URLSearchParams(url.slice(query + 1)).get("A2A-Version") ?? undefined;
 }
 
 /** The public Agent Card (R-CARD-1), with CORS, conditional GET and HEAD (R-CARD-5). */
@@ -46,20 +97,23 @@ export function serveCard(card: ServedCard, path: string, req: IncomingMessage, 
     res.setHeader("Allow", CARD_ALLOW);
     return sendJson(res, 405, { error: `method ${req.method} not allowed; use GET` });
   }
+  const form = cardFormFor(card, req);
   const headers = {
     "Content-Type": "application/json",
     "Cache-Control": "public, max-age=300",
-    ETag: card.etag,
+    ETag: form.etag,
     "Last-Modified": card.lastModified,
     "X-Content-Type-Options": "nosniff",
+    // Caches keep one copy per form (R-BIND-19); a card served in one form only does not vary.
+    ...(card.byVersion === undefined ? {} : { Vary: "A2A-Version" }),
   };
-  if (notModified(req, card.etag, card.lastModifiedMs)) {
+  if (notModified(req, form.etag, card.lastModifiedMs)) {
     res.writeHead(304, headers);
     res.end();
     return;
   }
-  res.writeHead(200, { ...headers, "Content-Length": card.bytes.length });
-  res.end(req.method === "HEAD" ? undefined : card.bytes);
+  res.writeHead(200, { ...headers, "Content-Length": form.bytes.length });
+  res.end(req.method === "HEAD" ? undefined : form.bytes);
 }
 
 /**

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
-import { toJson } from "@bufbuild/protobuf";
-import { AgentCardSchema, type AgentCard } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { AgentCard } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { CardFormBytes } from "../http/card-response.js";
+import { cardJsonForms } from "../v03/card/index.js";
 import { startHttpThread, type CardBytes, type DocumentSource, type HttpThread } from "./http-thread.js";
 
 /** The well-known location of the public card (R-CARD-1). */
@@ -35,13 +37,17 @@ export function startAgentCardServer(options: AgentCardServerOptions): Promise<A
   });
 }
 
-/** The card as served at AGENT_CARD_PATH: its bytes, ETag and Last-Modified, computed once. */
+/** The card as served at AGENT_CARD_PATH: its bytes, ETag and Last-Modified, computed once (each form's, when negotiated). */
 export function cardBytes(card: AgentCard): CardBytes {
-  // ProtoJSON: camelCase names, enum names, unset optionals omitted, explicit false kept (R-DATA-5, R-CAP-5).
-  const body = Buffer.from(JSON.stringify(toJson(AgentCardSchema, card)), "utf8");
-  // Strong ETag from the exact bytes served (R-CARD-5).
-  const etag = `"${createHash("sha256").update(body).digest("base64url")}"`;
+  const forms = cardJsonForms(card);
   // HTTP dates have one-second precision; round down so If-Modified-Since with this value matches.
   const lastModifiedMs = Math.floor(Date.now() / 1000) * 1000;
-  return { path: AGENT_CARD_PATH, body, etag, lastModifiedMs };
+  const byVersion = forms.byVersion && { v10: formBytes(forms.byVersion.v10), v03: formBytes(forms.byVersion.v03) };
+  return { path: AGENT_CARD_PATH, ...formBytes(forms.headerless), lastModifiedMs, ...(byVersion === undefined ? {} : { byVersion }) };
+}
+
+function formBytes(json: JsonObject): CardFormBytes {
+  const body = Buffer.from(JSON.stringify(json), "utf8");
+  // Strong ETag from the exact bytes served (R-CARD-5): each form has its own (R-BIND-19).
+  return { body, etag: `"${createHash("sha256").update(body).digest("base64url")}"` };
 }

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
+import type { CardFormBytes, CardVersions } from "../http/card-response.js";
 
 /**
  * The plain-HTTP listener (the agent card, /metrics) runs on a thread of its own, so that its
@@ -25,6 +26,8 @@ export interface CardBytes {
   readonly body: Uint8Array;
   readonly etag: string;
   readonly lastModifiedMs: number;
+  /** The forms negotiated on A2A-Version when v0.3 is served too; body/etag are then the header-less form. */
+  readonly byVersion?: CardVersions<CardFormBytes>;
 }
 
 /** A document the main thread makes per request (e.g. /metrics). */

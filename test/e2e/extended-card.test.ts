@@ -78,7 +78,10 @@ test("R-XCARD-1: an agent with card.extendedCard serves it: its own skills and d
   const card = response as AgentCard;
   expect(card.description).toBe("for signed-in partners");
   expect(card.skills.map((k) => k.id)).toEqual(["secret"]);
-  expect(card.supportedInterfaces).toEqual([{ url: "127.0.0.1:50051", protocolBinding: "GRPC", tenant: "", protocolVersion: "1.0" }]);
+  expect(card.supportedInterfaces).toEqual([
+    { url: "127.0.0.1:50051", protocolBinding: "GRPC", tenant: "", protocolVersion: "1.0" },
+    { url: "127.0.0.1:50051", protocolBinding: "GRPC", tenant: "", protocolVersion: "0.3" }, // A-37: the 0.3 interfaces too
+  ]);
   expect(card.capabilities).toMatchObject({ extendedAgentCard: true, pushNotifications: true, streaming: true });
   expect(card.name).toBe(s.app.card.name);
 });

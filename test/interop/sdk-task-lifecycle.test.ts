@@ -241,6 +241,10 @@ describe("GetExtendedAgentCard", () => {
       expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.url, i.protocolVersion])).toEqual([
         ["GRPC", x.server.target, "1.0"],
         ["JSONRPC", expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/a2a\/jsonrpc$/), "1.0"],
+        // then the 0.3 interfaces
+        ["GRPC", x.server.target, "0.3"],
+        ["JSONRPC", expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/a2a\/v0\.3\/jsonrpc$/), "0.3"],
+        ["HTTP+JSON", expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/a2a\/v0\.3\/rest$/), "0.3"],
       ]);
     });
   });

@@ -66,8 +66,9 @@ test("A-35: A2A_JSONRPC_PATH moves the binding (and the card's URL); off serves 
   const moved = await startA2AServer({ env: { A2A_HTTP_LISTEN: "127.0.0.1:0", A2A_JSONRPC_PATH: "/rpc" }, advertiseBoundAddress: true });
   const off = await startA2AServer({ env: { A2A_HTTP_LISTEN: "127.0.0.1:0", A2A_JSONRPC_PATH: "off" }, advertiseBoundAddress: true });
   try {
-    expect(moved.app.card.supportedInterfaces.map((i) => i.url)).toEqual([moved.target, `http://127.0.0.1:${moved.app.cardPort}/rpc`]);
-    expect(off.app.card.supportedInterfaces.map((i) => i.protocolBinding)).toEqual(["GRPC"]);
+    const v10 = (itf: { protocolVersion: string }) => itf.protocolVersion === "1.0"; // the 0.3 entries: test/card/v03-card.test.ts
+    expect(moved.app.card.supportedInterfaces.filter(v10).map((i) => i.url)).toEqual([moved.target, `http://127.0.0.1:${moved.app.cardPort}/rpc`]);
+    expect(off.app.card.supportedInterfaces.filter(v10).map((i) => i.protocolBinding)).toEqual(["GRPC"]);
     const card = await fetch(`http://127.0.0.1:${off.app.cardPort}/.well-known/agent-card.json`);
     expect(card.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${off.app.cardPort}/a2a/jsonrpc`, { method: "POST", body: "{}" })).status).toBe(404);
