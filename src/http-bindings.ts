@@ -1,7 +1,8 @@
 import type { Config } from "./config/config.js";
 import type { ServedCard } from "./http/card-response.js";
 import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
-import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
+import { createJsonRpcBinding, type JsonRpcBindingOptions } from "./jsonrpc/jsonrpc-binding.js";
+import { createV03Dialect } from "./jsonrpc/v03-jsonrpc-dialect.js";
 import { METRICS_PATH } from "./observability/index.js";
 import { admissionOf } from "./service/call-admission.js";
 import { CallObservers } from "./service/call-observer.js";
@@ -37,7 +38,7 @@ export async function startBindingsListener(
   let handlers: object = {};
   let closing = false;
   const documents = new Map<string, () => Promise<ListenerDocument>>();
-  const jsonRpc = createJsonRpcBinding({
+  const jsonRpcOptions: JsonRpcBindingOptions = {
     handlers: () => handlers as Readonly<Record<string, unknown>>,
     admission: () => admissionOf(handlers),
     checkVersion: (metadata) => void readVersion(metadata, { allowMissing: config.allowMissingVersion }),
@@ -45,11 +46,16 @@ export async function startBindingsListener(
     maxBodyBytes: config.maxMessageBytes,
     wwwAuthenticate: authChallenges(config.auth.schemes),
     closing: () => closing,
-  });
+  };
+  const jsonRpc = createJsonRpcBinding(jsonRpcOptions);
+  const bindings = new Map([[config.jsonRpcPath, jsonRpc]]);
+  // the v0.3 JSON-RPC endpoint is the same engine in the 0.3 dialect, on its own path.
+  const v03JsonRpcPath = config.v03?.jsonRpcPath ?? null;
+  if (v03JsonRpcPath !== null) bindings.set(v03JsonRpcPath, createJsonRpcBinding({ ...jsonRpcOptions, dialect: createV03Dialect({ v1Path: config.jsonRpcPath }) }));
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
     card: () => card,
-    bindings: new Map([[config.jsonRpcPath, jsonRpc]]),
+    bindings,
     documents,
     corsOrigins: config.corsOrigins,
     tls: config.tls ?? undefined,

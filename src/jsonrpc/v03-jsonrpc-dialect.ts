@@ -33,6 +33,7 @@ import {
   streamEventToV03,
   taskToV03,
 } from "../v03/json/v1-to-v03-json.js";
+import { toV03CardJson } from "../v03/card/index.js";
 import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
 import { METHODS } from "./jsonrpc-envelope.js";
 
@@ -51,12 +52,10 @@ export const V03_SERVICE = "a2a.v1.A2AService";
 export interface V03DialectOptions {
   /** The 1.0 JSON-RPC endpoint's path, named in the errors that send a 1.0 client there (A-36); null when off. */
   readonly v1Path: string | null;
-  /** The extended card as the v0.3 AgentCard JSON (agent/getAuthenticatedExtendedCard). */
-  readonly cardToV03: (card: AgentCard) => JsonValue;
 }
 
 export function createV03Dialect(options: V03DialectOptions): JsonRpcDialect {
-  const methods = v03Methods(options);
+  const methods = v03Methods();
   const where = options.v1Path === null ? "an A2A 1.0 endpoint" : `the A2A 1.0 endpoint ${options.v1Path}`;
   return {
     service: V03_SERVICE,
@@ -134,7 +133,7 @@ function unary<I, O>(face: FaceCall, rpc: string): (request: I) => Promise<O> {
 
 type Entry = Omit<DialectMethod, "streaming" | "invoke" | "stream"> & Partial<Pick<DialectMethod, "invoke" | "stream">>;
 
-function v03Methods(options: V03DialectOptions): ReadonlyMap<string, DialectMethod> {
+function v03Methods(): ReadonlyMap<string, DialectMethod> {
   const entries: Record<string, Entry> = {
     "message/send": {
       rpc: "SendMessage",
@@ -172,7 +171,7 @@ function v03Methods(options: V03DialectOptions): ReadonlyMap<string, DialectMeth
     "agent/getAuthenticatedExtendedCard": {
       rpc: "GetExtendedAgentCard",
       decode: () => create(GetExtendedAgentCardRequestSchema, {}),
-      invoke: async (face, request) => options.cardToV03(await unary<Message, AgentCard>(face, "GetExtendedAgentCard")(request)),
+      invoke: async (face, request) => toV03CardJson(await unary<Message, AgentCard>(face, "GetExtendedAgentCard")(request)) as JsonValue,
     },
   };
   const notUnary = () => Promise.reject(new Error("a streaming method has no unary call"));
