@@ -51,7 +51,9 @@ export async function startBindingsListener(
   const bindings = new Map([[config.jsonRpcPath, jsonRpc]]);
   // the v0.3 JSON-RPC endpoint is the same engine in the 0.3 dialect, on its own path.
   const v03JsonRpcPath = config.v03?.jsonRpcPath ?? null;
-  if (v03JsonRpcPath !== null) bindings.set(v03JsonRpcPath, createJsonRpcBinding({ ...jsonRpcOptions, dialect: createV03Dialect({ v1Path: config.jsonRpcPath }) }));
+  if (v03JsonRpcPath !== null) {
+    bindings.set(v03JsonRpcPath, createJsonRpcBinding({ ...jsonRpcOptions, dialect: createV03Dialect({ v1Path: config.jsonRpcPath }) }));
+  }
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
     card: () => card,

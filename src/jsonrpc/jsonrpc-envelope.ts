@@ -26,7 +26,10 @@ export interface EnvelopeRefusal {
  * The body as a JSON-RPC call, or why not: -32700, -32600 or -32601 (R-JRPC-3..10). `find` gives
  * the method of a name, or the -32601 message (default: the v1.0 methods).
  */
-export function readEnvelope<M = DescMethod>(body: Buffer, find: (name: string) => M | string = findV1Method as (name: string) => M | string): JsonRpcCall<M> | EnvelopeRefusal {
+export function readEnvelope<M = DescMethod>(
+  body: Buffer,
+  find: (name: string) => M | string = findV1Method as (name: string) => M | string,
+): JsonRpcCall<M> | EnvelopeRefusal {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString("utf8"));

@@ -25,14 +25,7 @@ import {
   setPushConfigRequestFromV03,
   subscribeRequestFromV03,
 } from "../v03/json/v03-json-to-v1.js";
-import {
-  endsV03Stream,
-  finalStatusUpdateToV03,
-  pushConfigToV03,
-  sendMessageResultToV03,
-  streamEventToV03,
-  taskToV03,
-} from "../v03/json/v1-to-v03-json.js";
+import { endsV03Stream, finalStatusUpdateToV03, pushConfigToV03, sendMessageResultToV03, streamEventToV03, taskToV03 } from "../v03/json/v1-to-v03-json.js";
 import { toV03CardJson } from "../v03/card/index.js";
 import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
 import { METHODS } from "./jsonrpc-envelope.js";
@@ -64,7 +57,8 @@ export function createV03Dialect(options: V03DialectOptions): JsonRpcDialect {
       if (method !== undefined) return method;
       const shown = JSON.stringify(name.slice(0, 64));
       // A-36: a 1.0 method here is "not found", with the way to the endpoint that has it.
-      if (METHODS.has(name)) return `Method not found: ${shown} is an A2A 1.0 method; this endpoint speaks A2A 0.3 (message/send, tasks/get, ...). Send 1.0 calls to ${where} with A2A-Version: 1.0`;
+      if (METHODS.has(name))
+        return `Method not found: ${shown} is an A2A 1.0 method; this endpoint speaks A2A 0.3 (message/send, tasks/get, ...). Send 1.0 calls to ${where} with A2A-Version: 1.0`;
       return `Method not found: ${shown}`;
     },
     checkVersion: (headers) => checkV03Version(headers, where),
@@ -94,10 +88,13 @@ class V03VersionNotSupportedError extends A2AError {
   readonly kind = "failed_precondition";
   constructor(requestedAsSent: string, where: string) {
     const requested = requestedAsSent.length > 64 ? `${requestedAsSent.slice(0, 63)}…` : requestedAsSent;
-    super(`A2A-Version ${JSON.stringify(requested)} is not served here: this endpoint speaks A2A 0.3 (send no A2A-Version, or 0.3); send 1.0 calls to ${where}`, {
-      requested_version: requested,
-      supported_versions: "0.3",
-    });
+    super(
+      `A2A-Version ${JSON.stringify(requested)} is not served here: this endpoint speaks A2A 0.3 (send no A2A-Version, or 0.3); send 1.0 calls to ${where}`,
+      {
+        requested_version: requested,
+        supported_versions: "0.3",
+      },
+    );
   }
 }
 
@@ -140,9 +137,21 @@ function v03Methods(): ReadonlyMap<string, DialectMethod> {
       decode: sendMessageRequestFromV03,
       invoke: async (face, request) => sendMessageResultToV03(await unary<Message, SendMessageResponse>(face, "SendMessage")(request)),
     },
-    "message/stream": { rpc: "SendStreamingMessage", decode: sendMessageRequestFromV03, stream: (face, request, out) => streamV03(face, "SendStreamingMessage", request, out) },
-    "tasks/get": { rpc: "GetTask", decode: getTaskRequestFromV03, invoke: async (face, request) => taskToV03(await unary<Message, Task>(face, "GetTask")(request)) },
-    "tasks/cancel": { rpc: "CancelTask", decode: cancelTaskRequestFromV03, invoke: async (face, request) => taskToV03(await unary<Message, Task>(face, "CancelTask")(request)) },
+    "message/stream": {
+      rpc: "SendStreamingMessage",
+      decode: sendMessageRequestFromV03,
+      stream: (face, request, out) => streamV03(face, "SendStreamingMessage", request, out),
+    },
+    "tasks/get": {
+      rpc: "GetTask",
+      decode: getTaskRequestFromV03,
+      invoke: async (face, request) => taskToV03(await unary<Message, Task>(face, "GetTask")(request)),
+    },
+    "tasks/cancel": {
+      rpc: "CancelTask",
+      decode: cancelTaskRequestFromV03,
+      invoke: async (face, request) => taskToV03(await unary<Message, Task>(face, "CancelTask")(request)),
+    },
     "tasks/resubscribe": { rpc: "SubscribeToTask", decode: subscribeRequestFromV03, stream: resubscribeV03 },
     "tasks/pushNotificationConfig/set": {
       rpc: "CreateTaskPushNotificationConfig",
@@ -197,7 +206,8 @@ async function streamV03(face: FaceCall, rpc: string, request: Message, out: Str
   });
   await (face.handlers[rpc] as ServerStreamHandler<Message, StreamResponse>)(request, face.context, events);
   const ended = last as StreamResponse | undefined;
-  if (ended?.payload.case === "task" && endsV03Stream(ended.payload.value.status?.state ?? 0)) out.write({ result: finalStatusUpdateToV03(ended.payload.value) });
+  if (ended?.payload.case === "task" && endsV03Stream(ended.payload.value.status?.state ?? 0))
+    out.write({ result: finalStatusUpdateToV03(ended.payload.value) });
 }
 
 /** tasks/resubscribe; to a terminal task (which 1.0 refuses, R-SUB-2): the task, a final status update, the end (BQ-19). */

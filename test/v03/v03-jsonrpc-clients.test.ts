@@ -8,15 +8,17 @@ import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { TaskState as V1TaskState } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory, type Client } from "a2a-sdk-v03/client";
 import type { A2AStreamEventData, Message, MessageSendParams, Task, TaskStatusUpdateEvent } from "a2a-sdk-v03";
-import { TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { AgentExtensionSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { aborted, collect, sendRequest } from "../interop/sdk-client.js";
 import { startJsonRpcSetup, type JsonRpcSetup } from "../jsonrpc/jsonrpc-support.js";
 
+const EXTENSION = "https://example.com/ext/v1";
 let s: JsonRpcSetup;
 let alice: Client;
 let v03Endpoint: string;
 beforeAll(async () => {
-  s = await startJsonRpcSetup();
+  s = await startJsonRpcSetup({}, { extensions: [create(AgentExtensionSchema, { uri: EXTENSION })] });
   v03Endpoint = `${s.base}/a2a/v0.3/jsonrpc`;
   alice = await v03Client(s.aliceKey);
   s.scripts.set("echo", async (ctx) => {
@@ -29,6 +31,10 @@ beforeAll(async () => {
     if (ctx.task?.status?.state !== TaskState.INPUT_REQUIRED || answer?.case !== "text") return ctx.requireInput("what is your name?");
     await ctx.complete(`hello ${answer.value}`);
   });
+  s.scripts.set("activate", async (ctx) => {
+    ctx.activateExtension(EXTENSION);
+    await ctx.complete("activated");
+  });
   s.scripts.set("run until canceled", async (ctx) => {
     await ctx.working("running");
     await aborted(ctx.signal);
@@ -37,7 +43,8 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 function withKey(apiKey: string | undefined): typeof fetch {
-  return (input, init) => fetch(input, apiKey === undefined ? init : { ...init, headers: { ...(init?.headers as Record<string, string>), "X-API-Key": apiKey } });
+  return (input, init) =>
+    fetch(input, apiKey === undefined ? init : { ...init, headers: { ...(init?.headers as Record<string, string>), "X-API-Key": apiKey } });
 }
 
 /** The 0.3.14 client as a v0.3 user builds it: from the card at the server's base URL. */
@@ -188,6 +195,86 @@ describe("one task, two generations (R-BIND-3)", () => {
     expect(read.status.message?.parts).toEqual([{ kind: "text", text: "hello Bob" }]);
     const bob = await v03Client(s.bobKey);
     await expect(bob.getTask({ id: first.id })).rejects.toThrow(/-32001|not found/i);
+  });
+});
+
+describe("bad input on the v0.3 endpoint (R-V03-40)", () => {
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(v03Endpoint, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": s.aliceKey, ...headers }, body: JSON.stringify(body) });
+  type Reply = { id: unknown; error?: { code: number; message: string; data?: Array<Record<string, unknown>> }; result?: unknown };
+  const call = async (method: string, params: unknown, headers: Record<string, string> = {}) => {
+    const response = await post({ jsonrpc: "2.0", id: 7, method, params }, headers);
+    return { status: response.status, headers: response.headers, body: (await response.json()) as Reply };
+  };
+  const violations = (reply: Reply) =>
+    reply.error?.data?.flatMap((d) => (d["fieldViolations"] as Array<{ field: string }> | undefined) ?? []).map((v) => v.field);
+  const sendParams = (parts: unknown[]) => ({ message: { kind: "message", messageId: "m-bad", role: "user", parts } });
+
+  test("R-V03-11: an unknown method is -32601 with the request's id", async () => {
+    const { body } = await call("tasks/explode", {});
+    expect(body).toEqual({ jsonrpc: "2.0", id: 7, error: expect.objectContaining({ code: -32601 }) });
+  });
+
+  test("A-36: a v1.0 method name here is -32601 naming the 1.0 endpoint", async () => {
+    const { body } = await call("GetTask", { id: "x" });
+    expect(body.error?.code).toBe(-32601);
+    expect(body.error?.message).toContain("/a2a/jsonrpc");
+  });
+
+  test("R-V03-20: a part without kind is -32602 naming the part's kind", async () => {
+    const { body } = await call("message/send", sendParams([{ text: "no kind" }]));
+    expect(body.error?.code).toBe(-32602);
+    expect(violations(body)).toEqual(["message.parts[0].kind"]);
+  });
+
+  test("R-V03-38: a file part with both bytes and uri is -32602 naming the file", async () => {
+    const { body } = await call("message/send", sendParams([{ kind: "file", file: { bytes: "aGk=", uri: "https://example.com/x" } }]));
+    expect(body.error?.code).toBe(-32602);
+    expect(violations(body)).toEqual(["message.parts[0].file"]);
+  });
+
+  test("R-V03-35: more than one push authentication scheme is -32602", async () => {
+    const params = { taskId: "t", pushNotificationConfig: { url: "http://127.0.0.1:9/h", authentication: { schemes: ["Bearer", "Basic"] } } };
+    const { body } = await call("tasks/pushNotificationConfig/set", params);
+    expect(body.error?.code).toBe(-32602);
+    expect(violations(body)).toEqual(["pushNotificationConfig.authentication.schemes"]);
+  });
+
+  test("R-V03-23: messageId beside message (the v0.3 §9.4 example) is -32602", async () => {
+    const { body } = await call("message/send", {
+      messageId: "m",
+      message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "x" }] },
+    });
+    expect(body.error?.code).toBe(-32602);
+  });
+
+  test("A-36, R-V03-3: A2A-Version 1.0 on the v0.3 endpoint is VERSION_NOT_SUPPORTED (-32009) naming the 1.0 endpoint; 0.3 and 0.3.0 are accepted", async () => {
+    const { body } = await call("tasks/get", { id: "x" }, { "A2A-Version": "1.0" });
+    expect(body.error?.code).toBe(-32009);
+    expect(body.error?.message).toContain("/a2a/jsonrpc");
+    expect(body.error?.data?.[0]).toEqual(
+      expect.objectContaining({ reason: "VERSION_NOT_SUPPORTED", metadata: expect.objectContaining({ supported_versions: "0.3" }) }),
+    );
+    for (const version of ["0.3", "0.3.0", ""]) expect((await call("tasks/get", { id: "x" }, { "A2A-Version": version })).body.error?.code).toBe(-32001);
+  });
+
+  test("R-BIND-10, R-BIND-14: extensions requested in X-A2A-Extensions (or A2A-Extensions) are echoed in X-A2A-Extensions", async () => {
+    const params = { message: { kind: "message", messageId: "m-ext", role: "user", parts: [{ kind: "text", text: "activate" }] } };
+    for (const header of ["X-A2A-Extensions", "A2A-Extensions"]) {
+      const { body, headers } = await call("message/send", { ...params, message: { ...params.message, messageId: `m-${header}` } }, { [header]: EXTENSION });
+      expect(body.result).toEqual(expect.objectContaining({ kind: "task" }));
+      expect(headers.get("x-a2a-extensions")).toBe(EXTENSION);
+    }
+  });
+
+  test("R-BIND-5: no credential is 401 with a JSON-RPC error body", async () => {
+    const response = await fetch(v03Endpoint, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "x" } }),
+    });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as Reply).error?.code).toBeLessThan(-31000);
   });
 });
 

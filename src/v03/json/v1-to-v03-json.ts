@@ -69,7 +69,12 @@ function statusToV03(status: TaskStatus | undefined): Json {
 }
 
 export function messageToV03(message: Message): Json {
-  const json: Json = { kind: "message", messageId: message.messageId, role: message.role === Role.AGENT ? "agent" : "user", parts: message.parts.map(partToV03) };
+  const json: Json = {
+    kind: "message",
+    messageId: message.messageId,
+    role: message.role === Role.AGENT ? "agent" : "user",
+    parts: message.parts.map(partToV03),
+  };
   if (message.contextId !== "") json["contextId"] = message.contextId;
   if (message.taskId !== "") json["taskId"] = message.taskId;
   if (message.referenceTaskIds.length > 0) json["referenceTaskIds"] = message.referenceTaskIds;
