@@ -7,7 +7,7 @@
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { TaskState as V1TaskState } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory, type Client } from "a2a-sdk-v03/client";
-import type { A2AStreamEventData, Message, MessageSendParams, Task, TaskStatusUpdateEvent } from "a2a-sdk-v03";
+import type { Message, MessageSendParams, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "a2a-sdk-v03";
 import { create } from "@bufbuild/protobuf";
 import { AgentExtensionSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { aborted, collect, sendRequest } from "../interop/sdk-client.js";
@@ -52,6 +52,8 @@ function v03Client(apiKey?: string): Promise<Client> {
   const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: withKey(apiKey) })], preferredTransports: ["JSONRPC"] });
   return factory.createFromUrl(s.base);
 }
+
+type A2AStreamEventData = Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent;
 
 let counter = 0;
 function message(texts: string[], ids: { taskId?: string; contextId?: string } = {}, extra: Partial<Message> = {}): Message {
