@@ -14,6 +14,7 @@ import {
   type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { A2AError, InvalidRequestError, TaskNotFoundError, UnsupportedOperationError, isTerminal } from "../lifecycle/index.js";
+import { A2A_V03_SERVICE } from "../service/call-observer.js";
 import { asV03Call, type CallContext, type CallMetadata, type ServerStreamHandler, type StreamWriter, type UnaryHandler } from "../service/face.js";
 import {
   cancelTaskRequestFromV03,
@@ -39,9 +40,6 @@ import { METHODS } from "./jsonrpc-envelope.js";
  * A2A-Extensions, echoed in X-A2A-Extensions (R-BIND-10, R-BIND-14).
  */
 
-/** The service name v0.3 calls carry for observers (the v0.3 proto's, as gRPC 0.3 calls do). */
-export const V03_SERVICE = "a2a.v1.A2AService";
-
 export interface V03DialectOptions {
   /** The 1.0 JSON-RPC endpoint's path, named in the errors that send a 1.0 client there (A-36); null when off. */
   readonly v1Path: string | null;
@@ -51,7 +49,7 @@ export function createV03Dialect(options: V03DialectOptions): JsonRpcDialect {
   const methods = v03Methods();
   const where = options.v1Path === null ? "an A2A 1.0 endpoint" : `the A2A 1.0 endpoint ${options.v1Path}`;
   return {
-    service: V03_SERVICE,
+    service: A2A_V03_SERVICE, // the v0.3 proto's service, as gRPC 0.3 calls report (a2a_version 0.3)
     method(name) {
       const method = methods.get(name);
       if (method !== undefined) return method;

@@ -200,6 +200,24 @@ describe("one task, two generations (R-BIND-3)", () => {
   });
 });
 
+describe("observability labels the generation (issue 35 item 8)", () => {
+  test("R-BIND-2: metrics and the RPC log line carry a2a_version, 0.3 for a v0.3 call and 1.0 for a v1.0 call", async () => {
+    await expect(alice.getTask({ id: "v03-probe" })).rejects.toThrow();
+    const v1 = await s.client(s.aliceKey);
+    await expect(v1.getTask({ tenant: "", id: "v1-probe" })).rejects.toThrow();
+    const metrics = await (await fetch(`${s.base}/metrics`)).text();
+    const count = (service: string, version: string) =>
+      new RegExp(
+        `rpc_server_call_duration_seconds_count\\{rpc_system="jsonrpc",rpc_service="${service.replaceAll(".", "\\.")}",rpc_method="GetTask",rpc_grpc_status_code="5",a2a_version="${version.replace(".", "\\.")}"\\} [1-9]`,
+      );
+    expect(metrics).toMatch(count("a2a.v1.A2AService", "0.3"));
+    expect(metrics).toMatch(count("lf.a2a.v1.A2AService", "1.0"));
+    const line = (taskId: string) => s.server.lines.find((l) => l["task_id"] === taskId && l["msg"] === "rpc");
+    expect(line("v03-probe")).toEqual(expect.objectContaining({ a2a_version: "0.3", service: "a2a.v1.A2AService", method: "GetTask", binding: "jsonrpc" }));
+    expect(line("v1-probe")).toEqual(expect.objectContaining({ a2a_version: "1.0", service: "lf.a2a.v1.A2AService" }));
+  });
+});
+
 describe("bad input on the v0.3 endpoint (R-V03-40)", () => {
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(v03Endpoint, { method: "POST", headers: { "Content-Type": "application/json", "X-API-Key": s.aliceKey, ...headers }, body: JSON.stringify(body) });
