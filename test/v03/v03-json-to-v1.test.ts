@@ -3,7 +3,7 @@
  * field through the tables of R-V03-22, and the refusals of R-V03-20/23/31/35/38 with the field
  * each names. Nothing a v0.3 client sends is lost (R-V03-37).
  */
-import { toJson, type JsonValue } from "@bufbuild/protobuf";
+import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Role, type Part } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { InvalidRequestError } from "../../src/lifecycle/index.js";
@@ -153,7 +153,7 @@ describe("R-V03-22 MessageSendParams → SendMessageRequest", () => {
     ["true", true, false],
     ["false", false, true],
   ])("R-V03-30 (BQ-5a): blocking %s → returnImmediately %s", (_name, blocking, returnImmediately) => {
-    const configuration = blocking === undefined ? {} : { blocking };
+    const configuration: JsonObject = blocking === undefined ? {} : { blocking };
     expect(sendMessageRequestFromV03({ message: v03Message(), configuration }).configuration?.returnImmediately).toBe(returnImmediately);
   });
 
