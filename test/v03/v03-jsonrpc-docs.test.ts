@@ -6,6 +6,8 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadConfig } from "../../src/config/load-config.js";
+import { startBindingsListener } from "../../src/http-bindings.js";
 import { ROOT } from "../cli/cli-helpers.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 
@@ -35,3 +37,19 @@ test("R-V03-10, R-V03-21, R-V03-32: the v0.3 curl block of docs/protocol-version
   const events = result.stdout.split("\n").filter((line) => line.startsWith("data: "));
   expect(events.at(-1)).toMatch(/"kind":"status-update".*"final":true/);
 }, 60_000);
+
+test("A-36: A2A_V03=off, or its JSON-RPC path off, serves no v0.3 JSON-RPC endpoint (the 1.0 one stays)", async () => {
+  for (const env of [{ A2A_V03: "off" }, { A2A_V03_JSONRPC_PATH: "off" }]) {
+    const config = loadConfig({ env: { A2A_HTTP_LISTEN: "127.0.0.1:0", ...env } });
+    const listener = await startBindingsListener(config, undefined, () => undefined);
+    try {
+      const post = (path: string) =>
+        fetch(`http://127.0.0.1:${listener!.port}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+      // No binding at the 0.3 path: the listener's own answer, not a JSON-RPC response.
+      expect(await (await post("/a2a/v0.3/jsonrpc")).text()).not.toContain('"jsonrpc"');
+      expect(await (await post("/a2a/jsonrpc")).text()).toContain('"jsonrpc"');
+    } finally {
+      await listener?.close();
+    }
+  }
+});
