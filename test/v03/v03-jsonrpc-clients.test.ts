@@ -154,10 +154,14 @@ describe("@a2a-js/sdk 0.3.14 over JSON-RPC", () => {
     // Without pushNotificationConfigId: the task's only config.
     expect(await alice.getTaskPushNotificationConfig({ id: task.id })).toEqual(set);
     await alice.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig: { id: "c2", url: "http://127.0.0.1:9/other" } });
+    // R-V03-34: with several configs the config id is needed.
+    await expect(alice.getTaskPushNotificationConfig({ id: task.id })).rejects.toThrow(/pushNotificationConfigId/);
     const listed = await alice.listTaskPushNotificationConfig({ id: task.id });
     expect(listed.map((c) => c.pushNotificationConfig.id).sort()).toEqual(["c1", "c2"]);
     await alice.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: "c2" });
     expect((await alice.listTaskPushNotificationConfig({ id: task.id })).map((c) => c.pushNotificationConfig.id)).toEqual(["c1"]);
+    await alice.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: "c1" });
+    await expect(alice.getTaskPushNotificationConfig({ id: task.id })).rejects.toThrow(/not found/i);
   });
 
   test("R-V03-10, R-V03-50: agent/getAuthenticatedExtendedCard with credentials gives the v0.3 extended card", async () => {
