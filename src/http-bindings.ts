@@ -1,7 +1,7 @@
 import type { Config } from "./config/config.js";
 import type { ServedCard } from "./http/card-response.js";
 import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
-import { createJsonRpcBinding, type JsonRpcBindingOptions } from "./jsonrpc/jsonrpc-binding.js";
+import { createJsonRpcBinding, v1Dialect, type JsonRpcBindingOptions } from "./jsonrpc/jsonrpc-binding.js";
 import { createV03Dialect } from "./jsonrpc/v03-jsonrpc-dialect.js";
 import { METRICS_PATH } from "./observability/index.js";
 import { admissionOf } from "./service/call-admission.js";
@@ -47,10 +47,10 @@ export async function startBindingsListener(
     wwwAuthenticate: authChallenges(config.auth.schemes),
     closing: () => closing,
   };
-  const jsonRpc = createJsonRpcBinding(jsonRpcOptions);
-  const bindings = new Map([[config.jsonRpcPath, jsonRpc]]);
   // the v0.3 JSON-RPC endpoint is the same engine in the 0.3 dialect, on its own path.
   const v03JsonRpcPath = config.v03?.jsonRpcPath ?? null;
+  const jsonRpc = createJsonRpcBinding({ ...jsonRpcOptions, dialect: v1Dialect(v03JsonRpcPath) });
+  const bindings = new Map([[config.jsonRpcPath, jsonRpc]]);
   if (v03JsonRpcPath !== null) {
     bindings.set(v03JsonRpcPath, createJsonRpcBinding({ ...jsonRpcOptions, dialect: createV03Dialect({ v1Path: config.jsonRpcPath }) }));
   }

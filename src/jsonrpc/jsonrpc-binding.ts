@@ -161,16 +161,24 @@ async function runStream(ctx: HttpCallContext, res: ServerResponse, id: JsonRpcI
   }
 }
 
-/** The 1.0 dialect: ProtoJSON of lf.a2a.v1, PascalCase methods (R-JRPC-7), results wrapped as the proto says (R-JRPC-8). */
-export const V1_DIALECT: JsonRpcDialect = {
-  service: "lf.a2a.v1.A2AService",
-  method(name) {
-    const found = findV1Method(name);
-    return typeof found === "string" ? found : V1_METHODS.get(found.name)!;
-  },
-  faceMetadata: (headers) => headers,
-  context: (call) => call,
-};
+/**
+ * The 1.0 dialect: ProtoJSON of lf.a2a.v1, PascalCase methods (R-JRPC-7), results wrapped as the
+ * proto says (R-JRPC-8). `v03Path`: the v0.3 endpoint a v0.3 method name is sent to (A-36).
+ */
+export function v1Dialect(v03Path: string | null): JsonRpcDialect {
+  return {
+    service: "lf.a2a.v1.A2AService",
+    method(name) {
+      const found = findV1Method(name);
+      if (typeof found !== "string") return V1_METHODS.get(found.name)!;
+      return v03Path !== null && name.includes("/") ? `${found}; A2A v0.3 clients send it to ${v03Path}` : found;
+    },
+    faceMetadata: (headers) => headers,
+    context: (call) => call,
+  };
+}
+
+const V1_DIALECT = v1Dialect(null);
 
 const V1_METHODS: ReadonlyMap<string, DialectMethod> = new Map(
   [...METHODS.values()].map((method) => [

@@ -245,6 +245,13 @@ describe("bad input on the v0.3 endpoint (R-V03-40)", () => {
     expect(body.error?.message).toContain("/a2a/jsonrpc");
   });
 
+  test("A-36: a v0.3 method name on the 1.0 endpoint is -32601 naming the v0.3 endpoint", async () => {
+    const response = await s.post(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tasks/get", params: { id: "x" } }));
+    const body = (await response.json()) as Reply;
+    expect(body.error?.code).toBe(-32601);
+    expect(body.error?.message).toContain("/a2a/v0.3/jsonrpc");
+  });
+
   test("R-V03-20: a part without kind is -32602 naming the part's kind", async () => {
     const { body } = await call("message/send", sendParams([{ text: "no kind" }]));
     expect(body.error?.code).toBe(-32602);
