@@ -215,7 +215,8 @@ async function resubscribeV03(face: FaceCall, request: Message, out: StreamWrite
   try {
     await streamV03(face, "SubscribeToTask", request, watched);
   } catch (error) {
-    if (wrote || !(error instanceof UnsupportedOperationError)) throw error;
+    // Only the refusal of a finished task (it names the task's state), not e.g. streaming being off (R-CAP-2).
+    if (wrote || !(error instanceof UnsupportedOperationError) || error.metadata["state"] === undefined) throw error;
     const { id } = request as SubscribeToTaskRequest;
     const task = await unary<Message, Task>(face, "GetTask")(create(GetTaskRequestSchema, { id }));
     if (!isTerminal(task.status?.state ?? 0)) throw error;
