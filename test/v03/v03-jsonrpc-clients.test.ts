@@ -9,7 +9,10 @@ import { TaskState as V1TaskState } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory, type Client } from "a2a-sdk-v03/client";
 import type { Message, MessageSendParams, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "a2a-sdk-v03";
 import { create } from "@bufbuild/protobuf";
-import { AgentExtensionSchema, TaskState } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { AgentExtensionSchema, StreamResponseSchema, TaskSchema, TaskState, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import type { StreamResult } from "../../src/jsonrpc/jsonrpc-dialect.js";
+import { createV03Dialect } from "../../src/jsonrpc/v03-jsonrpc-dialect.js";
+import type { CallContext, StreamWriter } from "../../src/service/face.js";
 import { aborted, collect, sendRequest } from "../interop/sdk-client.js";
 import { startJsonRpcSetup, type JsonRpcSetup } from "../jsonrpc/jsonrpc-support.js";
 
@@ -141,7 +144,7 @@ describe("@a2a-js/sdk 0.3.14 over JSON-RPC", () => {
     expect(second.status.message?.parts).toEqual([{ kind: "text", text: "hello Ada" }]);
   });
 
-  test("R-V03-32 (BQ-18): a stream that stops at input-required ends on final: true", async () => {
+  test("R-V03-32: a stream that stops at input-required ends on final: true", async () => {
     const all = await events(alice.sendMessageStream(send(["ask"])));
     expect(all.at(-1)).toEqual(expect.objectContaining({ kind: "status-update", final: true, status: expect.objectContaining({ state: "input-required" }) }));
   });
@@ -219,6 +222,32 @@ describe("observability labels the generation (issue 35 item 8)", () => {
     const line = (taskId: string) => s.server.lines.find((l) => l["task_id"] === taskId && l["msg"] === "rpc");
     expect(line("v03-probe")).toEqual(expect.objectContaining({ a2a_version: "0.3", service: "a2a.v1.A2AService", method: "GetTask", binding: "jsonrpc" }));
     expect(line("v1-probe")).toEqual(expect.objectContaining({ a2a_version: "1.0", service: "lf.a2a.v1.A2AService" }));
+  });
+});
+
+describe("R-V03-32 (BQ-18): a v0.3 stream that ends on a settled Task snapshot", () => {
+  // The core ends a stream on a snapshot when the task settled before the stream attached:
+  // a race in a live server, so the dialect's rule is driven here by a face stream that does exactly that.
+  test("gets a final status update appended; an unsettled snapshot does not", async () => {
+    const method = createV03Dialect({ v1Path: "/a2a/jsonrpc" }).method("message/stream");
+    if (typeof method === "string") throw new Error(method);
+    const run = async (state: TaskState) => {
+      const snapshot = create(StreamResponseSchema, { payload: { case: "task", value: create(TaskSchema, { id: "t", contextId: "c", status: { state } }) } });
+      const handlers = { SendStreamingMessage: async (_request: unknown, _call: unknown, out: StreamWriter<StreamResponse>) => void out.write(snapshot) };
+      const written: StreamResult[] = [];
+      const out: StreamWriter<StreamResult> = { write: (event) => (written.push(event), true), waitForDrain: async () => {}, closed: false };
+      await method.stream(
+        { handlers, context: {} as CallContext },
+        method.decode({ message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "x" }] } }),
+        out,
+      );
+      return written.map((event) => event.result);
+    };
+    expect(await run(TaskState.COMPLETED)).toEqual([
+      expect.objectContaining({ kind: "task" }),
+      { kind: "status-update", taskId: "t", contextId: "c", status: { state: "completed" }, final: true },
+    ]);
+    expect(await run(TaskState.WORKING)).toEqual([expect.objectContaining({ kind: "task" })]);
   });
 });
 
