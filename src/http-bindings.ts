@@ -1,7 +1,8 @@
 import type { Config } from "./config/config.js";
 import type { ServedCard } from "./http/card-response.js";
 import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
-import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
+import { createJsonRpcBinding, v1Dialect } from "./jsonrpc/jsonrpc-binding.js";
+import { createV03Dialect } from "./jsonrpc/v03-jsonrpc-dialect.js";
 import { METRICS_PATH } from "./observability/index.js";
 import { createRestV1Binding, REST_V1_ROUTER } from "./rest/index.js";
 import { admissionOf } from "./service/call-admission.js";
@@ -36,7 +37,8 @@ export async function startBindingsListener(
   observers: CallObservers | undefined,
   onError: (error: Error) => void,
 ): Promise<BindingsListener | undefined> {
-  if (config.cardListen === null || (config.jsonRpcPath === null && config.restPath === null)) return undefined;
+  const anyBinding = [config.jsonRpcPath, config.restPath, config.v03?.jsonRpcPath, config.v03?.restPath].some((path) => path != null);
+  if (config.cardListen === null || !anyBinding) return undefined;
   let card: ServedCard | undefined;
   let handlers: object = {};
   let closing = false;
@@ -52,12 +54,16 @@ export async function startBindingsListener(
     sseKeepAliveMs: config.sseKeepAliveMs,
   };
   const { jsonRpcPath, restPath } = config;
-  const jsonRpc = jsonRpcPath === null ? undefined : createJsonRpcBinding(face);
+  // the v0.3 JSON-RPC endpoint is the same engine in the 0.3 dialect, on its own path.
+  const v03JsonRpcPath = config.v03?.jsonRpcPath ?? null;
+  const jsonRpc = jsonRpcPath === null ? undefined : createJsonRpcBinding({ ...face, dialect: v1Dialect(v03JsonRpcPath) });
+  const jsonRpcBindings = new Map(jsonRpc === undefined ? [] : [[jsonRpcPath!, jsonRpc]]);
+  if (v03JsonRpcPath !== null) jsonRpcBindings.set(v03JsonRpcPath, createJsonRpcBinding({ ...face, dialect: createV03Dialect({ v1Path: jsonRpcPath }) }));
   const rest = restPath === null ? undefined : { handle: createRestV1Binding({ ...face, basePath: restPath }), methods: REST_V1_ROUTER.httpMethods.join(", ") };
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
     card: () => card,
-    bindings: new Map(jsonRpc === undefined ? [] : [[jsonRpcPath!, jsonRpc]]),
+    bindings: jsonRpcBindings,
     prefixBindings: new Map(rest === undefined ? [] : [[restPath!, rest]]),
     documents,
     corsOrigins: config.corsOrigins,

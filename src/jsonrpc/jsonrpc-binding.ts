@@ -3,8 +3,8 @@ import { toJson, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { StreamResponseSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { requestMetadata } from "../http/header-metadata.js";
 import { HttpCallContext, callStatusOf, peerOf, transportSecurityOf } from "../http/http-call-context.js";
-import { BodyTooLargeError, readBody } from "../http/request-body.js";
 import { responseJson } from "../http/proto-json.js";
+import { BodyTooLargeError, readBody } from "../http/request-body.js";
 import { SseWriter } from "../http/sse-writer.js";
 import { cursorOf } from "../http/stream-cursor.js";
 import type { CallAdmission } from "../service/call-admission.js";
@@ -12,7 +12,8 @@ import type { CallObservers, ObservedCall } from "../service/call-observer.js";
 import type { ErrorStatus } from "../service/error-status.js";
 import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
 import { Code } from "../service/status-code.js";
-import { decodeParams, readEnvelope, type JsonRpcId } from "./jsonrpc-envelope.js";
+import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
+import { METHODS, decodeParams, findV1Method, readEnvelope, type JsonRpcId } from "./jsonrpc-envelope.js";
 import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject } from "./jsonrpc-errors.js";
 
 /*
@@ -21,10 +22,10 @@ import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject
  * the headers, before a byte of the body is read), then the bounded body, the envelope, the
  * params as the method's request message, and the face's handler, which validates, checks
  * capabilities and scopes the task to its caller exactly as for gRPC. Every call is reported to
- * the same observers as gRPC's (log line, metrics, traces), with binding "jsonrpc".
+ * the same observers as gRPC's (log line, metrics, traces), with binding "jsonrpc". What differs
+ * between A2A generations (methods, params, results) is the binding's dialect (jsonrpc-dialect.ts):
+ * the 1.0 dialect below, the 0.3 one in v03-jsonrpc-dialect.ts.
  */
-
-const SERVICE = "lf.a2a.v1.A2AService";
 
 export interface JsonRpcBindingOptions {
   /** The face's handlers by RPC name; read per call. */
@@ -42,6 +43,8 @@ export interface JsonRpcBindingOptions {
   closing(): boolean;
   /** A2A_SSE_KEEPALIVE: a stream silent this long gets a comment line (R-BIND-37); null or absent = off. */
   readonly sseKeepAliveMs?: number | null;
+  /** The A2A generation the endpoint speaks; default: 1.0 (V1_DIALECT). */
+  readonly dialect?: JsonRpcDialect;
 }
 
 /** The binding's request handler for its path on the HTTP listener. */
@@ -63,15 +66,18 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   if (!isJson(req.headers["content-type"])) {
     return sendRpc(res, 415, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, "Content-Type must be application/json") });
   }
-  const metadata = requestMetadata(req);
+  const dialect = options.dialect ?? V1_DIALECT;
+  const headers = requestMetadata(req);
+  const metadata = dialect.faceMetadata(headers);
   const admission = options.admission();
   try {
     // A-15: the version first, then the credentials, both from the headers alone.
+    dialect.checkVersion?.(headers);
     if (admission === undefined) options.checkVersion(metadata);
     else await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress: req.socket.remoteAddress ?? "unknown" });
   } catch (error) {
     // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
-    const observed = options.observers.begin(SERVICE, "(unread)", false, peerOf(req), metadata, "jsonrpc");
+    const observed = options.observers.begin(dialect.service, "(unread)", false, peerOf(req), metadata, "jsonrpc");
     const status = callStatusOf(error, observed);
     const challenge: Record<string, string> =
       status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
@@ -85,38 +91,28 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
     res.setHeader("Connection", "close"); // the rest of the body is not read
     return sendRpc(res, 413, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, error.message) });
   }
-  const call = readEnvelope(body);
+  const call = readEnvelope(body, (name) => dialect.method(name));
   if ("error" in call) return sendRpc(res, 200, { jsonrpc: "2.0", id: call.id, error: call.error });
   const { id, method } = call;
-  const streaming = method.methodKind === "server_streaming";
-  const observed = options.observers.begin(SERVICE, method.name, streaming, peerOf(req), metadata, "jsonrpc");
+  const observed = options.observers.begin(dialect.service, method.rpc, method.streaming, peerOf(req), metadata, "jsonrpc");
   if (options.closing()) return fail(res, observed, id, { code: Code.UNAVAILABLE, message: "server is shutting down", details: [] });
-  const handler = options.handlers()[method.name];
-  if (typeof handler !== "function") {
-    return fail(res, observed, id, { code: Code.UNIMPLEMENTED, message: `method ${method.name} is not implemented`, details: [] });
+  const handlers = options.handlers();
+  if (typeof handlers[method.rpc] !== "function") {
+    return fail(res, observed, id, { code: Code.UNIMPLEMENTED, message: `method ${method.rpc} is not implemented`, details: [] });
   }
   let request: Message;
   try {
-    request = decodeParams(method.input, call.params);
+    request = method.decode(call.params);
   } catch (error) {
     return fail(res, observed, id, callStatusOf(error, observed));
   }
-  const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
+  const ctx = new HttpCallContext(method.rpc, metadata, observed, req, res);
+  const face: FaceCall = { handlers, context: dialect.context(ctx) };
   const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
-  if (streaming)
-    return runStream(ctx, res, id, options.sseKeepAliveMs, (writer) =>
-      run(() => (handler as ServerStreamHandler<Message, StreamResponse>)(request, ctx, writer)),
-    );
-  let response: Message;
-  try {
-    response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
-  } catch (error) {
-    ctx.end(CALL_ENDED);
-    return fail(res, observed, id, callStatusOf(error, observed), ctx.responseHeaders);
-  }
+  if (method.streaming) return runStream(ctx, res, id, options.sseKeepAliveMs, (writer) => run(() => method.stream(face, request, writer)));
   let result: JsonValue;
   try {
-    result = responseJson(method, request, response);
+    result = await run(() => method.invoke(face, request));
   } catch (error) {
     ctx.end(CALL_ENDED);
     return fail(res, observed, id, callStatusOf(error, observed), ctx.responseHeaders);
@@ -142,15 +138,12 @@ async function runStream(
   res: ServerResponse,
   id: JsonRpcId,
   keepAliveMs: number | null | undefined,
-  start: (writer: SseWriter<StreamResponse>) => Promise<void>,
+  start: (writer: SseWriter<StreamResult>) => Promise<void>,
 ): Promise<void> {
-  const writer = new SseWriter<StreamResponse>(
+  const writer = new SseWriter<StreamResult>(
     res,
     ctx.responseHeaders,
-    (response) => ({
-      id: cursorOf(response),
-      data: JSON.stringify({ jsonrpc: "2.0", id, result: toJson(StreamResponseSchema, response) }),
-    }),
+    (event) => ({ id: event.cursor, data: JSON.stringify({ jsonrpc: "2.0", id, result: event.result }) }),
     { keepAliveMs },
   );
   const { observed } = ctx;
@@ -172,6 +165,44 @@ async function runStream(
     ctx.end(CALL_ENDED);
   }
 }
+
+/**
+ * The 1.0 dialect: ProtoJSON of lf.a2a.v1, PascalCase methods (R-JRPC-7), results wrapped as the
+ * proto says (R-JRPC-8). `v03Path`: the v0.3 endpoint a v0.3 method name is sent to (A-36).
+ */
+export function v1Dialect(v03Path: string | null): JsonRpcDialect {
+  return {
+    service: "lf.a2a.v1.A2AService",
+    method(name) {
+      const found = findV1Method(name);
+      if (typeof found !== "string") return V1_METHODS.get(found.name)!;
+      return v03Path !== null && name.includes("/") ? `${found}; A2A v0.3 clients send it to ${v03Path}` : found;
+    },
+    faceMetadata: (headers) => headers,
+    context: (call) => call,
+  };
+}
+
+const V1_DIALECT = v1Dialect(null);
+
+const V1_METHODS: ReadonlyMap<string, DialectMethod> = new Map(
+  [...METHODS.values()].map((method) => [
+    method.name,
+    {
+      rpc: method.name,
+      streaming: method.methodKind === "server_streaming",
+      decode: (params) => decodeParams(method.input, params),
+      async invoke(face, request) {
+        const response = await (face.handlers[method.name] as UnaryHandler<Message, Message>)(request, face.context);
+        return responseJson(method, request, response);
+      },
+      stream(face, request, out) {
+        const events = mappedWriter(out, (event: StreamResponse): StreamResult => ({ result: toJson(StreamResponseSchema, event), cursor: cursorOf(event) }));
+        return (face.handlers[method.name] as ServerStreamHandler<Message, StreamResponse>)(request, face.context, events);
+      },
+    },
+  ]),
+);
 
 function fail(res: ServerResponse, observed: ObservedCall, id: JsonRpcId, status: ErrorStatus, headers: Record<string, string> = {}): void {
   observed.end(status.code, status.message);

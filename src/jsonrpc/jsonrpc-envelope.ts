@@ -10,9 +10,9 @@ export type JsonRpcId = string | number | null;
 export const METHODS: ReadonlyMap<string, DescMethod> = new Map(A2AService.methods.map((method) => [method.name, method]));
 
 /** A request that passed the envelope rules: its id, method and still-undecoded params. */
-export interface JsonRpcCall {
+export interface JsonRpcCall<M = DescMethod> {
   readonly id: JsonRpcId;
-  readonly method: DescMethod;
+  readonly method: M;
   readonly params: JsonValue;
 }
 
@@ -22,8 +22,14 @@ export interface EnvelopeRefusal {
   readonly error: JsonRpcErrorObject;
 }
 
-/** The body as a JSON-RPC call, or why not: -32700, -32600 or -32601 (R-JRPC-3..10). */
-export function readEnvelope(body: Buffer): JsonRpcCall | EnvelopeRefusal {
+/**
+ * The body as a JSON-RPC call, or why not: -32700, -32600 or -32601 (R-JRPC-3..10). `find` gives
+ * the method of a name, or the -32601 message (default: the v1.0 methods).
+ */
+export function readEnvelope<M = DescMethod>(
+  body: Buffer,
+  find: (name: string) => M | string = findV1Method as (name: string) => M | string,
+): JsonRpcCall<M> | EnvelopeRefusal {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString("utf8"));
@@ -42,9 +48,14 @@ export function readEnvelope(body: Buffer): JsonRpcCall | EnvelopeRefusal {
   if (request["jsonrpc"] !== "2.0") return { id, error: envelopeError(INVALID_REQUEST, 'jsonrpc must be exactly "2.0"') };
   const name = request["method"];
   if (typeof name !== "string") return { id, error: envelopeError(INVALID_REQUEST, "method must be a string") };
-  const method = METHODS.get(name);
-  if (method === undefined) return { id, error: envelopeError(METHOD_NOT_FOUND, methodNotFound(name)) };
+  const method = find(name);
+  if (typeof method === "string") return { id, error: envelopeError(METHOD_NOT_FOUND, method) };
   return { id, method, params: (request["params"] ?? {}) as JsonValue };
+}
+
+/** A v1.0 method by its name, or the -32601 message. */
+export function findV1Method(name: string): DescMethod | string {
+  return METHODS.get(name) ?? methodNotFound(name);
 }
 
 /** "Method not found", saying so when the name is a v0.3 one ("tasks/get"): this endpoint speaks 1.0 (A-36). */

@@ -61,7 +61,7 @@ export class Tallies {
 export interface A2AMetrics {
   readonly registry: Registry;
   readonly tallies: Tallies;
-  readonly callDuration: HotPathHistogram<"rpc_system" | "rpc_service" | "rpc_method" | "rpc_grpc_status_code">;
+  readonly callDuration: HotPathHistogram<"rpc_system" | "rpc_service" | "rpc_method" | "rpc_grpc_status_code" | "a2a_version">;
   readonly activeCalls: Gauge<"rpc_method">;
   readonly tasksCreated: Counter;
   readonly tasksSettled: Counter<"state">;
@@ -104,7 +104,8 @@ export function createMetrics(sources: GaugeSources): A2AMetrics {
       name: "rpc_server_call_duration_seconds",
       help: "Duration of RPCs as the server sees them, from the call's arrival to its status (streams: until they end); _count is the number of calls",
       // rpc_system: the binding that carried the call, "grpc" or "jsonrpc" (OpenTelemetry's rpc.system).
-      labelNames: ["rpc_system", "rpc_service", "rpc_method", "rpc_grpc_status_code"],
+      // a2a_version: the A2A generation the call spoke, "1.0" or "0.3" (from its service, a2aVersionOf).
+      labelNames: ["rpc_system", "rpc_service", "rpc_method", "rpc_grpc_status_code", "a2a_version"],
       buckets: CALL_BUCKETS,
       registry,
     }),

@@ -1,5 +1,5 @@
 import { subscribeCoreMetrics } from "./core-metrics.js";
-import type { CallObserver } from "../service/call-observer.js";
+import { A2A_V03_SERVICE, a2aVersionOf, type CallObserver } from "../service/call-observer.js";
 import type { HistogramSeries } from "./hot-path-histogram.js";
 import { createMetrics, type A2AMetrics } from "./metrics-catalogue.js";
 import { metricsDocument } from "./metrics-endpoint.js";
@@ -18,9 +18,14 @@ interface MethodCalls {
   readonly method: string;
   /** The binding that carried the calls ("grpc", "jsonrpc"): the rpc_system label. */
   readonly binding: string;
+  /** The A2A generation of the service ("1.0", "0.3"): the a2a_version label. */
+  readonly version: string;
   active: number;
   readonly byCode: Array<HistogramSeries | undefined>;
 }
+
+/** The A2A services, v1.0 and v0.3, whose streaming calls are streams. */
+const A2A_SERVICES = ["lf.a2a.v1.A2AService", A2A_V03_SERVICE];
 
 /** The streaming RPCs: their calls in progress are the open streams. */
 const STREAMING_METHODS = ["SendStreamingMessage", "SubscribeToTask"];
@@ -44,7 +49,8 @@ export class ServiceMetrics {
       options.openStreams ??
       (() => {
         let open = 0;
-        for (const calls of this.#calls.get("lf.a2a.v1.A2AService")?.values() ?? []) if (STREAMING_METHODS.includes(calls.method)) open += calls.active;
+        for (const service of A2A_SERVICES)
+          for (const calls of this.#calls.get(service)?.values() ?? []) if (STREAMING_METHODS.includes(calls.method)) open += calls.active;
         return open;
       });
     this.metrics = createMetrics({
@@ -79,6 +85,7 @@ export class ServiceMetrics {
           rpc_service: calls.service,
           rpc_method: calls.method,
           rpc_grpc_status_code: String(code),
+          a2a_version: calls.version,
         }));
       series.observe(call.durationMs / 1000);
     },
@@ -90,7 +97,7 @@ export class ServiceMetrics {
     // gRPC's calls keyed by the method alone (the hot path: no string built per call).
     const key = binding === "grpc" ? method : `${binding}:${method}`;
     let calls = methods.get(key);
-    if (calls === undefined) methods.set(key, (calls = { service, method, binding, active: 0, byCode: [] }));
+    if (calls === undefined) methods.set(key, (calls = { service, method, binding, version: a2aVersionOf(service), active: 0, byCode: [] }));
     return calls;
   }
 

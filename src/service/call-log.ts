@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { CallEnded, CallObserver, CallStart } from "./call-observer.js";
+import { a2aVersionOf, type CallEnded, type CallObserver, type CallStart } from "./call-observer.js";
 import type { CallMetadata } from "./face.js";
 import { Code, codeName } from "./status-code.js";
 
@@ -49,6 +49,7 @@ export function createCallLog(logger: Logger): CallObserver<string | undefined> 
       if (call.principal !== undefined) line["principal"] = call.principal;
       line["service"] = call.service;
       line["method"] = call.method;
+      line["a2a_version"] = a2aVersionOf(call.service);
       if (call.binding !== "grpc") line["binding"] = call.binding;
       line["grpc_code"] = call.code;
       line["grpc_status"] = codeName(call.code);

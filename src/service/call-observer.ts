@@ -13,6 +13,18 @@ import { Code } from "./status-code.js";
  * not own (health, reflection) go through an interceptor (createObservingInterceptor).
  */
 
+/** The service of A2A v0.3 calls, on every binding (gRPC's a2a.v1.A2AService; the v0.3 JSON-RPC and REST endpoints report under it). */
+export const A2A_V03_SERVICE = "a2a.v1.A2AService";
+
+/**
+ * The A2A generation a call speaks, from its service name (issue 35 item 8): "0.3" for the v0.3
+ * service, "1.0" for every other (lf.a2a.v1.A2AService, and health and reflection, which have no
+ * A2A version of their own). Metrics label it and the RPC log line carries it as `a2a_version`.
+ */
+export function a2aVersionOf(service: string): "1.0" | "0.3" {
+  return service === A2A_V03_SERVICE ? "0.3" : "1.0";
+}
+
 /** A call as observers see it when it arrives, before its request is decoded. */
 export interface CallStart {
   /** The service's full name, e.g. "lf.a2a.v1.A2AService". */

@@ -166,7 +166,7 @@ describe("one call seam for every binding", () => {
     await rejection(alice.getTask({ tenant: "", id: "seam-probe" }));
     const metrics = await (await fetch(`${s.base}/metrics`)).text();
     expect(metrics).toMatch(
-      /rpc_server_call_duration_seconds_count\{rpc_system="jsonrpc",rpc_service="lf\.a2a\.v1\.A2AService",rpc_method="GetTask",rpc_grpc_status_code="5"\} [1-9]/,
+      /rpc_server_call_duration_seconds_count\{rpc_system="jsonrpc",rpc_service="lf\.a2a\.v1\.A2AService",rpc_method="GetTask",rpc_grpc_status_code="5",a2a_version="1\.0"\} [1-9]/,
     );
     const line = s.server.lines.find((l) => l["task_id"] === "seam-probe" && l["binding"] === "jsonrpc");
     expect(line).toEqual(expect.objectContaining({ principal: "apikey:alice", service: "lf.a2a.v1.A2AService" }));

@@ -1,0 +1,251 @@
+import { create, type JsonValue, type Message } from "@bufbuild/protobuf";
+import {
+  GetExtendedAgentCardRequestSchema,
+  GetTaskPushNotificationConfigRequestSchema,
+  GetTaskRequestSchema,
+  type AgentCard,
+  type GetTaskPushNotificationConfigRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
+  type SendMessageResponse,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskPushNotificationConfig,
+} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { A2AError, InvalidRequestError, TaskNotFoundError, UnsupportedOperationError, isTerminal } from "../lifecycle/index.js";
+import { A2A_V03_SERVICE } from "../service/call-observer.js";
+import { asV03Call, type CallContext, type CallMetadata, type ServerStreamHandler, type StreamWriter, type UnaryHandler } from "../service/face.js";
+import {
+  cancelTaskRequestFromV03,
+  deletePushConfigRequestFromV03,
+  getPushConfigParamsFromV03,
+  getTaskRequestFromV03,
+  listPushConfigsRequestFromV03,
+  sendMessageRequestFromV03,
+  setPushConfigRequestFromV03,
+  subscribeRequestFromV03,
+} from "../v03/json/v03-json-to-v1.js";
+import { endsV03Stream, finalStatusUpdateToV03, pushConfigToV03, sendMessageResultToV03, streamEventToV03, taskToV03 } from "../v03/json/v1-to-v03-json.js";
+import { toV03CardJson } from "../v03/card/index.js";
+import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
+import { METHODS } from "./jsonrpc-envelope.js";
+
+/*
+ * The A2A v0.3 dialect of the JSON-RPC binding (issue 35 item 2, R-V03-10): the `category/action`
+ * methods with the v0.3 JSON model. Each method translates its params to the v1.0 request
+ * (src/v03/json), calls the v1.0 face with the call marked as v0.3 (asV03Call: push configs
+ * remember it, R-V03-70), and translates the answer back; the core never sees v0.3. Service
+ * parameters: A2A-Version absent/empty/0.3 (A-36), extensions from X-A2A-Extensions or
+ * A2A-Extensions, echoed in X-A2A-Extensions (R-BIND-10, R-BIND-14).
+ */
+
+export interface V03DialectOptions {
+  /** The 1.0 JSON-RPC endpoint's path, named in the errors that send a 1.0 client there (A-36); null when off. */
+  readonly v1Path: string | null;
+}
+
+export function createV03Dialect(options: V03DialectOptions): JsonRpcDialect {
+  const methods = v03Methods();
+  const where = options.v1Path === null ? "an A2A 1.0 endpoint" : `the A2A 1.0 endpoint ${options.v1Path}`;
+  return {
+    service: A2A_V03_SERVICE, // the v0.3 proto's service, as gRPC 0.3 calls report (a2a_version 0.3)
+    method(name) {
+      const method = methods.get(name);
+      if (method !== undefined) return method;
+      const shown = JSON.stringify(name.slice(0, 64));
+      // A-36: a 1.0 method here is "not found", with the way to the endpoint that has it.
+      if (METHODS.has(name))
+        return `Method not found: ${shown} is an A2A 1.0 method; this endpoint speaks A2A 0.3 (message/send, tasks/get, ...). Send 1.0 calls to ${where} with A2A-Version: 1.0`;
+      return `Method not found: ${shown}`;
+    },
+    checkVersion: (headers) => checkV03Version(headers, where),
+    faceMetadata: (headers) => new V03Metadata(headers),
+    context: v03Context,
+  };
+}
+
+/** A-36: on a 0.3 endpoint, A2A-Version absent, empty or 0.3 (any patch) is accepted; anything else is refused. */
+function checkV03Version(headers: CallMetadata, where: string): void {
+  const sent = versionValues(headers);
+  if (sent.length === 0 || sent.some((version) => /^0*0\.0*3(?:\.\d{1,9})?$/.test(version))) return;
+  throw new V03VersionNotSupportedError(sent.join(","), where);
+}
+
+function versionValues(headers: CallMetadata): string[] {
+  return headers
+    .get("a2a-version")
+    .flatMap((value) => (typeof value === "string" ? value.split(",") : []))
+    .map((value) => value.trim())
+    .filter((value) => value !== "");
+}
+
+/** VERSION_NOT_SUPPORTED as a v0.3 endpoint says it: 0.3 only here, 1.0 at the other endpoint. */
+class V03VersionNotSupportedError extends A2AError {
+  readonly reason = "VERSION_NOT_SUPPORTED";
+  readonly kind = "failed_precondition";
+  constructor(requestedAsSent: string, where: string) {
+    const requested = requestedAsSent.length > 64 ? `${requestedAsSent.slice(0, 63)}…` : requestedAsSent;
+    super(
+      `A2A-Version ${JSON.stringify(requested)} is not served here: this endpoint speaks A2A 0.3 (send no A2A-Version, or 0.3); send 1.0 calls to ${where}`,
+      {
+        requested_version: requested,
+        supported_versions: "0.3",
+      },
+    );
+  }
+}
+
+/**
+ * The request headers as the v1.0 face reads them: the version is the face's own (the endpoint
+ * checked the 0.3 one), the extensions come from A2A-Extensions and the SDK's X-A2A-Extensions.
+ */
+class V03Metadata implements CallMetadata {
+  constructor(private readonly headers: CallMetadata) {}
+
+  get(key: string): ReturnType<CallMetadata["get"]> {
+    if (key === "a2a-version") return ["1.0"];
+    if (key === "a2a-extensions") return [...this.headers.get("a2a-extensions"), ...this.headers.get("x-a2a-extensions")];
+    return this.headers.get(key);
+  }
+
+  getMap(): ReturnType<CallMetadata["getMap"]> {
+    return this.headers.getMap();
+  }
+}
+
+/** The call as v0.3 (asV03Call), the echo of activated extensions under the v0.3 header name (R-BIND-14). */
+function v03Context(call: CallContext): CallContext {
+  const setResponseHeader = (key: string, value: string) => call.setResponseHeader(key === "a2a-extensions" ? "X-A2A-Extensions" : key, value);
+  return Object.create(asV03Call(call), { setResponseHeader: { value: setResponseHeader } }) as CallContext;
+}
+
+function unary<I, O>(face: FaceCall, rpc: string): (request: I) => Promise<O> {
+  const handler = face.handlers[rpc] as UnaryHandler<I, O> | undefined;
+  if (typeof handler !== "function") throw new UnsupportedOperationError(`${rpc} is not implemented by this server`);
+  return (request) => handler(request, face.context);
+}
+
+type Entry = Omit<DialectMethod, "streaming" | "invoke" | "stream"> & Partial<Pick<DialectMethod, "invoke" | "stream">>;
+
+function v03Methods(): ReadonlyMap<string, DialectMethod> {
+  const entries: Record<string, Entry> = {
+    "message/send": {
+      rpc: "SendMessage",
+      decode: sendMessageRequestFromV03,
+      invoke: async (face, request) => sendMessageResultToV03(await unary<Message, SendMessageResponse>(face, "SendMessage")(request)),
+    },
+    "message/stream": {
+      rpc: "SendStreamingMessage",
+      decode: sendMessageRequestFromV03,
+      stream: (face, request, out) => streamV03(face, "SendStreamingMessage", request, out),
+    },
+    "tasks/get": {
+      rpc: "GetTask",
+      decode: getTaskRequestFromV03,
+      invoke: async (face, request) => taskToV03(await unary<Message, Task>(face, "GetTask")(request)),
+    },
+    "tasks/cancel": {
+      rpc: "CancelTask",
+      decode: cancelTaskRequestFromV03,
+      invoke: async (face, request) => taskToV03(await unary<Message, Task>(face, "CancelTask")(request)),
+    },
+    "tasks/resubscribe": { rpc: "SubscribeToTask", decode: subscribeRequestFromV03, stream: resubscribeV03 },
+    "tasks/pushNotificationConfig/set": {
+      rpc: "CreateTaskPushNotificationConfig",
+      decode: setPushConfigRequestFromV03,
+      invoke: async (face, request) => pushConfigToV03(await unary<Message, TaskPushNotificationConfig>(face, "CreateTaskPushNotificationConfig")(request)),
+    },
+    "tasks/pushNotificationConfig/get": {
+      rpc: "GetTaskPushNotificationConfig",
+      decode: (params) => {
+        const { taskId, configId } = getPushConfigParamsFromV03(params);
+        return create(GetTaskPushNotificationConfigRequestSchema, { taskId, id: configId ?? "" });
+      },
+      invoke: async (face, request) => pushConfigToV03(await getPushConfig(face, request as GetTaskPushNotificationConfigRequest)),
+    },
+    "tasks/pushNotificationConfig/list": {
+      rpc: "ListTaskPushNotificationConfigs",
+      decode: listPushConfigsRequestFromV03,
+      invoke: async (face, request) => (await allPushConfigs(face, (request as ListTaskPushNotificationConfigsRequest).taskId)).map(pushConfigToV03),
+    },
+    "tasks/pushNotificationConfig/delete": {
+      rpc: "DeleteTaskPushNotificationConfig",
+      decode: deletePushConfigRequestFromV03,
+      // BQ-8: the v0.3 schema's result is null.
+      invoke: async (face, request) => (await unary<Message, Message>(face, "DeleteTaskPushNotificationConfig")(request), null),
+    },
+    "agent/getAuthenticatedExtendedCard": {
+      rpc: "GetExtendedAgentCard",
+      decode: () => create(GetExtendedAgentCardRequestSchema, {}),
+      invoke: async (face, request) => toV03CardJson(await unary<Message, AgentCard>(face, "GetExtendedAgentCard")(request)) as JsonValue,
+    },
+  };
+  const notUnary = () => Promise.reject(new Error("a streaming method has no unary call"));
+  const notStreaming = () => Promise.reject(new Error("a unary method has no stream"));
+  return new Map(
+    Object.entries(entries).map(([name, entry]) => [
+      name,
+      { ...entry, streaming: entry.stream !== undefined, invoke: entry.invoke ?? notUnary, stream: entry.stream ?? notStreaming },
+    ]),
+  );
+}
+
+/**
+ * A face stream in v0.3 form: bare events, `final` on status updates (R-V03-32). A stream that
+ * ends on a Task snapshot the client must not wait past (terminal or INPUT_REQUIRED, A-26) gets
+ * a final status update appended (BQ-18), since v0.3 clients wait for `final: true`.
+ */
+async function streamV03(face: FaceCall, rpc: string, request: Message, out: StreamWriter<StreamResult>): Promise<void> {
+  let last: StreamResponse | undefined;
+  const events = mappedWriter(out, (event: StreamResponse): StreamResult => {
+    last = event;
+    return { result: streamEventToV03(event) };
+  });
+  await (face.handlers[rpc] as ServerStreamHandler<Message, StreamResponse>)(request, face.context, events);
+  const ended = last as StreamResponse | undefined;
+  if (ended?.payload.case === "task" && endsV03Stream(ended.payload.value.status?.state ?? 0))
+    out.write({ result: finalStatusUpdateToV03(ended.payload.value) });
+}
+
+/** tasks/resubscribe; to a terminal task (which 1.0 refuses, R-SUB-2): the task, a final status update, the end (BQ-19). */
+async function resubscribeV03(face: FaceCall, request: Message, out: StreamWriter<StreamResult>): Promise<void> {
+  let wrote = false;
+  const watched = mappedWriter(out, (event: StreamResult) => ((wrote = true), event));
+  try {
+    await streamV03(face, "SubscribeToTask", request, watched);
+  } catch (error) {
+    // Only the refusal of a finished task (it names the task's state), not e.g. streaming being off (R-CAP-2).
+    if (wrote || !(error instanceof UnsupportedOperationError) || error.metadata["state"] === undefined) throw error;
+    const { id } = request as SubscribeToTaskRequest;
+    const task = await unary<Message, Task>(face, "GetTask")(create(GetTaskRequestSchema, { id }));
+    if (!isTerminal(task.status?.state ?? 0)) throw error;
+    out.write({ result: taskToV03(task) });
+    out.write({ result: finalStatusUpdateToV03(task) });
+  }
+}
+
+/** R-V03-34: without a config id, the config whose id is the task's, else the task's only one. */
+async function getPushConfig(face: FaceCall, request: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+  if (request.id !== "") return unary<Message, TaskPushNotificationConfig>(face, "GetTaskPushNotificationConfig")(request);
+  const configs = await allPushConfigs(face, request.taskId);
+  const chosen = configs.find((config) => config.id === request.taskId) ?? (configs.length === 1 ? configs[0] : undefined);
+  if (chosen !== undefined) return chosen;
+  if (configs.length === 0) throw new TaskNotFoundError(request.taskId, `task ${JSON.stringify(request.taskId)} has no push config`);
+  throw InvalidRequestError.field("pushNotificationConfigId", "is required: the task has several push configs");
+}
+
+/** Every config of a task (R-V03-62: v0.3 lists have no pages), read page by page from the face. */
+async function allPushConfigs(face: FaceCall, taskId: string): Promise<TaskPushNotificationConfig[]> {
+  const list = unary<Message, ListTaskPushNotificationConfigsResponse>(face, "ListTaskPushNotificationConfigs");
+  const configs: TaskPushNotificationConfig[] = [];
+  let pageToken = "";
+  // Bounded: the configs per task are capped (A-34), so a handful of pages at most.
+  for (let page = 0; page < 1000; page++) {
+    const response = await list(listPushConfigsRequestFromV03({ id: taskId }, pageToken));
+    configs.push(...response.configs);
+    pageToken = response.nextPageToken;
+    if (pageToken === "") break;
+  }
+  return configs;
+}
