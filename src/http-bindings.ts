@@ -3,11 +3,12 @@ import type { ServedCard } from "./http/card-response.js";
 import { startHttpListener, type HttpListener, type ListenerDocument } from "./http/http-listener.js";
 import { createJsonRpcBinding } from "./jsonrpc/jsonrpc-binding.js";
 import { METRICS_PATH } from "./observability/index.js";
-import { createRestV1Binding, REST_V1_ROUTER } from "./rest/index.js";
+import { createRestV03Binding, createRestV1Binding, REST_V03_ROUTER, REST_V1_ROUTER } from "./rest/index.js";
 import { admissionOf } from "./service/call-admission.js";
 import { CallObservers } from "./service/call-observer.js";
 import type { CallMetadata } from "./service/face.js";
 import { readVersion } from "./service/service-parameters.js";
+import { v03HandlersOf } from "./v03/v03-service.js";
 
 /*
  * The HTTP bindings on their listener, as createApp wires them: the listener binds before the
@@ -21,6 +22,8 @@ export interface BindingsListener {
   /** Undefined when that binding is off (its path setting is `off`). */
   readonly jsonRpcUrl: string | undefined;
   readonly restUrl: string | undefined;
+  /** The v0.3 HTTP+JSON base URL (A-36); undefined when A2A_V03 or its REST path is off. */
+  readonly v03RestUrl: string | undefined;
   /** Starts answering the card (and metrics, when on this listener). */
   serve(card: ServedCard, metrics: (() => Promise<ListenerDocument>) | undefined): void;
   useHandlers(handlers: object): void;
@@ -34,7 +37,8 @@ export async function startBindingsListener(
   observers: CallObservers | undefined,
   onError: (error: Error) => void,
 ): Promise<BindingsListener | undefined> {
-  if (config.cardListen === null || (config.jsonRpcPath === null && config.restPath === null)) return undefined;
+  const v03RestPath = config.v03?.restPath ?? null;
+  if (config.cardListen === null || (config.jsonRpcPath === null && config.restPath === null && v03RestPath === null)) return undefined;
   let card: ServedCard | undefined;
   let handlers: object = {};
   let closing = false;
@@ -52,11 +56,14 @@ export async function startBindingsListener(
   const { jsonRpcPath, restPath } = config;
   const jsonRpc = jsonRpcPath === null ? undefined : createJsonRpcBinding(face);
   const rest = restPath === null ? undefined : { handle: createRestV1Binding({ ...face, basePath: restPath }), methods: REST_V1_ROUTER.httpMethods.join(", ") };
+  const v03Face = { ...face, handlers: () => (v03HandlersOf(handlers) ?? {}) as Readonly<Record<string, unknown>>, v1BasePath: restPath };
+  const v03Rest =
+    v03RestPath === null ? undefined : { handle: createRestV03Binding({ ...v03Face, basePath: v03RestPath }), methods: REST_V03_ROUTER.httpMethods.join(", ") };
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
     card: () => card,
     bindings: new Map(jsonRpc === undefined ? [] : [[jsonRpcPath!, jsonRpc]]),
-    prefixBindings: new Map(rest === undefined ? [] : [[restPath!, rest]]),
+    prefixBindings: new Map([...(rest === undefined ? [] : ([[restPath!, rest]] as const)), ...(v03Rest === undefined ? [] : ([[v03RestPath!, v03Rest]] as const))]),
     documents,
     corsOrigins: config.corsOrigins,
     tls: config.tls ?? undefined,
@@ -67,6 +74,7 @@ export async function startBindingsListener(
     port: listener.port,
     jsonRpcUrl: jsonRpcPath === null ? undefined : base + jsonRpcPath,
     restUrl: restPath === null ? undefined : base + restPath,
+    v03RestUrl: v03RestPath === null ? undefined : base + v03RestPath,
     serve(served, metrics) {
       card = served;
       if (metrics !== undefined) documents.set(METRICS_PATH, metrics);
