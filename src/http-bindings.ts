@@ -63,7 +63,10 @@ export async function startBindingsListener(
     ...splitHostPort(config.cardListen),
     card: () => card,
     bindings: new Map(jsonRpc === undefined ? [] : [[jsonRpcPath!, jsonRpc]]),
-    prefixBindings: new Map([...(rest === undefined ? [] : ([[restPath!, rest]] as const)), ...(v03Rest === undefined ? [] : ([[v03RestPath!, v03Rest]] as const))]),
+    prefixBindings: new Map([
+      ...(rest === undefined ? [] : ([[restPath!, rest]] as const)),
+      ...(v03Rest === undefined ? [] : ([[v03RestPath!, v03Rest]] as const)),
+    ]),
     documents,
     corsOrigins: config.corsOrigins,
     tls: config.tls ?? undefined,

@@ -52,7 +52,8 @@ export class HttpRuleRouter {
         routes.push(route);
         for (const extra of options.alsoAccept?.[method.name] ?? []) routes.push({ ...route, httpMethod: extra });
       }
-      for (const extra of options.alsoRoute?.[method.name] ?? []) routes.push(checkedRoute(method, extra.httpMethod, parsePathTemplate(extra.path), extra.body));
+      for (const extra of options.alsoRoute?.[method.name] ?? [])
+        routes.push(checkedRoute(method, extra.httpMethod, parsePathTemplate(extra.path), extra.body));
     }
     if (routes.length === 0) throw new Error(`${service.typeName} has no google.api.http routes`);
     this.routes = routes;

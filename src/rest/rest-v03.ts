@@ -1,5 +1,10 @@
 import { toJson, type JsonValue } from "@bufbuild/protobuf";
-import { A2AService as V03A2AService, StreamResponseSchema as V03StreamResponseSchema, type StreamResponse as V03StreamResponse } from "../../gen/es/a2a/v1/a2a_pb.js";
+import {
+  A2AService as V03A2AService,
+  StreamResponseSchema as V03StreamResponseSchema,
+  type StreamResponse as V03StreamResponse,
+} from "../../gen/es/a2a/v1/a2a_pb.js";
+import { InvalidRequestError } from "../lifecycle/index.js";
 import type { CallMetadata } from "../service/face.js";
 import { checkV03Version, V03_SERVICE_NAME, V03VersionNotSupportedError } from "../v03/v03-service-version.js";
 import { HttpRuleRouter, type HttpRoute } from "./http-rule-router.js";
@@ -43,8 +48,12 @@ export function restV03Codec(v1Base: string | null): RestCodec {
     },
     decodeRequest(route, variables, query, body) {
       const payload = body.toString("utf8").trim() === "null" ? NO_BODY : body;
-      if (route.method.name !== "CreateTaskPushNotificationConfig") return decodeRestRequest(route, variables, query, payload);
-      return decodeRestRequest(createRouteFor(route, payload), { ...variables, parent: taskParentOf(variables["parent"] ?? "") }, query, payload);
+      try {
+        if (route.method.name !== "CreateTaskPushNotificationConfig") return decodeRestRequest(route, variables, query, payload);
+        return decodeRestRequest(createRouteFor(route, payload), { ...variables, parent: taskParentOf(variables["parent"] ?? "") }, query, payload);
+      } catch (error) {
+        throw error instanceof InvalidRequestError ? shortened(error) : error;
+      }
     },
     responseJson(method, _request, response) {
       const json = toJson(method.output, response) as { [key: string]: JsonValue };
@@ -79,6 +88,17 @@ function createRouteFor(route: HttpRoute, body: Buffer): HttpRoute {
   const whole = typeof parsed === "object" && parsed !== null && ["config", "parent", "configId", "config_id"].some((key) => key in parsed);
   return whole ? { ...route, body: "*" } : route;
 }
+
+/** The decoder's messages quote what they could not read (an enum name): cut short, never the unbounded input. */
+function shortened(error: InvalidRequestError): InvalidRequestError {
+  const cut = (text: string) => (text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION)}…` : text);
+  return new InvalidRequestError(
+    error.violations.map((v) => ({ field: cut(v.field), description: cut(v.description) })),
+    error.omitted,
+  );
+}
+
+const MAX_DESCRIPTION = 160;
 
 /** The task of Create's path as `tasks/{id}`: the typo route binds `task/{id}/pushNotificationConfigs`. */
 function taskParentOf(bound: string): string {
