@@ -2,11 +2,14 @@
  * Issue 35 item 3: the A2A v0.3 HTTP+JSON binding at /a2a/v0.3/rest (A-36), through raw HTTP
  * against the real server (API keys for alice and bob): every route of the v0.3 proto, ProtoJSON
  * of the v0.3 messages (BQ-15), the lenient bodies (R-V03-16/17), the {"code","message"} errors
- * (R-V03-41), the version rules (A-36, R-V03-60), and the same tasks over the v1.0 bindings.
+ * (R-V03-41), the version rules (A-36, R-V03-60), the same tasks over the v1.0 bindings, and the
+ * real v0.3 client: @a2a-js/sdk 0.3.14's RestTransport, pointed at the base directly.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
+import type { Message as SdkMessage, Task as SdkTask } from "a2a-sdk-v03";
+import { RestTransport, TaskNotCancelableError, TaskNotFoundError } from "a2a-sdk-v03/client";
 import { StreamResponseSchema, TaskSchema, TaskState } from "../../gen/es/a2a/v1/a2a_pb.js";
 import { createRestV03Binding } from "../../src/rest/index.js";
 import { CallObservers } from "../../src/service/call-observer.js";
@@ -292,5 +295,57 @@ describe("A-36: the versions this base speaks", () => {
       expect([path, answer.status, answer.body["code"]]).toEqual([path, 404, -32601]);
       expect(answer.body["message"]).toContain("/a2a/rest");
     }
+  });
+});
+
+describe("the v0.3 client: @a2a-js/sdk 0.3.14's RestTransport", () => {
+  const sdk = (key: string) =>
+    new RestTransport({
+      endpoint: v03,
+      fetchImpl: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), "X-API-Key": key } }),
+    });
+  const sdkMessage = (text: string): SdkMessage => ({ kind: "message", messageId: `m-${Math.random()}`, role: "user", parts: [{ kind: "text", text }] });
+
+  test("sendMessage, getTask with historyLength, sendMessageStream to the final status update, the card", async () => {
+    const client = sdk(s.aliceKey);
+    const task = (await client.sendMessage({ message: sdkMessage("done"), configuration: { blocking: true } })) as SdkTask;
+    expect([task.kind, task.status.state, task.artifacts?.[0]?.parts]).toEqual(["task", "completed", [{ kind: "text", text: "result" }]]);
+    expect((await client.getTask({ id: task.id, historyLength: 1 })).history).toHaveLength(1);
+    const streamed = [];
+    for await (const event of client.sendMessageStream({ message: sdkMessage("done") })) streamed.push(event);
+    expect(streamed[0]!.kind).toBe("task");
+    expect(lastOf(streamed)).toEqual(expect.objectContaining({ kind: "status-update", final: true, status: expect.objectContaining({ state: "completed" }) }));
+    expect((await client.getExtendedAgentCard()).name).toEqual(expect.any(String));
+  });
+
+  test("cancelTask, resubscribeTask (live), and the SDK's typed errors from the {code, message} body", async () => {
+    const client = sdk(s.aliceKey);
+    const held1 = (await client.sendMessage({ message: sdkMessage("hold"), configuration: { blocking: false } })) as SdkTask;
+    await waitFor(held1.id, "TASK_STATE_WORKING");
+    expect((await client.cancelTask({ id: held1.id })).status.state).toBe("canceled");
+    const finished = (await client.sendMessage({ message: sdkMessage("done"), configuration: { blocking: true } })) as SdkTask;
+    await expect(client.cancelTask({ id: finished.id })).rejects.toBeInstanceOf(TaskNotCancelableError);
+    await expect(sdk(s.bobKey).getTask({ id: held1.id })).rejects.toBeInstanceOf(TaskNotFoundError);
+    const held2 = (await client.sendMessage({ message: sdkMessage("hold"), configuration: { blocking: false } })) as SdkTask;
+    await waitFor(held2.id, "TASK_STATE_WORKING");
+    const seen = [];
+    for await (const event of client.resubscribeTask({ id: held2.id })) {
+      seen.push(event);
+      if (seen.length === 1) held();
+    }
+    expect([seen[0]!.kind, lastOf(seen)]).toEqual(["task", expect.objectContaining({ kind: "status-update", final: true })]);
+  });
+
+  test("push configs: set, get, list, delete", async () => {
+    const client = sdk(s.aliceKey);
+    const task = (await client.sendMessage({ message: sdkMessage("done"), configuration: { blocking: true } })) as SdkTask;
+    const pushNotificationConfig = { id: "sdk1", url: "http://127.0.0.1:9/sdk", token: "t" };
+    const set = await client.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig });
+    expect(set).toEqual({ taskId: task.id, pushNotificationConfig: expect.objectContaining(pushNotificationConfig) });
+    const got = await client.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: "sdk1" });
+    expect(got.pushNotificationConfig.url).toBe(pushNotificationConfig.url);
+    expect((await client.listTaskPushNotificationConfig({ id: task.id })).map((c) => c.pushNotificationConfig.id)).toEqual(["sdk1"]);
+    await client.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: "sdk1" });
+    expect(await client.listTaskPushNotificationConfig({ id: task.id })).toEqual([]);
   });
 });
