@@ -11,9 +11,24 @@ import { create } from "@bufbuild/protobuf";
 import type { Message as SdkMessage, Task as SdkTask } from "a2a-sdk-v03";
 import { RestTransport, TaskNotCancelableError, TaskNotFoundError } from "a2a-sdk-v03/client";
 import { StreamResponseSchema, TaskSchema, TaskState } from "../../gen/es/a2a/v1/a2a_pb.js";
+import { jsonRpcFailure } from "../../src/jsonrpc/jsonrpc-errors.js";
+import {
+  ContentTypeNotSupportedError,
+  ExtendedAgentCardNotConfiguredError,
+  ExtensionSupportRequiredError,
+  InvalidAgentResponseError,
+  InvalidRequestError,
+  LimitExceededError,
+  PushNotificationNotSupportedError,
+  TaskNotCancelableError as CoreTaskNotCancelableError,
+  TaskNotFoundError as CoreTaskNotFoundError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+} from "../../src/lifecycle/model/errors.js";
 import { createRestV03Binding } from "../../src/rest/index.js";
+import { v03ErrorCode } from "../../src/rest/rest-v03-errors.js";
 import { CallObservers } from "../../src/service/call-observer.js";
-import { StatusError } from "../../src/service/error-status.js";
+import { StatusError, toErrorStatus } from "../../src/service/error-status.js";
 import type { StreamWriter } from "../../src/service/face.js";
 import { Code } from "../../src/service/status-code.js";
 import { startJsonRpcSetup, type JsonRpcSetup } from "../jsonrpc/jsonrpc-support.js";
@@ -240,6 +255,31 @@ describe("R-V03-41: errors are {code, message} with the HTTP status of R-BIND-38
     }
     const plain = await rawFetch("POST", "/v1/message:send", JSON.stringify(send("done")), { "Content-Type": "text/plain" });
     expect([plain.status, ((await plain.json()) as Json)["code"]]).toEqual([415, -32005]);
+  });
+
+  test("the codes are the JSON-RPC binding's, failure by failure (the v0.3 table repeats it: bindings do not import each other)", () => {
+    const failures: unknown[] = [
+      new CoreTaskNotFoundError("t"),
+      new CoreTaskNotCancelableError("t", "TASK_STATE_COMPLETED"),
+      new PushNotificationNotSupportedError(),
+      new UnsupportedOperationError("no"),
+      new ContentTypeNotSupportedError("text/x", "part", ["text/plain"]),
+      new InvalidAgentResponseError("no answer"),
+      new ExtendedAgentCardNotConfiguredError(),
+      new ExtensionSupportRequiredError(["urn:x"]),
+      new VersionNotSupportedError("9.9", ["1.0"]),
+      InvalidRequestError.field("f", "bad"),
+      new LimitExceededError("TOO_MANY", "slow down", 1000),
+      new StatusError(Code.UNAUTHENTICATED, "who"),
+      new StatusError(Code.PERMISSION_DENIED, "no"),
+      new StatusError(Code.FAILED_PRECONDITION, "not now"),
+      new StatusError(Code.UNIMPLEMENTED, "none"),
+      new Error("boom"),
+    ];
+    for (const failure of failures) {
+      const status = toErrorStatus(failure, () => undefined);
+      expect([status.message, v03ErrorCode(status)]).toEqual([status.message, jsonRpcFailure(status).error.code]);
+    }
   });
 
   test("mid-stream: one `event: error` with the {code, message} body, then the end", async () => {
