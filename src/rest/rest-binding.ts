@@ -131,7 +131,8 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
   }
   const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
   const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
-  if (streaming) return runStream(codec, ctx, res, options.sseKeepAliveMs, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
+  if (streaming)
+    return runStream(codec, ctx, res, options.sseKeepAliveMs, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
   let result: JsonValue;
   try {
     const response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
