@@ -4,11 +4,12 @@ import { startHttpListener, type HttpListener, type ListenerDocument } from "./h
 import { createJsonRpcBinding, v1Dialect } from "./jsonrpc/jsonrpc-binding.js";
 import { createV03Dialect } from "./jsonrpc/v03-jsonrpc-dialect.js";
 import { METRICS_PATH } from "./observability/index.js";
-import { createRestV1Binding, REST_V1_ROUTER } from "./rest/index.js";
+import { createRestV03Binding, createRestV1Binding, REST_V03_ROUTER, REST_V1_ROUTER } from "./rest/index.js";
 import { admissionOf } from "./service/call-admission.js";
 import { CallObservers } from "./service/call-observer.js";
 import type { CallMetadata } from "./service/face.js";
 import { readVersion } from "./service/service-parameters.js";
+import { v03HandlersOf } from "./v03/v03-service.js";
 
 /*
  * The HTTP bindings on their listener, as createApp wires them: the listener binds before the
@@ -39,6 +40,7 @@ export async function startBindingsListener(
 ): Promise<BindingsListener | undefined> {
   const anyBinding = [config.jsonRpcPath, config.restPath, config.v03?.jsonRpcPath, config.v03?.restPath].some((path) => path != null);
   if (config.cardListen === null || !anyBinding) return undefined;
+  const v03RestPath = config.v03?.restPath ?? null;
   let card: ServedCard | undefined;
   let handlers: object = {};
   let closing = false;
@@ -60,11 +62,17 @@ export async function startBindingsListener(
   const jsonRpcBindings = new Map(jsonRpc === undefined ? [] : [[jsonRpcPath!, jsonRpc]]);
   if (v03JsonRpcPath !== null) jsonRpcBindings.set(v03JsonRpcPath, createJsonRpcBinding({ ...face, dialect: createV03Dialect({ v1Path: jsonRpcPath }) }));
   const rest = restPath === null ? undefined : { handle: createRestV1Binding({ ...face, basePath: restPath }), methods: REST_V1_ROUTER.httpMethods.join(", ") };
+  const v03Face = { ...face, handlers: () => (v03HandlersOf(handlers) ?? {}) as Readonly<Record<string, unknown>>, v1BasePath: restPath };
+  const v03Rest =
+    v03RestPath === null ? undefined : { handle: createRestV03Binding({ ...v03Face, basePath: v03RestPath }), methods: REST_V03_ROUTER.httpMethods.join(", ") };
   const listener: HttpListener = await startHttpListener({
     ...splitHostPort(config.cardListen),
     card: () => card,
     bindings: jsonRpcBindings,
-    prefixBindings: new Map(rest === undefined ? [] : [[restPath!, rest]]),
+    prefixBindings: new Map([
+      ...(rest === undefined ? [] : ([[restPath!, rest]] as const)),
+      ...(v03Rest === undefined ? [] : ([[v03RestPath!, v03Rest]] as const)),
+    ]),
     documents,
     corsOrigins: config.corsOrigins,
     tls: config.tls ?? undefined,

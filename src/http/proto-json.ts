@@ -18,14 +18,22 @@ export function decodeJsonMessage(schema: DescMessage, json: JsonValue, field: s
   try {
     return fromJson(schema, json);
   } catch (strictError) {
-    if (!/\bis unknown\b/.test(String((strictError as Error).message))) throw InvalidRequestError.field(field, (strictError as Error).message);
+    if (!/\bis unknown\b/.test(String((strictError as Error).message))) throw InvalidRequestError.field(field, bounded(strictError));
   }
   try {
     return fromJson(schema, json, { ignoreUnknownFields: true });
   } catch (error) {
-    throw InvalidRequestError.field(field, (error as Error).message);
+    throw InvalidRequestError.field(field, bounded(error));
   }
 }
+
+/** protobuf-es's message quotes what it could not read (an enum name, a field): cut short, never the unbounded input (A-34). */
+function bounded(error: unknown): string {
+  const text = String((error as Error).message);
+  return text.length > MAX_DECODE_MESSAGE ? `${text.slice(0, MAX_DECODE_MESSAGE)}…` : text;
+}
+
+const MAX_DECODE_MESSAGE = 160;
 
 /**
  * The ProtoJSON of a method's response. ProtoJSON drops empty lists and strings, but A2A requires

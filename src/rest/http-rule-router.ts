@@ -28,6 +28,15 @@ export type RouteMatch =
 export interface RouterOptions {
   /** More HTTP methods a route also answers (BQ-7: SubscribeToTask by POST too), by RPC name. */
   readonly alsoAccept?: Readonly<Record<string, readonly string[]>>;
+  /** Routes the annotations lack (v0.3 Create's `tasks/*` path beside its annotated `task/*` typo), by RPC name. */
+  readonly alsoRoute?: Readonly<Record<string, readonly ExtraRoute[]>>;
+}
+
+/** A route given beside the annotations: an HTTP method, a path template and the rule's body. */
+export interface ExtraRoute {
+  readonly httpMethod: string;
+  readonly path: string;
+  readonly body: string;
 }
 
 export class HttpRuleRouter {
@@ -43,6 +52,8 @@ export class HttpRuleRouter {
         routes.push(route);
         for (const extra of options.alsoAccept?.[method.name] ?? []) routes.push({ ...route, httpMethod: extra });
       }
+      for (const extra of options.alsoRoute?.[method.name] ?? [])
+        routes.push(checkedRoute(method, extra.httpMethod, parsePathTemplate(extra.path), extra.body));
     }
     if (routes.length === 0) throw new Error(`${service.typeName} has no google.api.http routes`);
     this.routes = routes;
@@ -81,10 +92,13 @@ function routeOf(method: DescMethod, rule: HttpRule): HttpRoute | undefined {
   if (pattern.case === undefined) return undefined;
   const httpMethod = pattern.case === "custom" ? pattern.value.kind : pattern.case.toUpperCase();
   const path = pattern.case === "custom" ? pattern.value.path : pattern.value;
-  const template = parsePathTemplate(path);
+  return checkedRoute(method, httpMethod, parsePathTemplate(path), rule.body);
+}
+
+function checkedRoute(method: DescMethod, httpMethod: string, template: PathTemplate, body: string): HttpRoute {
   for (const variable of template.variables) {
     if (method.input.fields.find((f) => f.name === variable) === undefined)
       throw new Error(`${method.name}: path variable {${variable}} names no field of ${method.input.typeName}`);
   }
-  return { method, httpMethod, template, body: rule.body };
+  return { method, httpMethod, template, body };
 }

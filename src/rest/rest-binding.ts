@@ -35,9 +35,9 @@ export interface RestCodec {
   /** One stream message as an SSE event. */
   streamEvent(response: Message): SseEvent;
   /** A failure the face reported. */
-  failure(status: ErrorStatus): RestFailure;
+  failure(status: ErrorStatus): RestFailure<object>;
   /** A failure of HTTP itself: no route (404), wrong method (405), media type (415), size (413). */
-  transportFailure(httpStatus: number, message: string): RestFailure;
+  transportFailure(httpStatus: number, message: string): RestFailure<object>;
 }
 
 export interface RestBindingOptions {
@@ -47,6 +47,11 @@ export interface RestBindingOptions {
   readonly basePath: string;
   /** The service name calls are observed under (lf.a2a.v1.A2AService). */
   readonly serviceName: string;
+  /**
+   * "0.3": the binding speaks v0.3 (A-36), so checkVersion (its own rule) runs even under
+   * admission, which then skips the v1.0 version check (as on the v0.3 gRPC service).
+   */
+  readonly protocolVersion?: "0.3";
   /** The face's handlers by RPC name; read per call. */
   handlers(): Readonly<Partial<Record<string, unknown>>>;
   /** Proves the caller from the headers before the body is read; undefined = authentication off. */
@@ -95,8 +100,10 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
   const admission = options.admission();
   try {
     // the version first, then the credentials, both from the headers alone.
-    if (admission === undefined) options.checkVersion(metadata);
-    else await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress: req.socket.remoteAddress ?? "unknown" });
+    if (admission === undefined || options.protocolVersion === "0.3") options.checkVersion(metadata);
+    const peerAddress = req.socket.remoteAddress ?? "unknown";
+    const version = options.protocolVersion === undefined ? {} : { protocolVersion: options.protocolVersion };
+    if (admission !== undefined) await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress, ...version });
   } catch (error) {
     const observed = options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
     const status = callStatusOf(error, observed);
@@ -181,7 +188,7 @@ function fail(res: ServerResponse, codec: RestCodec, observed: ObservedCall, sta
   send(res, codec, codec.failure(status), headers);
 }
 
-function send(res: ServerResponse, codec: RestCodec, failure: RestFailure, headers: Record<string, string> = {}): void {
+function send(res: ServerResponse, codec: RestCodec, failure: RestFailure<object>, headers: Record<string, string> = {}): void {
   sendJson(res, codec.contentType, failure.httpStatus, failure.body as unknown as JsonValue, { ...headers, ...failure.headers });
 }
 

@@ -32,11 +32,12 @@ const HTTP_STATUS: Readonly<Record<number, number>> = {
   [Code.UNAUTHENTICATED]: 401,
 };
 
-export interface RestFailure {
+/** A failure's HTTP status, headers and JSON body (v1.0's §11.6 body by default; v0.3 has its own). */
+export interface RestFailure<Body extends object = { readonly error: { code: number; status: string; message: string; details: JsonValue[] } }> {
   readonly httpStatus: number;
   /** Response headers the failure brings (Retry-After, R-HTTP-12). */
   readonly headers?: Readonly<Record<string, string>>;
-  readonly body: { readonly error: { code: number; status: string; message: string; details: JsonValue[] } };
+  readonly body: Body;
 }
 
 /** The HTTP+JSON form of a failure the face reported. */

@@ -27,7 +27,15 @@ const finalState = (events: Array<{ payload?: unknown }>) => (events.at(-1)!.pay
 describe("the card and the binding", () => {
   test("R-BIND-15: A2A_PREFERRED_BINDING=rest lists HTTP+JSON first, then gRPC and JSON-RPC", async () => {
     const card = (await (await fetch(`${s.base}/.well-known/agent-card.json`)).json()) as { supportedInterfaces: Array<Record<string, string>> };
-    expect(card.supportedInterfaces.map((i) => i.protocolBinding)).toEqual(["HTTP+JSON", "GRPC", "JSONRPC"]);
+    expect(card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion}`)).toEqual([
+      "HTTP+JSON 1.0",
+      "GRPC 1.0",
+      "JSONRPC 1.0",
+      // A-37: the 0.3 entries follow, HTTP+JSON first here too
+      "HTTP+JSON 0.3",
+      "JSONRPC 0.3",
+      "GRPC 0.3",
+    ]);
   });
 
   test("R-BIND-1: the SDK's factory, told nothing but the card, picks HTTP+JSON", async () => {
@@ -134,7 +142,7 @@ describe("one call seam for every binding", () => {
     await rejection(alice.getTask({ tenant: "", id: "seam-probe" }));
     const metrics = await (await fetch(`${s.base}/metrics`)).text();
     expect(metrics).toMatch(
-      /rpc_server_call_duration_seconds_count\{rpc_system="rest",rpc_service="lf\.a2a\.v1\.A2AService",rpc_method="GetTask",rpc_grpc_status_code="5"\} [1-9]/,
+      /rpc_server_call_duration_seconds_count\{rpc_system="rest",rpc_service="lf\.a2a\.v1\.A2AService",rpc_method="GetTask",rpc_grpc_status_code="5",a2a_version="1\.0"\} [1-9]/,
     );
     const line = s.server.lines.find((l) => l["task_id"] === "seam-probe" && l["binding"] === "rest");
     expect(line).toEqual(expect.objectContaining({ principal: "apikey:alice", service: "lf.a2a.v1.A2AService" }));
