@@ -67,4 +67,27 @@ test("R-JRPC-7, R-JRPC-12: the README's Bindings block runs as pasted, blocking 
   expect(result.stdout).not.toContain('"error"');
   expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":1,"result":\{"task":\{.*"TASK_STATE_COMPLETED"/m);
   expect(result.stdout).toMatch(/^data: \{"jsonrpc":"2\.0","id":2,"result":.*"TASK_STATE_COMPLETED"/m);
+  // HTTP+JSON: the task read back by the id the send returned, then the bare StreamResponse events.
+  expect(result.stdout).toMatch(/^\{"id":"[^"]+","contextId":"[^"]+","status":\{"state":"TASK_STATE_COMPLETED"/m);
+  expect(result.stdout).toMatch(/^data: \{"task":\{/m);
+  expect(result.stdout).toMatch(/^data: \{"statusUpdate":\{.*"TASK_STATE_COMPLETED"/m);
+}, 90_000);
+
+test("R-V03-10, R-V03-32: the README's Protocol versions block runs as pasted, v0.3 send then stream", async () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const script = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("### Protocol versions\n")))?.[1];
+  if (script === undefined) throw new Error("no sh block under Protocol versions");
+  expect(script).not.toContain("A2A-Version");
+  const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile(
+      "bash",
+      ["-euo", "pipefail", "-c", script.replaceAll("http://127.0.0.1:8080/", `http://127.0.0.1:${s.app.cardPort}/`)],
+      { cwd: ROOT, timeout: 60_000, env: { PATH: process.env.PATH } },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+  if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stderr}\n${result.stdout.slice(-2000)}`);
+  expect(result.stdout).not.toContain('"error"');
+  expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":1,"result":\{"kind":"task",.*"state":"completed"/m);
+  expect(result.stdout.split("\n").filter((line) => line.startsWith("data: ")).at(-1)).toMatch(/"kind":"status-update".*"final":true/);
 }, 90_000);
