@@ -5,7 +5,7 @@
  * bytes to both), interleaved rounds, server CPU read from inside each server (lib/child-probe.mjs),
  * medians of per-round ratios.
  *
- *   npm run bench -- http [--quick] [--only=unary,stream,fanout]
+ *   npm run bench -- http [--quick] [--only=unary,stream,fanout,v03]
  *
  *   unary:  blocking SendMessage, trivial agent, 32 in flight: our CPU per call ÷ the SDK's;
  *   stream: one SendStreamingMessage whose agent appends N chunks to one artifact as fast as the
@@ -13,6 +13,8 @@
  *   fanout: on our server only, 500 SubscribeToTask SSE streams × 1,000 chunks, parsed with
  *           eventsource-parser in two subscriber processes: does every subscriber get every
  *           chunk's content, in order, and how long did it take.
+ *   v03:    on our server only, a v0.3 `message/send` beside a v1.0 `SendMessage` on one pool
+ *           (issue 35 item 9): CPU per call, v0.3 ÷ v1.0, what the v0.3 translation costs.
  * Our server runs compiled (dist/, `npm run build` first), memory store, metrics off (the SDK has none).
  */
 import { fork } from "node:child_process";
@@ -37,7 +39,7 @@ const SSE_HEADERS = { ...HEADERS, accept: "text/event-stream" };
 
 export interface HttpBenchOptions {
   readonly quick: boolean;
-  /** Which figures to run (default all): unary, stream, fanout. */
+  /** Which figures to run (default all): unary, stream, fanout, v03. */
   readonly only?: readonly string[];
 }
 
@@ -112,9 +114,9 @@ interface UnaryPhase {
   readonly cpuPerCall: number;
 }
 
-async function measureUnary(s: Served, call: HttpCall, inFlight: number, calls: number): Promise<UnaryPhase> {
+async function measureUnary(s: Served, call: HttpCall, inFlight: number, calls: number, expect = '"TASK_STATE_COMPLETED"'): Promise<UnaryPhase> {
   const before = await s.server.usage();
-  const load = await runHttpLoad(s.pool, call, { inFlight, calls, expect: '"TASK_STATE_COMPLETED"' });
+  const load = await runHttpLoad(s.pool, call, { inFlight, calls, expect });
   const after = await s.server.usage();
   if (load.errors > 0) throw new Error(`${s.server.name}: ${load.errors} of ${load.calls} calls failed, first: ${load.firstError}`);
   return { load, cpuPerCall: cpuMicros(before, after) / load.calls };
@@ -409,6 +411,75 @@ async function fanoutFigure(cfg: typeof FULL, log: (s: string) => void): Promise
   }
 }
 
+/* ---- 4. v0.3 message/send beside v1.0 SendMessage, on our server ---- */
+
+const V03_COMPLETED = '"state":"completed"';
+
+/** The same blocking send in both generations' JSON-RPC: v1.0 with its header, v0.3 on its own path without one (R-V03-10). */
+function sendCalls(): Record<"v1" | "v03", HttpCall> {
+  const text = "What is 2 + 2?";
+  const v03Message = { kind: "message", messageId: "bench-message-1", role: "user", parts: [{ kind: "text", text }] };
+  return {
+    v1: { path: PATH, headers: HEADERS, body: rpc("SendMessage", { message: message("bench-message-1", text) }) },
+    v03: { path: "/a2a/v0.3/jsonrpc", headers: { "content-type": "application/json" }, body: rpc("message/send", { message: v03Message }) },
+  };
+}
+
+async function v03Figure(cfg: typeof FULL, log: (s: string) => void): Promise<{ text: string; target: Target }> {
+  const calls = sendCalls();
+  const expects = { v1: '"TASK_STATE_COMPLETED"', v03: V03_COMPLETED };
+  const generations = ["v1", "v03"] as const;
+  const s = await start("ours", "trivial", cfg.inFlight);
+  try {
+    for (const g of generations) await runHttpLoad(s.pool, calls[g], { inFlight: cfg.inFlight, calls: cfg.warmup, expect: expects[g] });
+    await s.server.usageAfterGc();
+    for (const g of generations) await runHttpLoad(s.pool, calls[g], { inFlight: cfg.inFlight, calls: Math.ceil(cfg.warmup / 3), expect: "" });
+    const phases: Record<(typeof generations)[number], UnaryPhase[]> = { v1: [], v03: [] };
+    const per = Math.ceil(cfg.calls / cfg.rounds);
+    for (let round = 0; round < cfg.rounds; round++) {
+      for (const g of round % 2 === 0 ? generations : [...generations].reverse())
+        phases[g].push(await measureUnary(s, calls[g], cfg.inFlight, per, expects[g]));
+      log(
+        `v03 round ${round + 1}/${cfg.rounds}: v1.0 ${formatNumber(phases.v1.at(-1)!.cpuPerCall)} µs, v0.3 ${formatNumber(phases.v03.at(-1)!.cpuPerCall)} µs`,
+      );
+    }
+    const ratios = phases.v03.map((p, i) => p.cpuPerCall / phases.v1[i]!.cpuPerCall);
+    const label = { v1: "v1.0 SendMessage (/a2a/jsonrpc, A2A-Version 1.0)", v03: "v0.3 message/send (/a2a/v0.3/jsonrpc)" };
+    const rows = generations.map((g) => {
+      const ps = phases[g];
+      const [p50, p99] = percentiles(Float64Array.from(ps.flatMap((p) => [...p.load.latenciesMs])), [50, 99]);
+      const cpu = ps.map((p) => p.cpuPerCall);
+      return [
+        label[g],
+        formatNumber(median(cpu)),
+        spread(cpu, 0),
+        formatNumber(median(ps.map((p) => (p.load.calls * 1000) / p.load.elapsedMs))),
+        formatNumber(p50, 2),
+        formatNumber(p99, 2),
+        formatNumber(ps[0]!.load.responseBytes),
+      ];
+    });
+    const text = [
+      `### 4. Blocking send over JSON-RPC, v0.3 beside v1.0, our server only, trivial agent, ${cfg.inFlight} in flight, ${formatNumber(cfg.calls)} calls per generation in ${cfg.rounds} interleaved rounds on one pool`,
+      "",
+      markdownTable(["request", "CPU µs/call (median of rounds)", "range", "calls/s", "p50 ms", "p99 ms", "response B"], rows),
+      "",
+      `v0.3 ÷ v1.0, CPU per call, per round: ${ratios.map((r) => r.toFixed(2)).join(", ")}.`,
+    ].join("\n");
+    return {
+      text,
+      target: {
+        what: `4. CPU per blocking send, v0.3 ÷ v1.0 (issue 35 item 9; median of ${cfg.rounds} rounds; ${spread(ratios)})`,
+        actual: median(ratios),
+        op: "<=",
+        limit: 1.3,
+      },
+    };
+  } finally {
+    await stop([s]);
+  }
+}
+
 export async function runHttp(options: HttpBenchOptions): Promise<string> {
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/src/main.js is missing: run `npm run build` first");
   const cfg = options.quick ? QUICK : FULL;
@@ -422,6 +493,7 @@ export async function runHttp(options: HttpBenchOptions): Promise<string> {
   if (want("unary")) figures.push(await unaryFigure(cfg, log).then((f) => ({ text: f.text, targets: [f.target] })));
   if (want("stream")) figures.push(await streamFigure(cfg, log));
   if (want("fanout")) figures.push(await fanoutFigure(cfg, log).then((f) => ({ text: f.text, targets: [f.target] })));
+  if (want("v03")) figures.push(await v03Figure(cfg, log).then((f) => ({ text: f.text, targets: [f.target] })));
   const only = options.only === undefined ? "" : ` --only=${options.only.join(",")}`;
   return [
     `## HTTP benchmark: JSON-RPC, ours beside the @a2a-js/sdk express server${options.quick ? " (quick)" : ""}`,

@@ -7,11 +7,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   Role,
   SendMessageRequestSchema,
+  StreamResponseSchema,
   TaskSchema,
   TaskState,
   TaskPushNotificationConfigSchema,
@@ -20,7 +21,8 @@ import {
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import type { Agent } from "../../src/lifecycle/ports/agent.js";
 import { asV03Call, type A2AServiceHandlers, type CallContext } from "../../src/service/face.js";
-import { taskToV03Json } from "../../src/v03/push/index.js";
+import type { TaskRepository } from "../../src/lifecycle/index.js";
+import { v03WebhookBody } from "../../src/v03/push/index.js";
 import { startA2AServer, type A2ATestServer } from "../support/a2a-server.js";
 import { startReceiver, type Received, type Receiver } from "./receiver.js";
 
@@ -161,7 +163,7 @@ describe("R-V03-71: webhooks of a config made by a v0.3 call", () => {
 });
 
 describe("the v0.3 Task JSON of a webhook", () => {
-  test("R-V03-20, R-V03-21, R-V03-36, R-V03-38: kinds, kebab-case states, file parts by bytes or uri, non-object data wrapped and flagged", () => {
+  test("R-V03-20, R-V03-21, R-V03-36, R-V03-38: kinds, kebab-case states, file parts by bytes or uri, non-object data wrapped and flagged", async () => {
     const task = create(TaskSchema, {
       id: "t1",
       contextId: "c1",
@@ -183,7 +185,11 @@ describe("the v0.3 Task JSON of a webhook", () => {
         },
       ],
     });
-    expect(taskToV03Json(task)).toEqual({
+    // A snapshot entry is encoded as it is: the store is never read.
+    const unread = { get: () => Promise.reject(new Error("a snapshot entry reads no task")) } as unknown as TaskRepository;
+    const event = toBinary(StreamResponseSchema, create(StreamResponseSchema, { payload: { case: "task", value: task } }));
+    const entry = { seq: 1, scope: { tenant: "", principal: "" }, taskId: "t1", configId: "p1", createdMs: 0, event };
+    expect(JSON.parse(await v03WebhookBody(unread).encode(entry))).toEqual({
       kind: "task",
       id: "t1",
       contextId: "c1",

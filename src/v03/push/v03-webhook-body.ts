@@ -3,7 +3,7 @@ import { type StreamResponse, StreamResponseSchema, type Task, TaskSchema, TaskS
 import type { TaskRepository } from "../../lifecycle/index.js";
 import type { OutboxEntry } from "../../push/ports/push-outbox.js";
 import type { WebhookBodyEncoder } from "../../push/ports/webhook-body.js";
-import { taskToV03Json } from "./task-json.js";
+import { taskToV03 } from "../json/v1-to-v03-json.js";
 
 /** v0.3 webhooks are plain JSON (v0.3 §9.5), not A-9's application/a2a+json. */
 export const V03_WEBHOOK_CONTENT_TYPE = "application/json";
@@ -18,13 +18,14 @@ const MAX_REMEMBERED_LANES = 10_000;
  * history and artifacts as they are at delivery), and its status is the one as of the event: a
  * status update's own, for an artifact update the last status this lane delivered (a lane's
  * entries come in order, A-29), so a receiver never sees a later state before an earlier one.
- * Only an artifact update that is a lane's first since start shows the status as read.
+ * Only an artifact update that is a lane's first since start shows the status as read. The Task
+ * JSON is the v0.3 JSON-RPC endpoint's own translation (one v0.3 model, not two).
  */
 export function v03WebhookBody(tasks: TaskRepository): WebhookBodyEncoder {
   const lastStatus = new Map<string, TaskStatus>();
   return {
     contentType: V03_WEBHOOK_CONTENT_TYPE,
-    encode: async (entry) => JSON.stringify(taskToV03Json(await taskAfter(tasks, entry, lastStatus))),
+    encode: async (entry) => JSON.stringify(taskToV03(await taskAfter(tasks, entry, lastStatus))),
   };
 }
 
