@@ -155,6 +155,7 @@ describe("@a2a-js/sdk 0.3.14's gRPC client against a2a.v1.A2AService", () => {
   });
 
   test("R-V03-30, R-V03-33: blocking false returns at once; TaskSubscription follows the live task; CancelTask cancels it and ends the stream", async () => {
+    held = gate();
     const task = asTask(await alice.sendMessage(send(["hold"], {}, { blocking: false })));
     expect(["submitted", "working"]).toContain(task.status.state);
     await waitFor(async () => (await alice.getTask({ id: task.id })).status.state === "working");
