@@ -44,7 +44,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   },
   http: {
     measures:
-      "JSON-RPC beside the @a2a-js/sdk express server: blocking SendMessage CPU per call, one SSE stream of 5,000 chunks CPU per chunk, 500 SSE subscribers x 1,000 chunks (every chunk, in order) [--quick] [--only=unary,stream,fanout]",
+      "JSON-RPC beside the @a2a-js/sdk express server: blocking SendMessage CPU per call, one SSE stream of 5,000 chunks CPU per chunk, 500 SSE subscribers x 1,000 chunks (every chunk, in order), v0.3 message/send CPU per call against v1.0's [--quick] [--only=unary,stream,fanout,v03]",
     run: async (args) => (await import("./http.js")).runHttp({ quick: flag(args, "quick"), only: value(args, "only")?.split(",") }),
   },
   "fan-out": {
