@@ -205,6 +205,25 @@ describe("one task, two generations (R-BIND-3)", () => {
     const bob = await v03Client(s.bobKey);
     await expect(bob.getTask({ id: first.id })).rejects.toThrow(/-32001|not found/i);
   });
+
+  test("R-V03-10, A-36: the other way round: started over v1.0, continued, read, streamed and canceled over v0.3 with the same key", async () => {
+    const v1 = await s.client(s.aliceKey);
+    const asked = await v1.sendMessage(sendRequest("ask"));
+    if (!("status" in asked)) throw new Error("expected a task");
+    expect(asked.status?.state).toBe(V1TaskState.TASK_STATE_INPUT_REQUIRED);
+    const answered = asTask(await alice.sendMessage(send(["ask", "Ada"], { taskId: asked.id, contextId: asked.contextId })));
+    expect([answered.id, answered.status.state]).toEqual([asked.id, "completed"]);
+    expect((await alice.getTask({ id: asked.id })).status.message?.parts).toEqual([{ kind: "text", text: "hello Ada" }]);
+
+    const running = await v1.sendMessage(sendRequest("run until canceled", {}, { returnImmediately: true }));
+    if (!("status" in running)) throw new Error("expected a task");
+    const watched = events(alice.resubscribeTask({ id: running.id }));
+    const canceled = await alice.cancelTask({ id: running.id });
+    expect(canceled.status.state).toBe("canceled");
+    const seen = await watched;
+    expect(seen[0]).toMatchObject({ kind: "task", id: running.id });
+    expect(seen.at(-1)).toMatchObject({ kind: "status-update", final: true, status: { state: "canceled" } });
+  });
 });
 
 describe("observability labels the generation (issue 35 item 8)", () => {
