@@ -1,14 +1,23 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
 import { requestMetadata } from "../http/header-metadata.js";
-import { HttpCallContext, callStatusOf, peerOf, transportSecurityOf } from "../http/http-call-context.js";
-import { BodyTooLargeError, readBody } from "../http/request-body.js";
-import { SseWriter, type SseEvent } from "../http/sse-writer.js";
+import {
+  admitFromHeaders,
+  failCall,
+  inCallScope,
+  readBoundedBody,
+  refusalBeforeRun,
+  runSseStream,
+  runUnary,
+  type FailureWriter,
+  type SseStreamWire,
+} from "../http/http-call.js";
+import { HttpCallContext, callStatusOf, peerOf } from "../http/http-call-context.js";
+import type { SseEvent } from "../http/sse-writer.js";
 import type { CallAdmission } from "../service/call-admission.js";
-import type { CallObservers, ObservedCall } from "../service/call-observer.js";
+import type { CallObservers } from "../service/call-observer.js";
 import type { ErrorStatus } from "../service/error-status.js";
 import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
-import { Code } from "../service/status-code.js";
 import type { HttpRoute, HttpRuleRouter } from "./http-rule-router.js";
 import type { RestFailure } from "./rest-errors.js";
 
@@ -97,95 +106,58 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
   const metadata = requestMetadata(req);
   const method = route.method;
   const streaming = method.methodKind === "server_streaming";
+  const writeFailure = failureWriter(res, codec);
   const admission = options.admission();
-  try {
-    // A-15: the version first, then the credentials, both from the headers alone.
-    if (admission === undefined || options.protocolVersion === "0.3") options.checkVersion(metadata);
-    const peerAddress = req.socket.remoteAddress ?? "unknown";
-    const version = options.protocolVersion === undefined ? {} : { protocolVersion: options.protocolVersion };
-    if (admission !== undefined) await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress, ...version });
-  } catch (error) {
-    const observed = options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
-    const status = callStatusOf(error, observed);
-    const challenge: Record<string, string> =
-      status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
-    return fail(res, codec, observed, status, challenge);
-  }
-  let body: Buffer;
-  try {
-    body = await readBody(req, options.maxBodyBytes);
-  } catch (error) {
-    if (!(error instanceof BodyTooLargeError)) return void res.destroy();
-    res.setHeader("Connection", "close"); // the rest of the body is not read
-    return send(res, codec, codec.transportFailure(413, error.message));
-  }
+  const admitted = await admitFromHeaders(
+    req,
+    {
+      metadata,
+      admission,
+      checkVersion() {
+        if (admission === undefined || options.protocolVersion === "0.3") options.checkVersion(metadata);
+      },
+      protocolVersion: options.protocolVersion,
+      observeRefused: () => options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest"),
+      wwwAuthenticate: options.wwwAuthenticate,
+    },
+    writeFailure,
+  );
+  if (!admitted) return;
+  const body = await readBoundedBody(req, res, options.maxBodyBytes, (message) => send(res, codec, codec.transportFailure(413, message)));
+  if (body === undefined) return;
   const observed = options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
-  if (options.closing()) return fail(res, codec, observed, { code: Code.UNAVAILABLE, message: "server is shutting down", details: [] });
   const handler = options.handlers()[method.name];
-  if (typeof handler !== "function") return fail(res, codec, observed, { code: Code.UNIMPLEMENTED, message: `${method.name} is not implemented`, details: [] });
+  const refusal = refusalBeforeRun(options.closing(), handler, `${method.name} is not implemented`);
+  if (refusal !== undefined) return failCall(observed, refusal, writeFailure);
   let request: Message;
   try {
     request = codec.decodeRequest(route, match.variables, new URLSearchParams(queryAt < 0 ? "" : url.slice(queryAt + 1)), body);
   } catch (error) {
-    return fail(res, codec, observed, callStatusOf(error, observed));
+    return failCall(observed, callStatusOf(error, observed), writeFailure);
   }
   const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
-  const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
-  if (streaming)
-    return runStream(codec, ctx, res, options.sseKeepAliveMs, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
-  let result: JsonValue;
-  try {
-    const response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
-    result = codec.responseJson(method, request, response);
-  } catch (error) {
-    ctx.end(CALL_ENDED);
-    return fail(res, codec, observed, callStatusOf(error, observed), ctx.responseHeaders);
+  const run = inCallScope(options.observers, observed);
+  if (streaming) {
+    // R-HTTP-13..17: each event the codec's JSON of one stream message; the error event, its error body.
+    const wire: SseStreamWire<Message> = {
+      encode: (response) => codec.streamEvent(response),
+      errorEventData: (status) => JSON.stringify(codec.failure(status).body),
+      keepAliveMs: options.sseKeepAliveMs,
+    };
+    return runSseStream(ctx, res, wire, writeFailure, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
   }
-  if (res.destroyed)
-    observed.endUnanswered(Number.POSITIVE_INFINITY); // the client left before its answer
-  else observed.end(Code.OK, undefined);
-  sendJson(res, codec.contentType, 200, result, ctx.responseHeaders);
-  ctx.end(CALL_ENDED);
+  return runUnary(
+    ctx,
+    res,
+    async () => codec.responseJson(method, request, await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx))),
+    (result, responseHeaders) => sendJson(res, codec.contentType, 200, result, responseHeaders),
+    writeFailure,
+  );
 }
 
-const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
-
-/**
- * A streaming RPC over Server-Sent Events (R-HTTP-13..17): each event the codec's JSON of one
- * stream message; a failure before the first event is an ordinary error response (R-BIND-36),
- * after it one `event: error` with the error body, then the end. A client that goes away ends its
- * subscription, never the task.
- */
-async function runStream(
-  codec: RestCodec,
-  ctx: HttpCallContext,
-  res: ServerResponse,
-  keepAliveMs: number | null | undefined,
-  start: (writer: SseWriter<Message>) => Promise<void>,
-): Promise<void> {
-  const writer = new SseWriter<Message>(res, ctx.responseHeaders, (response) => codec.streamEvent(response), { keepAliveMs });
-  const { observed } = ctx;
-  try {
-    await start(writer);
-    if (ctx.signal.aborted && !res.writableEnded) observed.endUnanswered(Number.POSITIVE_INFINITY);
-    else observed.end(Code.OK, undefined);
-    writer.end();
-  } catch (error) {
-    const status = callStatusOf(error, observed);
-    if (!writer.started) {
-      fail(res, codec, observed, status, ctx.responseHeaders);
-    } else {
-      observed.end(status.code, status.message);
-      writer.endWithError(JSON.stringify(codec.failure(status).body));
-    }
-  } finally {
-    ctx.end(CALL_ENDED);
-  }
-}
-
-function fail(res: ServerResponse, codec: RestCodec, observed: ObservedCall, status: ErrorStatus, headers: Record<string, string> = {}): void {
-  observed.end(status.code, status.message);
-  send(res, codec, codec.failure(status), headers);
+/** The codec's error response of a failure the face reported. */
+function failureWriter(res: ServerResponse, codec: RestCodec): FailureWriter {
+  return (status, headers) => send(res, codec, codec.failure(status), headers);
 }
 
 function send(res: ServerResponse, codec: RestCodec, failure: RestFailure<object>, headers: Record<string, string> = {}): void {
