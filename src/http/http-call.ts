@@ -25,18 +25,37 @@ export function failCall(observed: ObservedCall, status: ErrorStatus, writeFailu
   writeFailure(status, headers);
 }
 
-export interface AdmissionStep {
+/** What every JSON binding over HTTP is given for its calls (src/http-bindings.ts wires them alike). */
+export interface HttpCallOptions {
+  /** The face's handlers by RPC name; read per call. */
+  handlers(): Readonly<Partial<Record<string, unknown>>>;
+  /** Proves the caller from the headers before the body is read; undefined = authentication off. */
+  admission(): CallAdmission | undefined;
+  /** The version check (A-3, A-15: first), for when no admission runs it. Throws VersionNotSupportedError. */
+  checkVersion(metadata: CallMetadata): void;
+  readonly observers: CallObservers;
+  /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
+  readonly maxBodyBytes: number;
+  /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
+  readonly wwwAuthenticate?: string | undefined;
+  /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
+  closing(): boolean;
+  /** A2A_SSE_KEEPALIVE: a stream silent this long gets a comment line (R-BIND-37); null or absent = off. */
+  readonly sseKeepAliveMs?: number | null;
+}
+
+/** One call's headers as admission reads them. */
+export interface CallHeaders {
   readonly metadata: CallMetadata;
-  /** Proves the caller from the headers; undefined = authentication off. */
-  readonly admission: CallAdmission | undefined;
-  /** The binding's version check(s), first (A-15); throws to refuse. */
-  checkVersion(): void;
-  /** The version the admission is told the call speaks ("0.3" on a v0.3 endpoint). */
+  /**
+   * "0.3": the endpoint speaks v0.3 (A-36), so options.checkVersion (its own rule) runs even
+   * under admission, which is told the version and then skips v1.0's check.
+   */
   readonly protocolVersion?: "0.3" | undefined;
+  /** A version check of the binding's own that runs before all else (the JSON-RPC dialect's). */
+  checkOwnVersion?(): void;
   /** Starts the record of a refused call (nothing of the body is known yet). */
   observeRefused(): ObservedCall;
-  /** The WWW-Authenticate challenge of a 401 (R-BIND-7). */
-  readonly wwwAuthenticate?: string | undefined;
 }
 
 /**
@@ -44,19 +63,22 @@ export interface AdmissionStep {
  * the body is read. On refusal the call is recorded and answered (with the challenge on a 401),
  * and false comes back.
  */
-export async function admitFromHeaders(req: IncomingMessage, step: AdmissionStep, writeFailure: FailureWriter): Promise<boolean> {
+export async function admitFromHeaders(req: IncomingMessage, options: HttpCallOptions, call: CallHeaders, writeFailure: FailureWriter): Promise<boolean> {
+  const admission = options.admission();
   try {
-    step.checkVersion();
-    if (step.admission !== undefined) {
+    call.checkOwnVersion?.();
+    if (admission === undefined || call.protocolVersion === "0.3") options.checkVersion(call.metadata);
+    if (admission !== undefined) {
       const peerAddress = req.socket.remoteAddress ?? "unknown";
-      const version = step.protocolVersion === undefined ? {} : { protocolVersion: step.protocolVersion };
-      await step.admission.admit({ metadata: step.metadata, getAuthContext: () => transportSecurityOf(req), peerAddress, ...version });
+      const version = call.protocolVersion === undefined ? {} : { protocolVersion: call.protocolVersion };
+      await admission.admit({ metadata: call.metadata, getAuthContext: () => transportSecurityOf(req), peerAddress, ...version });
     }
     return true;
   } catch (error) {
-    const observed = step.observeRefused();
+    const observed = call.observeRefused();
     const status = callStatusOf(error, observed);
-    const challenge: Record<string, string> = status.code === Code.UNAUTHENTICATED && step.wwwAuthenticate ? { "WWW-Authenticate": step.wwwAuthenticate } : {};
+    const challenge: Record<string, string> =
+      status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
     failCall(observed, status, writeFailure, challenge);
     return false;
   }
@@ -94,27 +116,36 @@ export function refusalBeforeRun(closing: boolean, handler: unknown, unimplement
 }
 
 /** Runs a handler inside the call's scope (its trace context) when an observer asks for one. */
-export function inCallScope(observers: CallObservers, observed: ObservedCall): <T>(body: () => T) => T {
-  return (body) => (observers.wrapsRun ? observed.run(body) : body());
+function inCallScope<T>(observers: CallObservers, observed: ObservedCall, body: () => T): T {
+  return observers.wrapsRun ? observed.run(body) : body();
 }
 
 const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
 
+/** How a binding answers a unary call: the handler's run, its result as JSON, the 200 response. */
+export interface UnaryWire<Response> {
+  /** Runs the handler (inside the call's scope). */
+  call(): Promise<Response>;
+  /** The response as the binding's JSON (outside the scope). */
+  encode(response: Response): JsonValue;
+  writeResult(result: JsonValue, headers: Record<string, string>): void;
+}
+
 /**
- * A unary call: the result is answered by `writeResult` (200); a failure by the binding's error
- * form. A client that left before its answer is recorded as unanswered.
+ * A unary call: the result is answered by the wire (200); a failure by the binding's error form.
+ * A client that left before its answer is recorded as unanswered.
  */
-export async function runUnary(
+export async function runUnary<Response>(
   ctx: HttpCallContext,
   res: ServerResponse,
-  invoke: () => Promise<JsonValue>,
-  writeResult: (result: JsonValue, headers: Record<string, string>) => void,
+  observers: CallObservers,
+  wire: UnaryWire<Response>,
   writeFailure: FailureWriter,
 ): Promise<void> {
   const { observed } = ctx;
   let result: JsonValue;
   try {
-    result = await invoke();
+    result = wire.encode(await inCallScope(observers, observed, () => wire.call()));
   } catch (error) {
     ctx.end(CALL_ENDED);
     return failCall(observed, callStatusOf(error, observed), writeFailure, ctx.responseHeaders);
@@ -122,7 +153,7 @@ export async function runUnary(
   if (res.destroyed)
     observed.endUnanswered(Number.POSITIVE_INFINITY); // the client left before its answer
   else observed.end(Code.OK, undefined);
-  writeResult(result, ctx.responseHeaders);
+  wire.writeResult(result, ctx.responseHeaders);
   ctx.end(CALL_ENDED);
 }
 
@@ -134,13 +165,15 @@ export interface SseStreamWire<Event> {
 }
 
 /**
- * A streaming call over Server-Sent Events (R-BIND-33..37): a failure before the first event is
+ * A streaming call over Server-Sent Events (R-BIND-33..37), `start` inside the call's scope: a
+ * failure before the first event is
  * an ordinary error response (R-BIND-36), after it one `event: error`, then the end. A client
  * that goes away ends its subscription (never the task): the call is recorded as cancelled.
  */
 export async function runSseStream<Event>(
   ctx: HttpCallContext,
   res: ServerResponse,
+  observers: CallObservers,
   wire: SseStreamWire<Event>,
   writeFailure: FailureWriter,
   start: (writer: SseWriter<Event>) => Promise<void>,
@@ -148,7 +181,7 @@ export async function runSseStream<Event>(
   const writer = new SseWriter<Event>(res, ctx.responseHeaders, wire.encode, { keepAliveMs: wire.keepAliveMs });
   const { observed } = ctx;
   try {
-    await start(writer);
+    await inCallScope(observers, observed, () => start(writer));
     if (ctx.signal.aborted && !res.writableEnded) observed.endUnanswered(Number.POSITIVE_INFINITY);
     else observed.end(Code.OK, undefined);
     writer.end();

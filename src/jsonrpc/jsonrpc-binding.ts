@@ -2,23 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { toJson, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { StreamResponseSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { requestMetadata } from "../http/header-metadata.js";
-import {
-  admitFromHeaders,
-  failCall,
-  inCallScope,
-  readBoundedBody,
-  refusalBeforeRun,
-  runSseStream,
-  runUnary,
-  type FailureWriter,
-  type SseStreamWire,
-} from "../http/http-call.js";
+import { admitFromHeaders, failCall, readBoundedBody, refusalBeforeRun, runSseStream, runUnary } from "../http/http-call.js";
+import type { FailureWriter, HttpCallOptions, SseStreamWire, UnaryWire } from "../http/http-call.js";
 import { HttpCallContext, callStatusOf, peerOf } from "../http/http-call-context.js";
 import { responseJson } from "../http/proto-json.js";
 import { cursorOf } from "../http/stream-cursor.js";
-import type { CallAdmission } from "../service/call-admission.js";
-import type { CallObservers } from "../service/call-observer.js";
-import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
+import type { ServerStreamHandler, UnaryHandler } from "../service/face.js";
 import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
 import { METHODS, decodeParams, findV1Method, readEnvelope, type JsonRpcId } from "./jsonrpc-envelope.js";
 import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject } from "./jsonrpc-errors.js";
@@ -34,22 +23,7 @@ import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject
  * the 1.0 dialect below, the 0.3 one in v03-jsonrpc-dialect.ts.
  */
 
-export interface JsonRpcBindingOptions {
-  /** The face's handlers by RPC name; read per call. */
-  handlers(): Readonly<Partial<Record<string, unknown>>>;
-  /** Proves the caller from the headers before the body is read; undefined = authentication off. */
-  admission(): CallAdmission | undefined;
-  /** The version check (A-3, A-15: first), for when no admission runs it. Throws VersionNotSupportedError. */
-  checkVersion(metadata: CallMetadata): void;
-  readonly observers: CallObservers;
-  /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
-  readonly maxBodyBytes: number;
-  /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
-  readonly wwwAuthenticate?: string;
-  /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
-  closing(): boolean;
-  /** A2A_SSE_KEEPALIVE: a stream silent this long gets a comment line (R-BIND-37); null or absent = off. */
-  readonly sseKeepAliveMs?: number | null;
+export interface JsonRpcBindingOptions extends HttpCallOptions {
   /** The A2A generation the endpoint speaks; default: 1.0 (V1_DIALECT). */
   readonly dialect?: JsonRpcDialect;
 }
@@ -76,26 +50,12 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   const dialect = options.dialect ?? V1_DIALECT;
   const headers = requestMetadata(req);
   const metadata = dialect.faceMetadata(headers);
-  const admission = options.admission();
-  const admitted = await admitFromHeaders(
-    req,
-    {
-      metadata,
-      admission,
-      checkVersion() {
-        dialect.checkVersion?.(headers);
-        if (admission === undefined) options.checkVersion(metadata);
-      },
-      // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
-      observeRefused: () => options.observers.begin(dialect.service, "(unread)", false, peerOf(req), metadata, "jsonrpc"),
-      wwwAuthenticate: options.wwwAuthenticate,
-    },
-    failureWriter(res, null),
-  );
-  if (!admitted) return;
-  const body = await readBoundedBody(req, res, options.maxBodyBytes, (message) =>
-    sendRpc(res, 413, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, message) }),
-  );
+  // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
+  const observeRefused = () => options.observers.begin(dialect.service, "(unread)", false, peerOf(req), metadata, "jsonrpc");
+  if (!(await admitFromHeaders(req, options, { metadata, checkOwnVersion: () => dialect.checkVersion?.(headers), observeRefused }, failureWriter(res, null))))
+    return;
+  const tooLarge = (message: string) => sendRpc(res, 413, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, message) });
+  const body = await readBoundedBody(req, res, options.maxBodyBytes, tooLarge);
   if (body === undefined) return;
   const call = readEnvelope(body, (name) => dialect.method(name));
   if ("error" in call) return sendRpc(res, 200, { jsonrpc: "2.0", id: call.id, error: call.error });
@@ -113,7 +73,6 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   }
   const ctx = new HttpCallContext(method.rpc, metadata, observed, req, res);
   const face: FaceCall = { handlers, context: dialect.context(ctx) };
-  const run = inCallScope(options.observers, observed);
   if (method.streaming) {
     // R-JRPC-12..15: each event a JSON-RPC response with the request's id; its SSE `id:` is its
     // resume cursor when the stream-resume extension is active (A-33), for Last-Event-ID.
@@ -122,15 +81,15 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
       errorEventData: (status) => JSON.stringify({ jsonrpc: "2.0", id, error: jsonRpcFailure(status).error }),
       keepAliveMs: options.sseKeepAliveMs,
     };
-    return runSseStream(ctx, res, wire, writeFailure, (writer) => run(() => method.stream(face, request, writer)));
+    return runSseStream(ctx, res, options.observers, wire, writeFailure, (writer) => method.stream(face, request, writer));
   }
-  return runUnary(
-    ctx,
-    res,
-    () => run(() => method.invoke(face, request)),
-    (result, responseHeaders) => sendRpc(res, 200, { jsonrpc: "2.0", id, result }, responseHeaders),
-    writeFailure,
-  );
+  // The method's invoke encodes its result itself, inside the call's scope.
+  const unary: UnaryWire<JsonValue> = {
+    call: () => method.invoke(face, request),
+    encode: (result) => result,
+    writeResult: (result, responseHeaders) => sendRpc(res, 200, { jsonrpc: "2.0", id, result }, responseHeaders),
+  };
+  return runUnary(ctx, res, options.observers, unary, writeFailure);
 }
 
 /**

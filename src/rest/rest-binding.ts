@@ -1,23 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
 import { requestMetadata } from "../http/header-metadata.js";
-import {
-  admitFromHeaders,
-  failCall,
-  inCallScope,
-  readBoundedBody,
-  refusalBeforeRun,
-  runSseStream,
-  runUnary,
-  type FailureWriter,
-  type SseStreamWire,
-} from "../http/http-call.js";
+import { admitFromHeaders, failCall, readBoundedBody, refusalBeforeRun, runSseStream, runUnary } from "../http/http-call.js";
+import type { FailureWriter, HttpCallOptions, SseStreamWire, UnaryWire } from "../http/http-call.js";
 import { HttpCallContext, callStatusOf, peerOf } from "../http/http-call-context.js";
 import type { SseEvent } from "../http/sse-writer.js";
-import type { CallAdmission } from "../service/call-admission.js";
-import type { CallObservers } from "../service/call-observer.js";
 import type { ErrorStatus } from "../service/error-status.js";
-import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
+import type { ServerStreamHandler, UnaryHandler } from "../service/face.js";
 import type { HttpRoute, HttpRuleRouter } from "./http-rule-router.js";
 import type { RestFailure } from "./rest-errors.js";
 
@@ -49,7 +38,7 @@ export interface RestCodec {
   transportFailure(httpStatus: number, message: string): RestFailure<object>;
 }
 
-export interface RestBindingOptions {
+export interface RestBindingOptions extends HttpCallOptions {
   readonly router: HttpRuleRouter;
   readonly codec: RestCodec;
   /** The binding's base path on the listener ("/a2a/rest"); routes are matched below it. */
@@ -61,21 +50,6 @@ export interface RestBindingOptions {
    * admission, which then skips the v1.0 version check (as on the v0.3 gRPC service).
    */
   readonly protocolVersion?: "0.3";
-  /** The face's handlers by RPC name; read per call. */
-  handlers(): Readonly<Partial<Record<string, unknown>>>;
-  /** Proves the caller from the headers before the body is read; undefined = authentication off. */
-  admission(): CallAdmission | undefined;
-  /** The version check (A-3, A-15: first), for when no admission runs it. Throws VersionNotSupportedError. */
-  checkVersion(metadata: CallMetadata): void;
-  readonly observers: CallObservers;
-  /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
-  readonly maxBodyBytes: number;
-  /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
-  readonly wwwAuthenticate?: string | undefined;
-  /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
-  closing(): boolean;
-  /** A2A_SSE_KEEPALIVE: silence after which a stream gets a comment line (R-BIND-37); null = none. */
-  readonly sseKeepAliveMs?: number | null;
 }
 
 /** The binding's request handler for every path under its base on the HTTP listener. */
@@ -107,25 +81,12 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
   const method = route.method;
   const streaming = method.methodKind === "server_streaming";
   const writeFailure = failureWriter(res, codec);
-  const admission = options.admission();
-  const admitted = await admitFromHeaders(
-    req,
-    {
-      metadata,
-      admission,
-      checkVersion() {
-        if (admission === undefined || options.protocolVersion === "0.3") options.checkVersion(metadata);
-      },
-      protocolVersion: options.protocolVersion,
-      observeRefused: () => options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest"),
-      wwwAuthenticate: options.wwwAuthenticate,
-    },
-    writeFailure,
-  );
-  if (!admitted) return;
+  const observe = () => options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
+  const heads = { metadata, protocolVersion: options.protocolVersion, observeRefused: observe };
+  if (!(await admitFromHeaders(req, options, heads, writeFailure))) return;
   const body = await readBoundedBody(req, res, options.maxBodyBytes, (message) => send(res, codec, codec.transportFailure(413, message)));
   if (body === undefined) return;
-  const observed = options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
+  const observed = observe();
   const handler = options.handlers()[method.name];
   const refusal = refusalBeforeRun(options.closing(), handler, `${method.name} is not implemented`);
   if (refusal !== undefined) return failCall(observed, refusal, writeFailure);
@@ -136,7 +97,6 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
     return failCall(observed, callStatusOf(error, observed), writeFailure);
   }
   const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
-  const run = inCallScope(options.observers, observed);
   if (streaming) {
     // R-HTTP-13..17: each event the codec's JSON of one stream message; the error event, its error body.
     const wire: SseStreamWire<Message> = {
@@ -144,15 +104,14 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
       errorEventData: (status) => JSON.stringify(codec.failure(status).body),
       keepAliveMs: options.sseKeepAliveMs,
     };
-    return runSseStream(ctx, res, wire, writeFailure, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
+    return runSseStream(ctx, res, options.observers, wire, writeFailure, (writer) => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer));
   }
-  return runUnary(
-    ctx,
-    res,
-    async () => codec.responseJson(method, request, await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx))),
-    (result, responseHeaders) => sendJson(res, codec.contentType, 200, result, responseHeaders),
-    writeFailure,
-  );
+  const unary: UnaryWire<Message> = {
+    call: () => (handler as UnaryHandler<Message, Message>)(request, ctx),
+    encode: (response) => codec.responseJson(method, request, response),
+    writeResult: (result, responseHeaders) => sendJson(res, codec.contentType, 200, result, responseHeaders),
+  };
+  return runUnary(ctx, res, options.observers, unary, writeFailure);
 }
 
 /** The codec's error response of a failure the face reported. */
