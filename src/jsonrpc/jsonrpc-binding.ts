@@ -2,16 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { toJson, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { StreamResponseSchema, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { requestMetadata } from "../http/header-metadata.js";
-import { HttpCallContext, callStatusOf, peerOf, transportSecurityOf } from "../http/http-call-context.js";
+import { admitFromHeaders, failCall, readBoundedBody, refusalBeforeRun, runSseStream, runUnary } from "../http/http-call.js";
+import type { FailureWriter, HttpCallOptions, SseStreamWire, UnaryWire } from "../http/http-call.js";
+import { HttpCallContext, callStatusOf, peerOf } from "../http/http-call-context.js";
 import { responseJson } from "../http/proto-json.js";
-import { BodyTooLargeError, readBody } from "../http/request-body.js";
-import { SseWriter } from "../http/sse-writer.js";
 import { cursorOf } from "../http/stream-cursor.js";
-import type { CallAdmission } from "../service/call-admission.js";
-import type { CallObservers, ObservedCall } from "../service/call-observer.js";
-import type { ErrorStatus } from "../service/error-status.js";
-import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
-import { Code } from "../service/status-code.js";
+import type { ServerStreamHandler, UnaryHandler } from "../service/face.js";
 import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
 import { METHODS, decodeParams, findV1Method, readEnvelope, type JsonRpcId } from "./jsonrpc-envelope.js";
 import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject } from "./jsonrpc-errors.js";
@@ -27,22 +23,7 @@ import { INVALID_REQUEST, envelopeError, jsonRpcFailure, type JsonRpcErrorObject
  * the 1.0 dialect below, the 0.3 one in v03-jsonrpc-dialect.ts.
  */
 
-export interface JsonRpcBindingOptions {
-  /** The face's handlers by RPC name; read per call. */
-  handlers(): Readonly<Partial<Record<string, unknown>>>;
-  /** Proves the caller from the headers before the body is read; undefined = authentication off. */
-  admission(): CallAdmission | undefined;
-  /** The version check (A-3, A-15: first), for when no admission runs it. Throws VersionNotSupportedError. */
-  checkVersion(metadata: CallMetadata): void;
-  readonly observers: CallObservers;
-  /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
-  readonly maxBodyBytes: number;
-  /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
-  readonly wwwAuthenticate?: string;
-  /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
-  closing(): boolean;
-  /** A2A_SSE_KEEPALIVE: a stream silent this long gets a comment line (R-BIND-37); null or absent = off. */
-  readonly sseKeepAliveMs?: number | null;
+export interface JsonRpcBindingOptions extends HttpCallOptions {
   /** The A2A generation the endpoint speaks; default: 1.0 (V1_DIALECT). */
   readonly dialect?: JsonRpcDialect;
 }
@@ -69,101 +50,46 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   const dialect = options.dialect ?? V1_DIALECT;
   const headers = requestMetadata(req);
   const metadata = dialect.faceMetadata(headers);
-  const admission = options.admission();
-  try {
-    // A-15: the version first, then the credentials, both from the headers alone.
-    dialect.checkVersion?.(headers);
-    if (admission === undefined) options.checkVersion(metadata);
-    else await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress: req.socket.remoteAddress ?? "unknown" });
-  } catch (error) {
-    // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
-    const observed = options.observers.begin(dialect.service, "(unread)", false, peerOf(req), metadata, "jsonrpc");
-    const status = callStatusOf(error, observed);
-    const challenge: Record<string, string> =
-      status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
-    return fail(res, observed, null, status, challenge);
-  }
-  let body: Buffer;
-  try {
-    body = await readBody(req, options.maxBodyBytes);
-  } catch (error) {
-    if (!(error instanceof BodyTooLargeError)) return void res.destroy();
-    res.setHeader("Connection", "close"); // the rest of the body is not read
-    return sendRpc(res, 413, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, error.message) });
-  }
+  // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
+  const observeRefused = () => options.observers.begin(dialect.service, "(unread)", false, peerOf(req), metadata, "jsonrpc");
+  if (!(await admitFromHeaders(req, options, { metadata, checkOwnVersion: () => dialect.checkVersion?.(headers), observeRefused }, failureWriter(res, null))))
+    return;
+  const tooLarge = (message: string) => sendRpc(res, 413, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, message) });
+  const body = await readBoundedBody(req, res, options.maxBodyBytes, tooLarge);
+  if (body === undefined) return;
   const call = readEnvelope(body, (name) => dialect.method(name));
   if ("error" in call) return sendRpc(res, 200, { jsonrpc: "2.0", id: call.id, error: call.error });
   const { id, method } = call;
+  const writeFailure = failureWriter(res, id);
   const observed = options.observers.begin(dialect.service, method.rpc, method.streaming, peerOf(req), metadata, "jsonrpc");
-  if (options.closing()) return fail(res, observed, id, { code: Code.UNAVAILABLE, message: "server is shutting down", details: [] });
   const handlers = options.handlers();
-  if (typeof handlers[method.rpc] !== "function") {
-    return fail(res, observed, id, { code: Code.UNIMPLEMENTED, message: `method ${method.rpc} is not implemented`, details: [] });
-  }
+  const refusal = refusalBeforeRun(options.closing(), handlers[method.rpc], `method ${method.rpc} is not implemented`);
+  if (refusal !== undefined) return failCall(observed, refusal, writeFailure);
   let request: Message;
   try {
     request = method.decode(call.params);
   } catch (error) {
-    return fail(res, observed, id, callStatusOf(error, observed));
+    return failCall(observed, callStatusOf(error, observed), writeFailure);
   }
   const ctx = new HttpCallContext(method.rpc, metadata, observed, req, res);
   const face: FaceCall = { handlers, context: dialect.context(ctx) };
-  const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
-  if (method.streaming) return runStream(ctx, res, id, options.sseKeepAliveMs, (writer) => run(() => method.stream(face, request, writer)));
-  let result: JsonValue;
-  try {
-    result = await run(() => method.invoke(face, request));
-  } catch (error) {
-    ctx.end(CALL_ENDED);
-    return fail(res, observed, id, callStatusOf(error, observed), ctx.responseHeaders);
+  if (method.streaming) {
+    // R-JRPC-12..15: each event a JSON-RPC response with the request's id; its SSE `id:` is its
+    // resume cursor when the stream-resume extension is active (A-33), for Last-Event-ID.
+    const wire: SseStreamWire<StreamResult> = {
+      encode: (event) => ({ id: event.cursor, data: JSON.stringify({ jsonrpc: "2.0", id, result: event.result }) }),
+      errorEventData: (status) => JSON.stringify({ jsonrpc: "2.0", id, error: jsonRpcFailure(status).error }),
+      keepAliveMs: options.sseKeepAliveMs,
+    };
+    return runSseStream(ctx, res, options.observers, wire, writeFailure, (writer) => method.stream(face, request, writer));
   }
-  if (res.destroyed)
-    observed.endUnanswered(Number.POSITIVE_INFINITY); // the client left before its answer
-  else observed.end(Code.OK, undefined);
-  sendRpc(res, 200, { jsonrpc: "2.0", id, result }, ctx.responseHeaders);
-  ctx.end(CALL_ENDED);
-}
-
-const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
-
-/**
- * A streaming method over Server-Sent Events (R-JRPC-12..15): each event a JSON-RPC response with
- * the request's id; a failure before the first event is an ordinary JSON-RPC error response
- * (R-BIND-36), after it one `event: error`, then the end. The SSE `id:` of an event is its resume
- * cursor when the stream-resume extension is active (A-33), so a reconnect with Last-Event-ID
- * continues after it.
- */
-async function runStream(
-  ctx: HttpCallContext,
-  res: ServerResponse,
-  id: JsonRpcId,
-  keepAliveMs: number | null | undefined,
-  start: (writer: SseWriter<StreamResult>) => Promise<void>,
-): Promise<void> {
-  const writer = new SseWriter<StreamResult>(
-    res,
-    ctx.responseHeaders,
-    (event) => ({ id: event.cursor, data: JSON.stringify({ jsonrpc: "2.0", id, result: event.result }) }),
-    { keepAliveMs },
-  );
-  const { observed } = ctx;
-  try {
-    await start(writer);
-    // A client that went away ended its subscription (never the task): the call was cancelled.
-    if (ctx.signal.aborted && !res.writableEnded) observed.endUnanswered(Number.POSITIVE_INFINITY);
-    else observed.end(Code.OK, undefined);
-    writer.end();
-  } catch (error) {
-    const status = callStatusOf(error, observed);
-    if (!writer.started) {
-      fail(res, observed, id, status, ctx.responseHeaders);
-    } else {
-      observed.end(status.code, status.message);
-      writer.endWithError(JSON.stringify({ jsonrpc: "2.0", id, error: jsonRpcFailure(status).error }));
-    }
-  } finally {
-    ctx.end(CALL_ENDED);
-  }
+  // The method's invoke encodes its result itself, inside the call's scope.
+  const unary: UnaryWire<JsonValue> = {
+    call: () => method.invoke(face, request),
+    encode: (result) => result,
+    writeResult: (result, responseHeaders) => sendRpc(res, 200, { jsonrpc: "2.0", id, result }, responseHeaders),
+  };
+  return runUnary(ctx, res, options.observers, unary, writeFailure);
 }
 
 /**
@@ -204,10 +130,12 @@ const V1_METHODS: ReadonlyMap<string, DialectMethod> = new Map(
   ]),
 );
 
-function fail(res: ServerResponse, observed: ObservedCall, id: JsonRpcId, status: ErrorStatus, headers: Record<string, string> = {}): void {
-  observed.end(status.code, status.message);
-  const { error, httpStatus } = jsonRpcFailure(status);
-  sendRpc(res, httpStatus, { jsonrpc: "2.0", id, error }, headers);
+/** The JSON-RPC error response of a failure the face reported, echoing the request's id. */
+function failureWriter(res: ServerResponse, id: JsonRpcId): FailureWriter {
+  return (status, headers) => {
+    const { error, httpStatus } = jsonRpcFailure(status);
+    sendRpc(res, httpStatus, { jsonrpc: "2.0", id, error }, headers);
+  };
 }
 
 type JsonRpcResponse = { jsonrpc: "2.0"; id: JsonRpcId; result: JsonValue } | { jsonrpc: "2.0"; id: JsonRpcId; error: JsonRpcErrorObject };

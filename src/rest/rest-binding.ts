@@ -1,14 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
 import { requestMetadata } from "../http/header-metadata.js";
-import { HttpCallContext, callStatusOf, peerOf, transportSecurityOf } from "../http/http-call-context.js";
-import { BodyTooLargeError, readBody } from "../http/request-body.js";
-import { SseWriter, type SseEvent } from "../http/sse-writer.js";
-import type { CallAdmission } from "../service/call-admission.js";
-import type { CallObservers, ObservedCall } from "../service/call-observer.js";
+import { admitFromHeaders, failCall, readBoundedBody, refusalBeforeRun, runSseStream, runUnary } from "../http/http-call.js";
+import type { FailureWriter, HttpCallOptions, SseStreamWire, UnaryWire } from "../http/http-call.js";
+import { HttpCallContext, callStatusOf, peerOf } from "../http/http-call-context.js";
+import type { SseEvent } from "../http/sse-writer.js";
 import type { ErrorStatus } from "../service/error-status.js";
-import type { CallMetadata, ServerStreamHandler, UnaryHandler } from "../service/face.js";
-import { Code } from "../service/status-code.js";
+import type { ServerStreamHandler, UnaryHandler } from "../service/face.js";
 import type { HttpRoute, HttpRuleRouter } from "./http-rule-router.js";
 import type { RestFailure } from "./rest-errors.js";
 
@@ -40,7 +38,7 @@ export interface RestCodec {
   transportFailure(httpStatus: number, message: string): RestFailure<object>;
 }
 
-export interface RestBindingOptions {
+export interface RestBindingOptions extends HttpCallOptions {
   readonly router: HttpRuleRouter;
   readonly codec: RestCodec;
   /** The binding's base path on the listener ("/a2a/rest"); routes are matched below it. */
@@ -52,21 +50,6 @@ export interface RestBindingOptions {
    * admission, which then skips the v1.0 version check (as on the v0.3 gRPC service).
    */
   readonly protocolVersion?: "0.3";
-  /** The face's handlers by RPC name; read per call. */
-  handlers(): Readonly<Partial<Record<string, unknown>>>;
-  /** Proves the caller from the headers before the body is read; undefined = authentication off. */
-  admission(): CallAdmission | undefined;
-  /** The version check (A-3, A-15: first), for when no admission runs it. Throws VersionNotSupportedError. */
-  checkVersion(metadata: CallMetadata): void;
-  readonly observers: CallObservers;
-  /** A2A_MAX_MESSAGE_BYTES: larger bodies are refused with 413 (R-BIND-32). */
-  readonly maxBodyBytes: number;
-  /** The WWW-Authenticate challenge of a 401 (R-BIND-7): the configured schemes. */
-  readonly wwwAuthenticate?: string | undefined;
-  /** True once shutdown has begun: new calls are refused as UNAVAILABLE, as gRPC's are. */
-  closing(): boolean;
-  /** A2A_SSE_KEEPALIVE: silence after which a stream gets a comment line (R-BIND-37); null = none. */
-  readonly sseKeepAliveMs?: number | null;
 }
 
 /** The binding's request handler for every path under its base on the HTTP listener. */
@@ -97,95 +80,43 @@ async function serve(options: RestBindingOptions, req: IncomingMessage, res: Ser
   const metadata = requestMetadata(req);
   const method = route.method;
   const streaming = method.methodKind === "server_streaming";
-  const admission = options.admission();
-  try {
-    // A-15: the version first, then the credentials, both from the headers alone.
-    if (admission === undefined || options.protocolVersion === "0.3") options.checkVersion(metadata);
-    const peerAddress = req.socket.remoteAddress ?? "unknown";
-    const version = options.protocolVersion === undefined ? {} : { protocolVersion: options.protocolVersion };
-    if (admission !== undefined) await admission.admit({ metadata, getAuthContext: () => transportSecurityOf(req), peerAddress, ...version });
-  } catch (error) {
-    const observed = options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
-    const status = callStatusOf(error, observed);
-    const challenge: Record<string, string> =
-      status.code === Code.UNAUTHENTICATED && options.wwwAuthenticate ? { "WWW-Authenticate": options.wwwAuthenticate } : {};
-    return fail(res, codec, observed, status, challenge);
-  }
-  let body: Buffer;
-  try {
-    body = await readBody(req, options.maxBodyBytes);
-  } catch (error) {
-    if (!(error instanceof BodyTooLargeError)) return void res.destroy();
-    res.setHeader("Connection", "close"); // the rest of the body is not read
-    return send(res, codec, codec.transportFailure(413, error.message));
-  }
-  const observed = options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
-  if (options.closing()) return fail(res, codec, observed, { code: Code.UNAVAILABLE, message: "server is shutting down", details: [] });
+  const writeFailure = failureWriter(res, codec);
+  const observe = () => options.observers.begin(options.serviceName, method.name, streaming, peerOf(req), metadata, "rest");
+  const heads = { metadata, protocolVersion: options.protocolVersion, observeRefused: observe };
+  if (!(await admitFromHeaders(req, options, heads, writeFailure))) return;
+  const body = await readBoundedBody(req, res, options.maxBodyBytes, (message) => send(res, codec, codec.transportFailure(413, message)));
+  if (body === undefined) return;
+  const observed = observe();
   const handler = options.handlers()[method.name];
-  if (typeof handler !== "function") return fail(res, codec, observed, { code: Code.UNIMPLEMENTED, message: `${method.name} is not implemented`, details: [] });
+  const refusal = refusalBeforeRun(options.closing(), handler, `${method.name} is not implemented`);
+  if (refusal !== undefined) return failCall(observed, refusal, writeFailure);
   let request: Message;
   try {
     request = codec.decodeRequest(route, match.variables, new URLSearchParams(queryAt < 0 ? "" : url.slice(queryAt + 1)), body);
   } catch (error) {
-    return fail(res, codec, observed, callStatusOf(error, observed));
+    return failCall(observed, callStatusOf(error, observed), writeFailure);
   }
   const ctx = new HttpCallContext(method.name, metadata, observed, req, res);
-  const run = <T>(body: () => T): T => (options.observers.wrapsRun ? observed.run(body) : body());
-  if (streaming)
-    return runStream(codec, ctx, res, options.sseKeepAliveMs, (writer) => run(() => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer)));
-  let result: JsonValue;
-  try {
-    const response = await run(() => (handler as UnaryHandler<Message, Message>)(request, ctx));
-    result = codec.responseJson(method, request, response);
-  } catch (error) {
-    ctx.end(CALL_ENDED);
-    return fail(res, codec, observed, callStatusOf(error, observed), ctx.responseHeaders);
+  if (streaming) {
+    // R-HTTP-13..17: each event the codec's JSON of one stream message; the error event, its error body.
+    const wire: SseStreamWire<Message> = {
+      encode: (response) => codec.streamEvent(response),
+      errorEventData: (status) => JSON.stringify(codec.failure(status).body),
+      keepAliveMs: options.sseKeepAliveMs,
+    };
+    return runSseStream(ctx, res, options.observers, wire, writeFailure, (writer) => (handler as ServerStreamHandler<Message, Message>)(request, ctx, writer));
   }
-  if (res.destroyed)
-    observed.endUnanswered(Number.POSITIVE_INFINITY); // the client left before its answer
-  else observed.end(Code.OK, undefined);
-  sendJson(res, codec.contentType, 200, result, ctx.responseHeaders);
-  ctx.end(CALL_ENDED);
+  const unary: UnaryWire<Message> = {
+    call: () => (handler as UnaryHandler<Message, Message>)(request, ctx),
+    encode: (response) => codec.responseJson(method, request, response),
+    writeResult: (result, responseHeaders) => sendJson(res, codec.contentType, 200, result, responseHeaders),
+  };
+  return runUnary(ctx, res, options.observers, unary, writeFailure);
 }
 
-const CALL_ENDED: Error = Object.freeze(new Error("call ended"));
-
-/**
- * A streaming RPC over Server-Sent Events (R-HTTP-13..17): each event the codec's JSON of one
- * stream message; a failure before the first event is an ordinary error response (R-BIND-36),
- * after it one `event: error` with the error body, then the end. A client that goes away ends its
- * subscription, never the task.
- */
-async function runStream(
-  codec: RestCodec,
-  ctx: HttpCallContext,
-  res: ServerResponse,
-  keepAliveMs: number | null | undefined,
-  start: (writer: SseWriter<Message>) => Promise<void>,
-): Promise<void> {
-  const writer = new SseWriter<Message>(res, ctx.responseHeaders, (response) => codec.streamEvent(response), { keepAliveMs });
-  const { observed } = ctx;
-  try {
-    await start(writer);
-    if (ctx.signal.aborted && !res.writableEnded) observed.endUnanswered(Number.POSITIVE_INFINITY);
-    else observed.end(Code.OK, undefined);
-    writer.end();
-  } catch (error) {
-    const status = callStatusOf(error, observed);
-    if (!writer.started) {
-      fail(res, codec, observed, status, ctx.responseHeaders);
-    } else {
-      observed.end(status.code, status.message);
-      writer.endWithError(JSON.stringify(codec.failure(status).body));
-    }
-  } finally {
-    ctx.end(CALL_ENDED);
-  }
-}
-
-function fail(res: ServerResponse, codec: RestCodec, observed: ObservedCall, status: ErrorStatus, headers: Record<string, string> = {}): void {
-  observed.end(status.code, status.message);
-  send(res, codec, codec.failure(status), headers);
+/** The codec's error response of a failure the face reported. */
+function failureWriter(res: ServerResponse, codec: RestCodec): FailureWriter {
+  return (status, headers) => send(res, codec, codec.failure(status), headers);
 }
 
 function send(res: ServerResponse, codec: RestCodec, failure: RestFailure<object>, headers: Record<string, string> = {}): void {

@@ -3,34 +3,16 @@ import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { RetryInfoSchema } from "../../gen/es/google/rpc/error_details_pb.js";
 import { detailsJson } from "../http/error-details.js";
 import type { ErrorStatus } from "../service/error-status.js";
-import { Code, codeName } from "../service/status-code.js";
+import { httpStatusOf } from "../service/error-table.js";
+import { codeName } from "../service/status-code.js";
 
 /*
  * The §11.6 error body for HTTP+JSON (R-HTTP-8..12, R-BIND-38): the face's error status as the
  * AIP-193 wrapper of google.rpc.Status, `{"error":{"code":<http>,"status":"<code name>",
- * "message":…,"details":[…@type…]}}`, and the HTTP status it travels with. A2A's
+ * "message":…,"details":[…@type…]}}`, and the HTTP status of the one §5.4 table
+ * (src/service/error-table.ts) it travels with. A2A's
  * FAILED_PRECONDITION reasons share 400; clients tell them apart by the ErrorInfo reason.
  */
-
-/** google.rpc.Code → HTTP status, the mapping `error.status` implies (google/rpc/code.proto). */
-const HTTP_STATUS: Readonly<Record<number, number>> = {
-  [Code.CANCELLED]: 499,
-  [Code.UNKNOWN]: 500,
-  [Code.INVALID_ARGUMENT]: 400,
-  [Code.DEADLINE_EXCEEDED]: 504,
-  [Code.NOT_FOUND]: 404,
-  [Code.ALREADY_EXISTS]: 409,
-  [Code.PERMISSION_DENIED]: 403,
-  [Code.RESOURCE_EXHAUSTED]: 429,
-  [Code.FAILED_PRECONDITION]: 400,
-  [Code.ABORTED]: 409,
-  [Code.OUT_OF_RANGE]: 400,
-  [Code.UNIMPLEMENTED]: 501,
-  [Code.INTERNAL]: 500,
-  [Code.UNAVAILABLE]: 503,
-  [Code.DATA_LOSS]: 500,
-  [Code.UNAUTHENTICATED]: 401,
-};
 
 /** A failure's HTTP status, headers and JSON body (v1.0's §11.6 body by default; v0.3 has its own). */
 export interface RestFailure<Body extends object = { readonly error: { code: number; status: string; message: string; details: JsonValue[] } }> {
@@ -42,7 +24,7 @@ export interface RestFailure<Body extends object = { readonly error: { code: num
 
 /** The HTTP+JSON form of a failure the face reported. */
 export function restFailure(status: ErrorStatus): RestFailure {
-  const httpStatus = HTTP_STATUS[status.code] ?? 500;
+  const httpStatus = httpStatusOf(status.code);
   const retryAfter = retryAfterSeconds(status);
   return {
     httpStatus,
