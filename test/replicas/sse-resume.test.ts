@@ -89,10 +89,18 @@ function eventKey(payload: Json): string {
 }
 
 /** Reads `count` events (each must carry an SSE id: the extension is on). */
+/** `promise`, or a failure naming `what` after WAIT_MS (so the test's finally closes its servers). */
+function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${WAIT_MS} ms`)), WAIT_MS)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Reads `count` events (each must carry an SSE id: the extension is on). */
 async function take(reader: SseStream, count: number): Promise<EventSourceMessage[]> {
   const events: EventSourceMessage[] = [];
   for (let k = 0; k < count; k++) {
-    const event = await reader.next();
+    const event = await within(reader.next(), `event ${k + 1} of ${count}`);
     if (event === undefined) throw new Error(`the stream ended after ${k} events, ${count} expected`);
     expect(event.id).toMatch(/^[A-Za-z0-9_-]+$/);
     events.push(event);
@@ -100,15 +108,26 @@ async function take(reader: SseStream, count: number): Promise<EventSourceMessag
   return events;
 }
 
+/** The events up to the stream's end. */
+const untilEnd = (reader: SseStream) => within(reader.rest(), "end of the stream");
+
+/** The streams a test opened, dropped after it (also when it fails, so the next test starts with none open). */
+const opened: SseStream[] = [];
+afterEach(() => Promise.all(opened.splice(0).map((reader) => reader.abandon().catch(() => undefined))));
+
 async function openStream(response: Response): Promise<SseStream> {
   expect([response.status, response.headers.get("content-type")]).toEqual([200, "text/event-stream"]);
   expect(response.headers.get("a2a-extensions")).toBe(STREAM_RESUME_EXTENSION);
-  return readSse(response);
+  const reader = readSse(response);
+  opened.push(reader);
+  return reader;
 }
 
 const COMPLETED = "TASK_STATE_COMPLETED";
 /** Each test waits on the server's events; a missing one fails it in this long, not in jest's 30 s. */
 const TEST_TIMEOUT_MS = 10_000;
+/** How long one expected event (or a stream's end) may take. */
+const WAIT_MS = 3000;
 
 /** Resolves once the server has closed every stream (in this process): a client that left ended its subscription. */
 async function untilNoStreamOpen(): Promise<void> {
@@ -123,15 +142,16 @@ function resumableAgent(): ReturnType<typeof controlledAgent> {
 }
 
 describe("SQLite: resume by Last-Event-ID after the server is stopped and started again on the same data dir", () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), "a2a-sse-resume-"));
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test.each(BINDINGS)(
     "A-33, R-BIND-36, issue 34 item 4 ($name): stopped mid-task, started again: the events written before the stop from the log, then the resumed run's live ones, no duplicate, no gap, to COMPLETED",
     async (binding) => {
+      const dir = mkdtempSync(join(tmpdir(), "a2a-sse-resume-")); // its own: a failed test leaves no lock behind for the next
+      dirs.push(dir);
       const env = { A2A_STORE: "sqlite", A2A_DATA_DIR: dir };
       const before = resumableAgent();
       const first = await startHttpServer(before.agent, env);
@@ -165,7 +185,7 @@ describe("SQLite: resume by Last-Event-ID after the server is stopped and starte
         await run.ctx.artifact({ artifactId: "r", name: "r3", parts: ["three"] }, { append: true, lastChunk: true });
         await run.ctx.complete("done");
         run.finish();
-        const live = await resumed.rest();
+        const live = await untilEnd(resumed);
         const all = [...seen, ...fromLog, ...live];
         expect(all.map((e) => eventKey(binding.payloadOf(e)))).toEqual([
           "task:TASK_STATE_SUBMITTED",
@@ -226,7 +246,7 @@ describe("PostgreSQL: read on replica A, resume by Last-Event-ID on replica B", 
       await run.ctx.complete("done");
       expect(run.ctx.signal.aborted).toBe(false);
       run.finish();
-      const rest = await resumed.rest();
+      const rest = await untilEnd(resumed);
       const all = [...seen, ...missed, ...rest];
       expect(all.map((e) => eventKey(binding.payloadOf(e)))).toEqual([
         "task:TASK_STATE_SUBMITTED",
