@@ -3,7 +3,9 @@
  * HTTP+JSON): with the stream-resume extension (A-33) each SSE event's `id` is its cursor, and a
  * reconnect with Last-Event-ID continues exactly after it — on a SQLite server started again on
  * the same data dir, and on another replica of the same PostgreSQL database. A client that
- * disconnects ends its subscription, never the task (R-BIND-36). gRPC's resume cases:
+ * disconnects ends its subscription, never the task (R-BIND-36). The replicas are two apps in this
+ * process, each with its own pool and event relay: only the database joins them (the agent must
+ * be driven by the test, which a server process's agent cannot be). gRPC's resume cases:
  * test/streaming/resume.test.ts and test/replicas/replicas.test.ts.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -136,9 +138,17 @@ async function untilNoStreamOpen(): Promise<void> {
 }
 
 /** The controlled agent, declaring it can resume: a restart keeps its WORKING tasks and hands their resumed runs to the test too. */
-function resumableAgent(): ReturnType<typeof controlledAgent> {
+/**
+ * The controlled agent (each run handed to the test), whose runs also end when the server stops
+ * them (so a stop, or a failed test's close, never waits on a run the test no longer drives).
+ * `resumable`: it declares it can resume, so a stop keeps its WORKING tasks and the next start
+ * hands their resumed runs to the test too.
+ */
+function stoppableAgent(resumable: boolean): ReturnType<typeof controlledAgent> {
   const ctl = controlledAgent();
-  return { ...ctl, agent: { ...ctl.agent, resume: ctl.agent.execute } };
+  const execute: Agent["execute"] = (ctx) =>
+    Promise.race([ctl.agent.execute(ctx), new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }))]);
+  return { ...ctl, agent: { ...ctl.agent, execute, ...(resumable ? { resume: execute } : {}) } };
 }
 
 describe("SQLite: resume by Last-Event-ID after the server is stopped and started again on the same data dir", () => {
@@ -153,14 +163,13 @@ describe("SQLite: resume by Last-Event-ID after the server is stopped and starte
       const dir = mkdtempSync(join(tmpdir(), "a2a-sse-resume-")); // its own: a failed test leaves no lock behind for the next
       dirs.push(dir);
       const env = { A2A_STORE: "sqlite", A2A_DATA_DIR: dir };
-      const before = resumableAgent();
+      const before = stoppableAgent(true);
       const first = await startHttpServer(before.agent, env);
       let taskId: string;
       let seen: EventSourceMessage[];
       try {
         const response = binding.stream(first, "durable"); // the head comes with the first event the agent makes
         const run = await before.nextRun();
-        run.ctx.signal.addEventListener("abort", () => run.finish(), { once: true }); // the stop ends the run
         await run.ctx.working("on it");
         const reader = await openStream(await response);
         await run.ctx.artifact({ artifactId: "r", name: "r0", parts: ["zero"] });
@@ -175,7 +184,7 @@ describe("SQLite: resume by Last-Event-ID after the server is stopped and starte
         await first.s.close(); // with the task still WORKING: an agent that can resume keeps it so
       }
 
-      const after = resumableAgent();
+      const after = stoppableAgent(true);
       const second = await startHttpServer(after.agent, env);
       try {
         const resumed = await openStream(await binding.resume(second, taskId, seen.at(-1)!.id!));
@@ -213,12 +222,12 @@ describe("PostgreSQL: read on replica A, resume by Last-Event-ID on replica B", 
   let db: TestDatabase;
   let a: HttpServer;
   let b: HttpServer;
-  const onA = controlledAgent();
+  const onA = stoppableAgent(false);
   beforeAll(async () => {
     db = await createTestDatabase("sseresume");
     const env = { A2A_STORE: "postgres", A2A_DATABASE_URL: db.url, A2A_DATABASE_POOL_SIZE: "2" };
     a = await startHttpServer(onA.agent, env);
-    b = await startHttpServer(controlledAgent().agent, env);
+    b = await startHttpServer(stoppableAgent(false).agent, env);
   });
   afterAll(async () => {
     await a?.s.close();
