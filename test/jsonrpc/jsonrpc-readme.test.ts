@@ -89,5 +89,10 @@ test("R-V03-10, R-V03-32: the README's Protocol versions block runs as pasted, v
   if (result.code !== 0) throw new Error(`exit ${result.code}\n${result.stderr}\n${result.stdout.slice(-2000)}`);
   expect(result.stdout).not.toContain('"error"');
   expect(result.stdout).toMatch(/^\{"jsonrpc":"2\.0","id":1,"result":\{"kind":"task",.*"state":"completed"/m);
-  expect(result.stdout.split("\n").filter((line) => line.startsWith("data: ")).at(-1)).toMatch(/"kind":"status-update".*"final":true/);
+  expect(
+    result.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .at(-1),
+  ).toMatch(/"kind":"status-update".*"final":true/);
 }, 90_000);
