@@ -9,6 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { RESERVED_TENANTS } from "./reserved-tenants.js";
 
 export interface ApiKeyEntry {
   readonly principal: string;
@@ -105,6 +106,8 @@ export function parseApiKeyFile(text: string): Map<string, ApiKeyEntry> {
       if (value === undefined) return undefined;
       const items = value.split(",").filter((s) => s !== "");
       if (!items.every((s) => NAME.test(s))) throw bad(`${name}= holds an invalid name`);
+      const reserved = name === "tenants" ? items.find((s) => RESERVED_TENANTS.has(s)) : undefined;
+      if (reserved !== undefined) throw bad(`tenant ${JSON.stringify(reserved)} would be read as an HTTP+JSON route; choose another name`);
       return items;
     };
     keys.set(digest, { principal, tenants: list("tenants"), scopes: list("scopes") ?? [] });
