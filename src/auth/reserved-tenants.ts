@@ -6,12 +6,4 @@
  * tenants are configured. test/rest/reserved-tenants.test.ts keeps the list in step with the
  * routes the proto declares.
  */
-export const RESERVED_TENANTS: ReadonlySet<string> = new Set([
-  "tasks",
-  "message",
-  "message:send",
-  "message:stream",
-  "extendedAgentCard",
-  "v1",
-  ".well-known",
-]);
+export const RESERVED_TENANTS: ReadonlySet<string> = new Set(["tasks", "message", "message:send", "message:stream", "extendedAgentCard", "v1", ".well-known"]);
