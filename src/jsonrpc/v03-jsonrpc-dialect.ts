@@ -13,7 +13,7 @@ import {
   type Task,
   type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { A2AError, InvalidRequestError, TaskNotFoundError, UnsupportedOperationError, isTerminal } from "../lifecycle/index.js";
+import { InvalidRequestError, TaskNotFoundError, UnsupportedOperationError, isTerminal } from "../lifecycle/index.js";
 import { A2A_V03_SERVICE } from "../service/call-observer.js";
 import { asV03Call, type CallContext, type CallMetadata, type ServerStreamHandler, type StreamWriter, type UnaryHandler } from "../service/face.js";
 import {
@@ -28,6 +28,7 @@ import {
 } from "../v03/json/v03-json-to-v1.js";
 import { endsV03Stream, finalStatusUpdateToV03, pushConfigToV03, sendMessageResultToV03, streamEventToV03, taskToV03 } from "../v03/json/v1-to-v03-json.js";
 import { toV03CardJson } from "../v03/card/index.js";
+import { checkV03Version } from "../v03/v03-service-version.js";
 import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
 import { METHODS } from "./jsonrpc-envelope.js";
 
@@ -48,6 +49,8 @@ export interface V03DialectOptions {
 export function createV03Dialect(options: V03DialectOptions): JsonRpcDialect {
   const methods = v03Methods();
   const where = options.v1Path === null ? "an A2A 1.0 endpoint" : `the A2A 1.0 endpoint ${options.v1Path}`;
+  const refusal = (shown: string) =>
+    `A2A-Version ${shown} is not served here: this endpoint speaks A2A 0.3 (send no A2A-Version, or 0.3); send 1.0 calls to ${where}`;
   return {
     service: A2A_V03_SERVICE, // the v0.3 proto's service, as gRPC 0.3 calls report (a2a_version 0.3)
     method(name) {
@@ -59,41 +62,10 @@ export function createV03Dialect(options: V03DialectOptions): JsonRpcDialect {
         return `Method not found: ${shown} is an A2A 1.0 method; this endpoint speaks A2A 0.3 (message/send, tasks/get, ...). Send 1.0 calls to ${where} with A2A-Version: 1.0`;
       return `Method not found: ${shown}`;
     },
-    checkVersion: (headers) => checkV03Version(headers, where),
+    checkVersion: (headers) => checkV03Version(headers, refusal),
     faceMetadata: (headers) => new V03Metadata(headers),
     context: v03Context,
   };
-}
-
-/** A-36: on a 0.3 endpoint, A2A-Version absent, empty or 0.3 (any patch) is accepted; anything else is refused. */
-function checkV03Version(headers: CallMetadata, where: string): void {
-  const sent = versionValues(headers);
-  if (sent.length === 0 || sent.some((version) => /^0*0\.0*3(?:\.\d{1,9})?$/.test(version))) return;
-  throw new V03VersionNotSupportedError(sent.join(","), where);
-}
-
-function versionValues(headers: CallMetadata): string[] {
-  return headers
-    .get("a2a-version")
-    .flatMap((value) => (typeof value === "string" ? value.split(",") : []))
-    .map((value) => value.trim())
-    .filter((value) => value !== "");
-}
-
-/** VERSION_NOT_SUPPORTED as a v0.3 endpoint says it: 0.3 only here, 1.0 at the other endpoint. */
-class V03VersionNotSupportedError extends A2AError {
-  readonly reason = "VERSION_NOT_SUPPORTED";
-  readonly kind = "failed_precondition";
-  constructor(requestedAsSent: string, where: string) {
-    const requested = requestedAsSent.length > 64 ? `${requestedAsSent.slice(0, 63)}…` : requestedAsSent;
-    super(
-      `A2A-Version ${JSON.stringify(requested)} is not served here: this endpoint speaks A2A 0.3 (send no A2A-Version, or 0.3); send 1.0 calls to ${where}`,
-      {
-        requested_version: requested,
-        supported_versions: "0.3",
-      },
-    );
-  }
 }
 
 /**

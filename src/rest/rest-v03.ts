@@ -6,7 +6,7 @@ import {
 } from "../../gen/es/a2a/v1/a2a_pb.js";
 import { InvalidRequestError } from "../lifecycle/index.js";
 import type { CallMetadata } from "../service/face.js";
-import { checkV03Version, V03_SERVICE_NAME, V03VersionNotSupportedError } from "../v03/v03-service-version.js";
+import { checkV03Version, V03_SERVICE_NAME } from "../v03/v03-service-version.js";
 import { HttpRuleRouter, type HttpRoute } from "./http-rule-router.js";
 import { createRestBinding, type RestBindingOptions, type RestCodec } from "./rest-binding.js";
 import { decodeRestRequest } from "./rest-request.js";
@@ -93,17 +93,10 @@ function taskParentOf(bound: string): string {
 
 /** A-36: on the 0.3 base a missing, empty or 0.3 A2A-Version is right; any other is refused naming the 1.0 base. */
 function checkRestV03Version(basePath: string, v1Base: string | null) {
-  return (metadata: CallMetadata): void => {
-    try {
-      checkV03Version(metadata);
-    } catch (error) {
-      if (!(error instanceof V03VersionNotSupportedError)) throw error;
-      const shown = JSON.stringify(error.metadata.requested_version ?? "");
-      const elsewhere = v1Base === null ? "" : `; A2A 1.0 HTTP+JSON is served at ${v1Base}`;
-      error.message = `A2A-Version ${shown} is not served at ${basePath}, which speaks A2A 0.3 (send no A2A-Version, or "A2A-Version: 0.3")${elsewhere}`;
-      throw error;
-    }
-  };
+  const elsewhere = v1Base === null ? "" : `; A2A 1.0 HTTP+JSON is served at ${v1Base}`;
+  const refusal = (shown: string) =>
+    `A2A-Version ${shown} is not served at ${basePath}, which speaks A2A 0.3 (send no A2A-Version, or "A2A-Version: 0.3")${elsewhere}`;
+  return (metadata: CallMetadata): void => checkV03Version(metadata, refusal);
 }
 
 export interface RestV03Options extends Omit<RestBindingOptions, "router" | "codec" | "serviceName" | "checkVersion" | "protocolVersion"> {

@@ -23,7 +23,7 @@ export interface ReadVersionOptions {
 const NO_EXTENSIONS: readonly string[] = Object.freeze([]);
 
 /** All entries of a metadata key, split on commas, trimmed, without empty items. */
-function listValues(metadata: CallMetadata, key: string): string[] {
+export function listValues(metadata: CallMetadata, key: string): string[] {
   const items: string[] = [];
   // Plain loops: this runs twice on every call, and the usual entry is one short value.
   for (const value of metadata.get(key)) {

@@ -1,6 +1,7 @@
 import { VersionNotSupportedError } from "../lifecycle/index.js";
+import { A2A_V03_SERVICE } from "../service/call-observer.js";
 import type { CallMetadata } from "../service/face.js";
-import { VERSION_KEY } from "../service/service-parameters.js";
+import { listValues, VERSION_KEY } from "../service/service-parameters.js";
 
 /*
  * Which calls the v0.3 service takes (R-V03-2, A-36): the service a2a.v1.A2AService is the v0.3
@@ -10,7 +11,7 @@ import { VERSION_KEY } from "../service/service-parameters.js";
  */
 
 /** The v0.3 gRPC service's full name (also its observers' service name, from which the version label comes). */
-export const V03_SERVICE_NAME = "a2a.v1.A2AService";
+export const V03_SERVICE_NAME = A2A_V03_SERVICE;
 export const V1_SERVICE_NAME = "lf.a2a.v1.A2AService";
 const V03 = "0.3";
 
@@ -20,23 +21,27 @@ function isV03(version: string): boolean {
   return match !== null && Number(match[1]) === 0 && Number(match[2]) === 3;
 }
 
-/** Throws VERSION_NOT_SUPPORTED unless the call's a2a-version is absent, empty, or lists 0.3. */
-export function checkV03Version(metadata: CallMetadata): void {
-  const requested: string[] = [];
-  for (const value of metadata.get(VERSION_KEY)) {
-    if (typeof value !== "string") continue;
-    for (const part of value.split(",")) if (part.trim() !== "") requested.push(part.trim());
-  }
+/** How a v0.3 endpoint words its refusal of a version: `shown` is the version as sent, quoted and bounded. */
+export type V03Refusal = (shown: string) => string;
+
+const GRPC_REFUSAL: V03Refusal = (shown) =>
+  `a2a-version ${shown} is not served by ${V03_SERVICE_NAME}, which speaks A2A 0.3 (send no a2a-version, or "a2a-version: 0.3"); A2A 1.0 is served by ${V1_SERVICE_NAME}`;
+
+/**
+ * Throws VERSION_NOT_SUPPORTED unless the call's a2a-version is absent, empty, or lists 0.3: the
+ * rule of every v0.3 endpoint (gRPC, JSON-RPC, HTTP+JSON); each words the way to its 1.0 twin.
+ */
+export function checkV03Version(metadata: CallMetadata, refusal: V03Refusal = GRPC_REFUSAL): void {
+  const requested = listValues(metadata, VERSION_KEY);
   if (requested.length === 0 || requested.some(isV03)) return;
-  throw new V03VersionNotSupportedError(requested.join(","));
+  throw new V03VersionNotSupportedError(requested.join(","), refusal);
 }
 
-/** VERSION_NOT_SUPPORTED on the v0.3 service: supported_versions 0.3, and where the other versions are served. */
+/** VERSION_NOT_SUPPORTED on a v0.3 endpoint: supported_versions 0.3, and where the other versions are served. */
 export class V03VersionNotSupportedError extends VersionNotSupportedError {
-  constructor(requested: string) {
+  constructor(requested: string, refusal: V03Refusal = GRPC_REFUSAL) {
     super(requested, [V03]);
-    const shown = this.metadata.requested_version;
-    this.message = `a2a-version ${JSON.stringify(shown)} is not served by ${V03_SERVICE_NAME}, which speaks A2A 0.3 (send no a2a-version, or "a2a-version: 0.3"); A2A 1.0 is served by ${V1_SERVICE_NAME}`;
+    this.message = refusal(JSON.stringify(this.metadata.requested_version));
   }
 }
 
