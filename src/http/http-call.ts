@@ -52,8 +52,6 @@ export interface CallHeaders {
    * under admission, which is told the version and then skips v1.0's check.
    */
   readonly protocolVersion?: "0.3" | undefined;
-  /** A version check of the binding's own that runs before all else (the JSON-RPC dialect's). */
-  checkOwnVersion?(): void;
   /** Starts the record of a refused call (nothing of the body is known yet). */
   observeRefused(): ObservedCall;
 }
@@ -66,7 +64,6 @@ export interface CallHeaders {
 export async function admitFromHeaders(req: IncomingMessage, options: HttpCallOptions, call: CallHeaders, writeFailure: FailureWriter): Promise<boolean> {
   const admission = options.admission();
   try {
-    call.checkOwnVersion?.();
     if (admission === undefined || call.protocolVersion === "0.3") options.checkVersion(call.metadata);
     if (admission !== undefined) {
       const peerAddress = req.socket.remoteAddress ?? "unknown";

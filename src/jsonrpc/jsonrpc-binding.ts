@@ -30,8 +30,12 @@ export interface JsonRpcBindingOptions extends HttpCallOptions {
 
 /** The binding's request handler for its path on the HTTP listener. */
 export function createJsonRpcBinding(options: JsonRpcBindingOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const dialect = options.dialect ?? V1_DIALECT;
+  // A v0.3 endpoint's own version rule stands in for the binding's 1.0 one (A-36).
+  const { checkVersion } = dialect;
+  const callOptions: HttpCallOptions = checkVersion === undefined ? options : { ...options, checkVersion: (metadata) => checkVersion(metadata) };
   return (req, res) => {
-    serve(options, req, res).catch((error: unknown) => {
+    serve(callOptions, dialect, req, res).catch((error: unknown) => {
       // Unreachable by design (every step answers its own failures); never leave a request hanging.
       if (!res.headersSent) sendRpc(res, 500, { jsonrpc: "2.0", id: null, error: envelopeError(-32603, "Internal error") });
       else res.destroy(error instanceof Error ? error : undefined);
@@ -39,7 +43,7 @@ export function createJsonRpcBinding(options: JsonRpcBindingOptions): (req: Inco
   };
 }
 
-async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(options: HttpCallOptions, dialect: JsonRpcDialect, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== "POST") {
     res.setHeader("Allow", "POST");
     return sendRpc(res, 405, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, `HTTP method ${req.method} is not allowed: send a POST`) });
@@ -47,13 +51,11 @@ async function serve(options: JsonRpcBindingOptions, req: IncomingMessage, res: 
   if (!isJson(req.headers["content-type"])) {
     return sendRpc(res, 415, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, "Content-Type must be application/json") });
   }
-  const dialect = options.dialect ?? V1_DIALECT;
-  const headers = requestMetadata(req);
-  const metadata = dialect.faceMetadata(headers);
+  const metadata = requestMetadata(req);
   // Refused before the body was read: no method is known, no id can be echoed (R-JRPC-4).
   const observeRefused = () => options.observers.begin(dialect.service, "(unread)", false, peerOf(req), metadata, "jsonrpc");
-  if (!(await admitFromHeaders(req, options, { metadata, checkOwnVersion: () => dialect.checkVersion?.(headers), observeRefused }, failureWriter(res, null))))
-    return;
+  const heads = { metadata, protocolVersion: dialect.protocolVersion, observeRefused };
+  if (!(await admitFromHeaders(req, options, heads, failureWriter(res, null)))) return;
   const tooLarge = (message: string) => sendRpc(res, 413, { jsonrpc: "2.0", id: null, error: envelopeError(INVALID_REQUEST, message) });
   const body = await readBoundedBody(req, res, options.maxBodyBytes, tooLarge);
   if (body === undefined) return;
@@ -104,7 +106,6 @@ export function v1Dialect(v03Path: string | null): JsonRpcDialect {
       if (typeof found !== "string") return V1_METHODS.get(found.name)!;
       return v03Path !== null && name.includes("/") ? `${found}; A2A v0.3 clients send it to ${v03Path}` : found;
     },
-    faceMetadata: (headers) => headers,
     context: (call) => call,
   };
 }

@@ -42,12 +42,12 @@ export interface JsonRpcDialect {
   /** The method of a name, or the -32601 message saying why there is none. */
   method(name: string): DialectMethod | string;
   /**
-   * The version check of this endpoint, on the headers as sent, before admission (A-15, A-36).
-   * Throws VERSION_NOT_SUPPORTED. Undefined: admission (or checkVersion) does it on the face's metadata.
+   * "0.3": a v0.3 endpoint (A-36): its checkVersion runs in place of the binding's 1.0 rule, and
+   * admission and the face skip the 1.0 check for its calls, as for every v0.3 endpoint.
    */
-  checkVersion?(headers: CallMetadata): void;
-  /** The headers as the face's metadata (0.3: its service parameters read as 1.0's). */
-  faceMetadata(headers: CallMetadata): CallMetadata;
+  readonly protocolVersion?: "0.3";
+  /** The endpoint's own version rule (a 0.3 endpoint's), in place of the binding's. Throws VERSION_NOT_SUPPORTED. */
+  checkVersion?(metadata: CallMetadata): void;
   /** The call's context as handed to the face (0.3: asV03Call, its response headers renamed). */
   context(call: CallContext): CallContext;
 }

@@ -62,28 +62,10 @@ export function createV03Dialect(options: V03DialectOptions): JsonRpcDialect {
         return `Method not found: ${shown} is an A2A 1.0 method; this endpoint speaks A2A 0.3 (message/send, tasks/get, ...). Send 1.0 calls to ${where} with A2A-Version: 1.0`;
       return `Method not found: ${shown}`;
     },
-    checkVersion: (headers) => checkV03Version(headers, refusal),
-    faceMetadata: (headers) => new V03Metadata(headers),
+    protocolVersion: "0.3",
+    checkVersion: (metadata) => checkV03Version(metadata, refusal),
     context: v03Context,
   };
-}
-
-/**
- * The request headers as the v1.0 face reads them: the version is the face's own (the endpoint
- * checked the 0.3 one), the extensions come from A2A-Extensions and the SDK's X-A2A-Extensions.
- */
-class V03Metadata implements CallMetadata {
-  constructor(private readonly headers: CallMetadata) {}
-
-  get(key: string): ReturnType<CallMetadata["get"]> {
-    if (key === "a2a-version") return ["1.0"];
-    if (key === "a2a-extensions") return [...this.headers.get("a2a-extensions"), ...this.headers.get("x-a2a-extensions")];
-    return this.headers.get(key);
-  }
-
-  getMap(): ReturnType<CallMetadata["getMap"]> {
-    return this.headers.getMap();
-  }
 }
 
 /** The call as v0.3 (asV03Call), the echo of activated extensions under the v0.3 header name (R-BIND-14). */
