@@ -13,9 +13,9 @@ import {
   type Task,
   type TaskPushNotificationConfig,
 } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { InvalidRequestError, TaskNotFoundError, UnsupportedOperationError, isTerminal } from "../lifecycle/index.js";
+import { InvalidRequestError, TaskNotFoundError, UnsupportedOperationError } from "../lifecycle/index.js";
 import { A2A_V03_SERVICE } from "../service/call-observer.js";
-import { asV03Call, type CallContext, type CallMetadata, type ServerStreamHandler, type StreamWriter, type UnaryHandler } from "../service/face.js";
+import { asV03Call, type CallContext, type ServerStreamHandler, type StreamWriter, type UnaryHandler } from "../service/face.js";
 import {
   cancelTaskRequestFromV03,
   deletePushConfigRequestFromV03,
@@ -26,10 +26,11 @@ import {
   setPushConfigRequestFromV03,
   subscribeRequestFromV03,
 } from "../v03/json/v03-json-to-v1.js";
-import { endsV03Stream, finalStatusUpdateToV03, pushConfigToV03, sendMessageResultToV03, streamEventToV03, taskToV03 } from "../v03/json/v1-to-v03-json.js";
+import { finalStatusUpdateToV03, pushConfigToV03, sendMessageResultToV03, streamEventToV03, taskToV03 } from "../v03/json/v1-to-v03-json.js";
 import { toV03CardJson } from "../v03/card/index.js";
 import { checkV03Version } from "../v03/v03-service-version.js";
-import { mappedWriter, type DialectMethod, type FaceCall, type JsonRpcDialect, type StreamResult } from "./jsonrpc-dialect.js";
+import { resubscribeAsV03, streamAsV03, type V03StreamForm } from "../v03/v03-stream.js";
+import type { DialectMethod, FaceCall, JsonRpcDialect, StreamResult } from "./jsonrpc-dialect.js";
 import { METHODS } from "./jsonrpc-envelope.js";
 
 /*
@@ -145,38 +146,24 @@ function v03Methods(): ReadonlyMap<string, DialectMethod> {
   );
 }
 
-/**
- * A face stream in v0.3 form: bare events, `final` on status updates (R-V03-32). A stream that
- * ends on a Task snapshot the client must not wait past (terminal or INPUT_REQUIRED, A-26) gets
- * a final status update appended (BQ-18), since v0.3 clients wait for `final: true`.
- */
-async function streamV03(face: FaceCall, rpc: string, request: Message, out: StreamWriter<StreamResult>): Promise<void> {
-  let last: StreamResponse | undefined;
-  const events = mappedWriter(out, (event: StreamResponse): StreamResult => {
-    last = event;
-    return { result: streamEventToV03(event) };
-  });
-  await (face.handlers[rpc] as ServerStreamHandler<Message, StreamResponse>)(request, face.context, events);
-  const ended = last as StreamResponse | undefined;
-  if (ended?.payload.case === "task" && endsV03Stream(ended.payload.value.status?.state ?? 0))
-    out.write({ result: finalStatusUpdateToV03(ended.payload.value) });
+/** The v0.3 JSON-RPC form of stream events: bare events, `final` on status updates (R-V03-21, R-V03-32). */
+const JSON_STREAM: V03StreamForm<StreamResult> = {
+  event: (event) => ({ result: streamEventToV03(event) }),
+  finalUpdate: (task) => ({ result: finalStatusUpdateToV03(task) }),
+};
+
+/** A face stream in v0.3 form, closed by a final status update where v0.3 clients wait for one (BQ-18). */
+function streamV03(face: FaceCall, rpc: string, request: Message, out: StreamWriter<StreamResult>): Promise<void> {
+  const handler = face.handlers[rpc] as ServerStreamHandler<Message, StreamResponse>;
+  return streamAsV03(out, JSON_STREAM, (events) => handler(request, face.context, events));
 }
 
-/** tasks/resubscribe; to a terminal task (which 1.0 refuses, R-SUB-2): the task, a final status update, the end (BQ-19). */
-async function resubscribeV03(face: FaceCall, request: Message, out: StreamWriter<StreamResult>): Promise<void> {
-  let wrote = false;
-  const watched = mappedWriter(out, (event: StreamResult) => ((wrote = true), event));
-  try {
-    await streamV03(face, "SubscribeToTask", request, watched);
-  } catch (error) {
-    // Only the refusal of a finished task (it names the task's state), not e.g. streaming being off (R-CAP-2).
-    if (wrote || !(error instanceof UnsupportedOperationError) || error.metadata["state"] === undefined) throw error;
-    const { id } = request as SubscribeToTaskRequest;
-    const task = await unary<Message, Task>(face, "GetTask")(create(GetTaskRequestSchema, { id }));
-    if (!isTerminal(task.status?.state ?? 0)) throw error;
-    out.write({ result: taskToV03(task) });
-    out.write({ result: finalStatusUpdateToV03(task) });
-  }
+/** tasks/resubscribe; to a finished task (which 1.0 refuses, R-SUB-2): the task, a final status update, the end (BQ-19). */
+function resubscribeV03(face: FaceCall, request: Message, out: StreamWriter<StreamResult>): Promise<void> {
+  const { id } = request as SubscribeToTaskRequest;
+  const handler = face.handlers["SubscribeToTask"] as ServerStreamHandler<Message, StreamResponse>;
+  const getTask = () => unary<Message, Task>(face, "GetTask")(create(GetTaskRequestSchema, { id }));
+  return resubscribeAsV03(out, JSON_STREAM, id, (events) => handler(request, face.context, events), getTask);
 }
 
 /** R-V03-34: without a config id, the config whose id is the task's, else the task's only one. */

@@ -4,7 +4,6 @@ import {
   StreamResponseSchema as V03StreamResponseSchema,
   type StreamResponse as V03StreamResponse,
 } from "../../gen/es/a2a/v1/a2a_pb.js";
-import { InvalidRequestError } from "../lifecycle/index.js";
 import type { CallMetadata } from "../service/face.js";
 import { checkV03Version, V03_SERVICE_NAME } from "../v03/v03-service-version.js";
 import { HttpRuleRouter, type HttpRoute } from "./http-rule-router.js";

@@ -1,20 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { EmptySchema } from "@bufbuild/protobuf/wkt";
 import type { A2AService as V03A2AService, StreamResponse as V03StreamResponse } from "../../gen/es/a2a/v1/a2a_pb.js";
-import {
-  GetExtendedAgentCardRequestSchema,
-  GetTaskRequestSchema,
-  StreamResponseSchema,
-  type AgentCard,
-  type StreamResponse,
-  type Task,
-} from "../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { GetExtendedAgentCardRequestSchema, GetTaskRequestSchema, type AgentCard, type StreamResponse } from "../../gen/es/lf/a2a/v1/a2a_pb.js";
 import { AuthError } from "../auth/index.js";
-import { ExtendedAgentCardNotConfiguredError, UnsupportedOperationError } from "../lifecycle/index.js";
+import { ExtendedAgentCardNotConfiguredError } from "../lifecycle/index.js";
 import { asV03Call, type A2AServiceHandlers, type CallContext, type ServiceHandlers, type StreamWriter } from "../service/face.js";
 import * as toV1 from "./proto/v03-proto-to-v1.js";
 import * as toV03 from "./proto/v1-to-v03-proto.js";
 import { checkV03Version } from "./v03-service-version.js";
+import { resubscribeAsV03, streamAsV03, type V03StreamForm } from "./v03-stream.js";
 import { configNameFields, createPushConfigFields, sendMessageFields, taskNameFields, taskParentFields, withV03Fields } from "./v03-service-fields.js";
 
 /*
@@ -58,10 +52,9 @@ export function createV03Handlers(v1: Partial<A2AServiceHandlers>, options: V03S
     },
     SendStreamingMessage: async (request, call, out) => {
       checkV03Version(call.metadata);
-      const writer = new V03StreamWriter(out);
       const send = toV1.sendMessageRequestToV1(request);
-      await withV03Fields(sendMessageFields, () => v1.SendStreamingMessage!(send, v1CallOf(call, "SendStreamingMessage"), writer));
-      writer.endOnFinalStatus();
+      const v1Call = v1CallOf(call, "SendStreamingMessage");
+      await streamAsV03(out, PROTO_STREAM, (events) => withV03Fields(sendMessageFields, () => v1.SendStreamingMessage!(send, v1Call, events)));
     },
     GetTask: async (request, call) => {
       checkV03Version(call.metadata);
@@ -77,15 +70,10 @@ export function createV03Handlers(v1: Partial<A2AServiceHandlers>, options: V03S
       checkV03Version(call.metadata);
       const subscribe = toV1.taskSubscriptionRequestToV1(request);
       const v1Call = v1CallOf(call, "TaskSubscription");
-      const writer = new V03StreamWriter(out);
-      try {
-        await withV03Fields(taskNameFields, () => v1.SubscribeToTask!(subscribe, v1Call, writer));
-      } catch (error) {
-        // BQ-19, R-V03-33: a finished task is its snapshot and a final status update, not v1.0's UNSUPPORTED_OPERATION.
-        if (!isFinishedTaskRefusal(error, subscribe.id) || writer.wrote || v1.GetTask === undefined) throw error;
-        writer.write(taskEvent(await v1.GetTask(create(GetTaskRequestSchema, { id: subscribe.id }), v1Call)));
-      }
-      writer.endOnFinalStatus();
+      const { GetTask } = v1;
+      const getTask = GetTask === undefined ? undefined : () => GetTask(create(GetTaskRequestSchema, { id: subscribe.id }), v1Call);
+      const run = (events: StreamWriter<StreamResponse>) => withV03Fields(taskNameFields, () => v1.SubscribeToTask!(subscribe, v1Call, events));
+      await resubscribeAsV03(out, PROTO_STREAM, subscribe.id, run, getTask);
     },
     CreateTaskPushNotificationConfig: async (request, call) => {
       checkV03Version(call.metadata);
@@ -139,15 +127,6 @@ async function cardFor(v1: Partial<A2AServiceHandlers>, card: AgentCard, call: C
   }
 }
 
-/** The core's refusal to subscribe to a finished task (it names the task and its state). */
-function isFinishedTaskRefusal(error: unknown, taskId: string): boolean {
-  return error instanceof UnsupportedOperationError && error.metadata.task_id === taskId && error.metadata.state !== undefined;
-}
-
-function taskEvent(task: Task): StreamResponse {
-  return create(StreamResponseSchema, { payload: { case: "task", value: task } });
-}
-
 /**
  * The call as the v1.0 face sees it: marked v0.3 (asV03Call), named after the v1.0 RPC (scopes),
  * and echoing activated extensions in the v0.3 header too (X-A2A-Extensions).
@@ -165,41 +144,8 @@ function v1CallOf(call: CallContext, v03Method: keyof typeof V1_METHOD): CallCon
   }) as CallContext;
 }
 
-/**
- * A v1.0 stream writer that writes each event as its v0.3 StreamResponse (status updates with
- * `final`, R-V03-32), and remembers the last one, so that a stream that ends on a Task snapshot of
- * a finished or input-required task closes with a final status update (BQ-18).
- */
-class V03StreamWriter implements StreamWriter<StreamResponse> {
-  #last: StreamResponse | undefined;
-
-  constructor(private readonly out: StreamWriter<V03StreamResponse>) {}
-
-  get wrote(): boolean {
-    return this.#last !== undefined;
-  }
-
-  get closed(): boolean {
-    return this.out.closed;
-  }
-
-  write(message: StreamResponse): boolean {
-    this.#last = message;
-    return this.out.write(toV03.streamResponseToV03(message));
-  }
-
-  waitForDrain(): Promise<void> {
-    return this.out.waitForDrain();
-  }
-
-  /** After the v1.0 stream ended normally: the closing status update, when it ended on a settled Task. */
-  endOnFinalStatus(): void {
-    const last = this.#last;
-    if (last?.payload.case !== "task" || this.out.closed) return;
-    const state = last.payload.value.status?.state;
-    if (state !== undefined && toV03.isFinalState(state)) this.out.write(toV03.finalStatusUpdateOf(last.payload.value));
-  }
-}
+/** The v0.3 proto form of stream events (gRPC, and HTTP+JSON as their ProtoJSON): status updates with `final` (R-V03-32). */
+const PROTO_STREAM: V03StreamForm<V03StreamResponse> = { event: toV03.streamResponseToV03, finalUpdate: toV03.finalStatusUpdateOf };
 
 /** A handlers object carries its v0.3 handlers under this key (as it carries its admission); the bindings serve them. */
 export const V03_HANDLERS: unique symbol = Symbol("a2a v0.3 handlers");

@@ -14,7 +14,7 @@ import {
   type TaskStatus,
   type TaskStatusUpdateEvent,
 } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { isTerminal } from "../../lifecycle/index.js";
+import { endsV03Stream } from "../v03-stream.js";
 import { DATA_PART_COMPAT } from "./v03-json-to-v1.js";
 
 /*
@@ -44,13 +44,7 @@ export function stateToV03(state: TaskState): string {
   return STATES[state] ?? "unknown";
 }
 
-/**
- * R-V03-32 (A-2): a v0.3 stream ends after a status update in a terminal state or
- * INPUT_REQUIRED, and that update says `final: true`; AUTH_REQUIRED keeps the stream open.
- */
-export function endsV03Stream(state: TaskState): boolean {
-  return isTerminal(state) || state === TaskState.INPUT_REQUIRED;
-}
+export { endsV03Stream };
 
 export function taskToV03(task: Task): Json {
   const json: Json = { kind: "task", id: task.id, contextId: task.contextId, status: statusToV03(task.status) };

@@ -41,8 +41,8 @@ import {
   type TaskStatusUpdateEvent,
 } from "../../../gen/es/a2a/v1/a2a_pb.js";
 import type * as v1 from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { TaskState as V1TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
-import { isTerminal } from "../../lifecycle/index.js";
+import type { TaskState as V1TaskState } from "../../../gen/es/lf/a2a/v1/a2a_pb.js";
+import { endsV03Stream } from "../v03-stream.js";
 import { configName } from "./resource-names.js";
 
 /*
@@ -126,17 +126,12 @@ export function artifactToV03(artifact: v1.Artifact): Artifact {
   });
 }
 
-/** R-V03-32: a status update is final exactly when the server closes the stream after it (terminal states and INPUT_REQUIRED, A-2). */
-export function isFinalState(state: V1TaskState): boolean {
-  return isTerminal(state) || state === V1TaskState.INPUT_REQUIRED;
-}
-
 export function statusUpdateToV03(event: v1.TaskStatusUpdateEvent): TaskStatusUpdateEvent {
   return create(TaskStatusUpdateEventSchema, {
     taskId: event.taskId,
     contextId: event.contextId,
     status: event.status && statusToV03(event.status),
-    final: event.status !== undefined && isFinalState(event.status.state),
+    final: event.status !== undefined && endsV03Stream(event.status.state),
     metadata: event.metadata,
   });
 }
