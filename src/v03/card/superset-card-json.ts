@@ -15,7 +15,7 @@ import { v03InterfaceFields } from "./v03-card-json.js";
  * reads exactly the v1.0 card, and a v0.3 parser finds its `type` (docs/protocol-decisions.md).
  */
 
-/** The header-less card's JSON, for a card that lists 0.3 interfaces (without them the v1.0 ProtoJSON is served: cardForms). */
+/** The header-less card's JSON, for a card that lists 0.3 interfaces (without them the v1.0 ProtoJSON is served: cardJsonForms). */
 export function toSupersetCardJson(card: AgentCard): JsonObject {
   const v10 = toJson(AgentCardSchema, card) as JsonObject;
   const security = toV03SecurityRequirements(card.securityRequirements);
