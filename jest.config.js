@@ -9,6 +9,9 @@ export default {
   },
   testMatch: ["<rootDir>/test/**/*.test.ts"],
   testTimeout: 30000,
+  // Most suites wait on sockets, child processes and PostgreSQL rather than compute: two workers
+  // halve the run on a 2-core machine (Jest's default there is one, cores - 1).
+  maxWorkers: 2,
   // One throwaway PostgreSQL for the run (each suite makes its own database on it).
   globalSetup: "<rootDir>/test/support/postgres/throwaway-postgres.ts",
   globalTeardown: "<rootDir>/test/support/postgres/global-teardown.ts",
