@@ -93,6 +93,20 @@ describe("R-V03-22 Part: kind decides the shape", () => {
     expect(part.mediaType).toBe("image/png");
   });
 
+  test.each([
+    ["data (v0.3 §9.3's example)", { data: "aGk=" }],
+    ["fileWithBytes (v1.0 Appendix A.2.1's example)", { fileWithBytes: "aGk=" }],
+  ])("R-V03-38: the alias %s is read as bytes", (_name, file) => {
+    const part = partFromV03({ kind: "file", file: { ...file, name: "a.txt", mimeType: "text/plain" } }, "p");
+    expect(part.content).toEqual({ case: "raw", value: new Uint8Array(Buffer.from("hi")) });
+    expect([part.filename, part.mediaType]).toEqual(["a.txt", "text/plain"]);
+  });
+
+  test("R-V03-38: the alias fileWithUri is read as uri", () => {
+    const part = partFromV03({ kind: "file", file: { fileWithUri: "https://example.com/a.png" } }, "p");
+    expect(part.content).toEqual({ case: "url", value: "https://example.com/a.png" });
+  });
+
   test("data: the object as the Value", () => {
     const part = partFromV03({ kind: "data", data: { a: [1, { b: null }] }, metadata: { m: true } }, "p");
     expect(data(part)).toEqual({ a: [1, { b: null }] });
@@ -113,7 +127,11 @@ describe("R-V03-22 Part: kind decides the shape", () => {
     ["a text part without text", { kind: "text" }, "p.text"],
     ["R-V03-38: both bytes and uri", { kind: "file", file: { bytes: "aGk=", uri: "https://e.com/x" } }, "p.file"],
     ["R-V03-38: neither bytes nor uri", { kind: "file", file: { mimeType: "text/plain" } }, "p.file"],
+    ["R-V03-38: bytes and an alias of bytes", { kind: "file", file: { bytes: "aGk=", data: "aGk=" } }, "p.file"],
+    ["R-V03-38: an alias of bytes and uri", { kind: "file", file: { fileWithBytes: "aGk=", uri: "https://e.com/x" } }, "p.file"],
     ["bytes that are not base64", { kind: "file", file: { bytes: "not base64!" } }, "p.file.bytes"],
+    ["an alias's bytes that are not base64", { kind: "file", file: { fileWithBytes: "not base64!" } }, "p.file.fileWithBytes"],
+    ["an alias that is not a string", { kind: "file", file: { data: 7 } }, "p.file.data"],
     ["a data part without data", { kind: "data" }, "p.data"],
     ["a part that is not an object", "text", "p"],
   ])("%s is -32602 naming %s", (_name, part, field) => {

@@ -312,6 +312,20 @@ describe("bad input on the v0.3 endpoint (R-V03-40)", () => {
     expect(violations(body)).toEqual(["message.parts[0].file"]);
   });
 
+  test("R-V03-38: the specs' example names file.data and file.fileWithBytes are read as bytes, and answered as bytes", async () => {
+    const parts = [
+      { kind: "text", text: "echo" },
+      { kind: "file", file: { data: Buffer.from("one").toString("base64"), mimeType: "text/plain" } },
+      { kind: "file", file: { fileWithBytes: Buffer.from("two").toString("base64"), name: "two.txt" } },
+    ];
+    const { body } = await call("message/send", sendParams(parts));
+    const result = body.result as { artifacts?: Array<{ parts: unknown[] }> };
+    expect(result.artifacts?.[0]?.parts).toEqual([
+      { kind: "file", file: { bytes: Buffer.from("one").toString("base64"), mimeType: "text/plain" } },
+      { kind: "file", file: { bytes: Buffer.from("two").toString("base64"), name: "two.txt" } },
+    ]);
+  });
+
   test("R-V03-35: more than one push authentication scheme is -32602", async () => {
     const params = { taskId: "t", pushNotificationConfig: { url: "http://127.0.0.1:9/h", authentication: { schemes: ["Bearer", "Basic"] } } };
     const { body } = await call("tasks/pushNotificationConfig/set", params);

@@ -120,18 +120,26 @@ export function partFromV03(value: JsonValue | undefined, path: string): Part {
   }
 }
 
-/** R-V03-38: exactly one of file.bytes (base64) and file.uri; mimeType and name carried over. */
+/**
+ * R-V03-38: exactly one of file.bytes (base64) and file.uri; mimeType and name carried over. The
+ * names the specs' own examples use are accepted too: `data` (v0.3 §9.3) and `fileWithBytes`
+ * (v1.0 Appendix A.2.1) for bytes, `fileWithUri` beside it for uri.
+ */
 function filePartFromV03(fields: JsonFields, path: string, metadata: JsonObject | undefined): Part {
   const filePath = join(path, "file");
   const file = objectAt(fields["file"], filePath);
-  const bytes = optionalString(file, "bytes", filePath);
-  const uri = optionalString(file, "uri", filePath);
-  if ((bytes === undefined) === (uri === undefined)) invalid(filePath, "must have exactly one of bytes and uri");
+  const given = FILE_CONTENT_NAMES.filter((name) => optionalString(file, name, filePath) !== undefined);
+  if (given.length !== 1) invalid(filePath, "must have exactly one of bytes and uri");
+  const name = given[0]!;
+  const text = file[name] as string;
   const mediaType = optionalString(file, "mimeType", filePath) ?? "";
   const filename = optionalString(file, "name", filePath) ?? "";
-  const content = bytes !== undefined ? { case: "raw" as const, value: base64Bytes(bytes, join(filePath, "bytes")) } : { case: "url" as const, value: uri! };
+  const content = URI_NAMES.has(name) ? { case: "url" as const, value: text } : { case: "raw" as const, value: base64Bytes(text, join(filePath, name)) };
   return create(PartSchema, { content, mediaType, filename, metadata });
 }
+
+const FILE_CONTENT_NAMES = ["bytes", "data", "fileWithBytes", "uri", "fileWithUri"] as const;
+const URI_NAMES: ReadonlySet<string> = new Set(["uri", "fileWithUri"]);
 
 /** R-BIND-27: standard or URL-safe base64, padded or not. */
 function base64Bytes(text: string, path: string): Uint8Array {
