@@ -283,7 +283,7 @@ function start(cmd: StartCommand): void {
     while (off < n) {
       if (sub.partial !== undefined) {
         const want = sub.partial.length - sub.partialFill;
-        const take = want < n - off ? want : n - off;
+        const take = Math.min(want, n - off);
         chunk.copy(sub.partial, sub.partialFill, off, off + take);
         sub.partialFill += take;
         off += take;

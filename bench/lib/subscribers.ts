@@ -51,7 +51,7 @@ export async function openSubscribers(options: SubscribersOptions): Promise<Subs
   const reports: Promise<SubscriberReport>[] = [];
   const attached: Promise<void>[] = [];
   const per = Math.ceil(options.subscribers / options.processes);
-  for (let p = 0, left = options.subscribers; left > 0; p++, left -= per) {
+  for (let left = options.subscribers; left > 0; left -= per) {
     const child = fork(CHILD[options.client ?? "raw"], [], {
       execArgv: ["--import", "tsx"],
       serialization: "advanced",

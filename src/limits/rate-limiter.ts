@@ -9,7 +9,7 @@ export class RateLimiter {
   readonly #perMs: number;
 
   constructor(
-    private readonly ratePerSecond: number,
+    ratePerSecond: number,
     private readonly burst: number,
     private readonly maxPrincipals = 100_000,
     private readonly now: () => number = () => performance.now(),

@@ -70,7 +70,7 @@ export async function startJwksServer(
 ): Promise<{ url: string; fetches: () => number; setIssuers(next: TestIssuer[]): void; close(): Promise<void> }> {
   let current = issuers;
   let fetches = 0;
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(async (_req, res) => {
     fetches++;
     const keys = await Promise.all(current.map(async (i) => ({ ...(await exportJWK(i.publicKey)), kid: i.kid, use: "sig" })));
     res.writeHead(200, { "content-type": "application/json" });

@@ -17,9 +17,6 @@ const CHUNK_BYTES = 64 * 1024; // one event is as large as a whole HTTP/2 stream
 /** A fresh 64 KiB string per event (a shared one would make every queued event cost nothing). */
 const chunk = (i: number) => Buffer.alloc(CHUNK_BYTES, 97 + (i % 26)).toString("latin1");
 const EVENTS = 200; // 12.5 MiB in all: far more than the stalled client may cost
-/** grpc-js streams are object-mode streams with the default high-water mark of 16 messages, on both sides. */
-const CLIENT_QUEUE = 16;
-const SERVER_QUEUE = 16;
 
 let s: A2ATestServer;
 const ctl = controlledAgent();

@@ -176,6 +176,7 @@ class Cases {
       () => "é🎉\u202e",
       () => "\ud800", // a lone surrogate
       () => "../../etc/passwd",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a format string and a template placeholder are hostile input, on purpose
       () => "%s%n${x}<script>",
       () => this.pick(this.taskIds.length > 0 ? this.taskIds : ["none"]),
       () => "t".repeat(this.int(64)),
