@@ -128,10 +128,12 @@ export function partFromV03(value: JsonValue | undefined, path: string): Part {
 function filePartFromV03(fields: JsonFields, path: string, metadata: JsonObject | undefined): Part {
   const filePath = join(path, "file");
   const file = objectAt(fields["file"], filePath);
-  const given = FILE_CONTENT_NAMES.filter((name) => optionalString(file, name, filePath) !== undefined);
+  const given = FILE_CONTENT_NAMES.flatMap((name) => {
+    const text = optionalString(file, name, filePath);
+    return text === undefined ? [] : [{ name, text }];
+  });
   if (given.length !== 1) invalid(filePath, "must have exactly one of bytes and uri");
-  const name = given[0]!;
-  const text = file[name] as string;
+  const { name, text } = given[0]!;
   const mediaType = optionalString(file, "mimeType", filePath) ?? "";
   const filename = optionalString(file, "name", filePath) ?? "";
   const content = URI_NAMES.has(name) ? { case: "url" as const, value: text } : { case: "raw" as const, value: base64Bytes(text, join(filePath, name)) };
